@@ -1,0 +1,17 @@
+//! The pure core of Redline: types whose constructors are the only way in ("parse, don't
+//! validate") and the rules of the product. Nothing here performs I/O, spawns tasks or knows
+//! about HTTP or SQL; every other crate depends on this one and it depends on none of ours.
+
+pub mod account;
+pub mod handoff;
+pub mod ids;
+pub mod keys;
+pub mod owner;
+pub mod session;
+pub mod time_util;
+
+pub use account::{Email, Password, Plan};
+pub use ids::{KeyId, OrgId, UserId};
+pub use keys::{ApiKey, KeyKind};
+pub use owner::Owner;
+pub use session::SessionId;

@@ -1,0 +1,87 @@
+//! Accounts, organizations, keys, web sessions, agent handoffs and promotions.
+
+use redline_domain::time_util::Millis;
+use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
+
+use crate::error::StoreError;
+use crate::records::*;
+
+#[cfg_attr(feature = "mocks", mockall::automock)]
+#[async_trait::async_trait]
+pub trait IdentityStore: Send + Sync {
+    /// Inserts a user. MUST return `Duplicate` when the e-mail is taken (case-insensitively:
+    /// e-mails arrive normalised).
+    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError>;
+
+    async fn user_by_id(&self, id: UserId) -> Result<Option<UserRecord>, StoreError>;
+
+    async fn user_by_email(&self, email: &Email) -> Result<Option<UserRecord>, StoreError>;
+
+    /// Sets the plan of a user or an organization. MUST return `NotFound` for an unknown owner.
+    async fn set_plan(&self, owner: Owner, plan: PlanSettings) -> Result<(), StoreError>;
+
+    /// Plan settings of a user or an organization; `NotFound` for an unknown owner.
+    async fn plan_of(&self, owner: Owner) -> Result<PlanSettings, StoreError>;
+
+    /// Inserts an organization and its owner as its first member, in one transaction.
+    async fn create_org(&self, org: &OrgRecord) -> Result<(), StoreError>;
+
+    async fn org_by_id(&self, id: OrgId) -> Result<Option<OrgRecord>, StoreError>;
+
+    /// Organizations the user belongs to, oldest first.
+    async fn orgs_of_user(&self, user: UserId) -> Result<Vec<OrgRecord>, StoreError>;
+
+    /// Adds a member. MUST return `Duplicate` when already a member, `NotFound` for an
+    /// unknown organization or user.
+    async fn add_member(&self, member: &MemberRecord) -> Result<(), StoreError>;
+
+    async fn members(&self, org: OrgId) -> Result<Vec<MemberRecord>, StoreError>;
+
+    /// Inserts a key unless its owner already holds `max_live` keys that are not revoked, in
+    /// which case it MUST return `LimitReached` and insert nothing. Atomic under concurrency:
+    /// two concurrent calls never both pass the limit.
+    async fn insert_key_within_limit(&self, key: &KeyRecord, max_live: u32) -> Result<(), StoreError>;
+
+    /// Keys not revoked whose lookup prefix equals `prefix`.
+    async fn live_keys_by_prefix(&self, prefix: &str) -> Result<Vec<KeyRecord>, StoreError>;
+
+    /// All keys of an owner, revoked ones included, newest first.
+    async fn keys_of(&self, owner: Owner) -> Result<Vec<KeyRecord>, StoreError>;
+
+    /// Revokes a key of `owner`. MUST return `NotFound` when the key does not exist, belongs
+    /// to another owner, or is already revoked.
+    async fn revoke_key(&self, owner: Owner, key: KeyId, now: Millis) -> Result<(), StoreError>;
+
+    async fn insert_web_session(&self, session: &WebSessionRecord) -> Result<(), StoreError>;
+
+    /// The session with this token hash if it has not expired at `now`.
+    async fn web_session(&self, token_hash: &str, now: Millis) -> Result<Option<WebSessionRecord>, StoreError>;
+
+    /// Ends a session at once. Deleting an unknown session is not an error.
+    async fn delete_web_session(&self, token_hash: &str) -> Result<(), StoreError>;
+
+    async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError>;
+
+    async fn handoff(&self, token_hash: &str) -> Result<Option<HandoffRecord>, StoreError>;
+
+    /// Atomically adds one wrong code to the handoff and returns the record as it is after.
+    /// MUST return `NotFound` for an unknown token.
+    async fn record_wrong_code(&self, token_hash: &str) -> Result<HandoffRecord, StoreError>;
+
+    /// In one transaction: marks the handoff claimed (only if not yet claimed, not expired at
+    /// `now` and not disabled, else `NotFound`) and turns its user into a web user with this
+    /// e-mail and password hash (`Duplicate` when the e-mail is taken; nothing changes then).
+    async fn claim_handoff(
+        &self,
+        token_hash: &str,
+        email: &Email,
+        password_hash: &str,
+        now: Millis,
+    ) -> Result<UserId, StoreError>;
+
+    /// Inserts a promotion code. MUST return `Duplicate` for a code that exists.
+    async fn create_promo_code(&self, code: &PromoCodeRecord) -> Result<(), StoreError>;
+
+    /// Inserts a grant of promotion operations to an owner.
+    async fn insert_promo_grant(&self, grant: &PromoGrantRecord) -> Result<(), StoreError>;
+}

@@ -1,0 +1,24 @@
+//! The ports of Redline: what the core needs from the world, as traits. Adapters implement
+//! them; `core` depends only on these traits, never on an adapter.
+//!
+//! Each trait states its contract in its doc comments ("MUST return …"); the storage
+//! contract suite in `redline-storage` checks every backend against those sentences.
+
+pub mod clock;
+pub mod error;
+pub mod identity;
+pub mod records;
+pub mod sessions;
+
+pub use clock::{Clock, SystemClock};
+pub use error::StoreError;
+pub use identity::IdentityStore;
+pub use sessions::SessionStore;
+
+/// Liveness of the backing store, for `/readyz`.
+#[cfg_attr(feature = "mocks", mockall::automock)]
+#[async_trait::async_trait]
+pub trait HealthCheck: Send + Sync {
+    /// MUST return `Ok` only when a round trip to the database succeeded just now.
+    async fn ping(&self) -> Result<(), StoreError>;
+}

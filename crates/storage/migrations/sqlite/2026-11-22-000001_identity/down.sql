@@ -1,0 +1,9 @@
+DROP TABLE sessions;
+DROP TABLE promo_grants;
+DROP TABLE promo_codes;
+DROP TABLE handoffs;
+DROP TABLE web_sessions;
+DROP TABLE api_keys;
+DROP TABLE org_members;
+DROP TABLE organizations;
+DROP TABLE users;

@@ -1,0 +1,281 @@
+//! Connection pools of both backends and the dispatch macros.
+
+use std::path::Path;
+use std::time::Duration;
+
+use diesel::SqliteConnection;
+use diesel_async::pooled_connection::deadpool::Pool;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use futures_util::FutureExt;
+use redline_ports::StoreError;
+
+use crate::error::{DbError, DbResult};
+
+pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
+pub(crate) type PgConn = AsyncPgConnection;
+
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct DbConfig {
+    /// `sqlite://path`, a bare path, or `postgres://…`/`postgresql://…`.
+    pub url: String,
+    /// Connections in the pool.
+    pub max_connections: usize,
+    /// How long a request may wait for a free connection before the store answers
+    /// `Unavailable` (the HTTP layer turns that into 503).
+    pub acquire_timeout: Duration,
+}
+
+impl DbConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self { url: url.into(), max_connections: 16, acquire_timeout: Duration::from_secs(10) }
+    }
+}
+
+pub(crate) enum Backend {
+    Sqlite(Pool<SqliteConn>),
+    Pg(Pool<PgConn>),
+}
+
+/// The database: one pool of one backend. Cheap to share behind an `Arc`.
+pub struct Db {
+    pub(crate) backend: Backend,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.backend {
+            Backend::Sqlite(_) => "Db(sqlite)",
+            Backend::Pg(_) => "Db(postgres)",
+        })
+    }
+}
+
+pub(crate) fn pool_error(e: impl std::fmt::Display) -> DbError {
+    DbError::Pool(e.to_string())
+}
+
+fn sqlite_path(url: &str) -> &str {
+    url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url)
+}
+
+impl Db {
+    /// Opens the pool (creating the SQLite file and its folder when needed) and applies the
+    /// pending migrations of the backend.
+    pub async fn open(config: &DbConfig) -> Result<Self, StoreError> {
+        let url = config.url.trim();
+        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let mut mc = ManagerConfig::<PgConn>::default();
+            mc.custom_setup = Box::new(|url| {
+                async move {
+                    let mut conn = PgConn::establish(url).await?;
+                    conn.batch_execute("SET application_name = 'redline'; SET statement_timeout = '30s'")
+                        .await
+                        .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))?;
+                    Ok(conn)
+                }
+                .boxed()
+            });
+            let manager = AsyncDieselConnectionManager::<PgConn>::new_with_config(url, mc);
+            let pool = Pool::builder(manager)
+                .max_size(config.max_connections)
+                .wait_timeout(Some(config.acquire_timeout))
+                .create_timeout(Some(config.acquire_timeout))
+                .runtime(deadpool::Runtime::Tokio1)
+                .build()
+                .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            Backend::Pg(pool)
+        } else {
+            let path = sqlite_path(url).to_owned();
+            if let Some(parent) = Path::new(&path).parent() {
+                if !parent.as_os_str().is_empty() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| StoreError::Unavailable(format!("cannot create {}: {e}", parent.display())))?;
+                }
+            }
+            let mut mc = ManagerConfig::<SqliteConn>::default();
+            mc.custom_setup = Box::new(|url| {
+                async move {
+                    let mut conn = SqliteConn::establish(url).await?;
+                    // WAL lets readers run beside the one writer; the busy timeout makes a
+                    // writer wait for another (this process or `redline admin`) instead of failing.
+                    conn.batch_execute(
+                        "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 10000; \
+                         PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+                    )
+                    .await
+                    .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))?;
+                    Ok(conn)
+                }
+                .boxed()
+            });
+            let manager = AsyncDieselConnectionManager::<SqliteConn>::new_with_config(path, mc);
+            let pool = Pool::builder(manager)
+                .max_size(config.max_connections)
+                .wait_timeout(Some(config.acquire_timeout))
+                .create_timeout(Some(config.acquire_timeout))
+                .runtime(deadpool::Runtime::Tokio1)
+                .build()
+                .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            Backend::Sqlite(pool)
+        };
+        let db = Self { backend };
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    /// Which backend this is: `"sqlite"` or `"postgres"`.
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Pg(_) => "postgres",
+        }
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let result = match &self.backend {
+            Backend::Sqlite(pool) => {
+                let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
+                run_migrations(conn, SQLITE_MIGRATIONS).await
+            }
+            Backend::Pg(pool) => {
+                let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
+                run_migrations(conn, PG_MIGRATIONS).await
+            }
+        };
+        result.map_err(StoreError::from)
+    }
+
+    /// Reverts every migration (for the reversibility test).
+    #[doc(hidden)]
+    pub async fn revert_all_migrations(&self) -> Result<(), StoreError> {
+        let result = match &self.backend {
+            Backend::Sqlite(pool) => {
+                let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
+                revert_migrations(conn, SQLITE_MIGRATIONS).await
+            }
+            Backend::Pg(pool) => {
+                let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
+                revert_migrations(conn, PG_MIGRATIONS).await
+            }
+        };
+        result.map_err(StoreError::from)
+    }
+
+    /// Applies pending migrations again (for the reversibility test).
+    #[doc(hidden)]
+    pub async fn run_pending_migrations(&self) -> Result<(), StoreError> {
+        self.migrate().await
+    }
+}
+
+async fn run_migrations<C>(conn: C, migrations: EmbeddedMigrations) -> DbResult<()>
+where
+    C: AsyncConnection + 'static,
+    AsyncMigrationHarness<C>: MigrationHarness<C::Backend>,
+{
+    tokio::task::spawn_blocking(move || {
+        let mut harness = AsyncMigrationHarness::new(conn);
+        harness.run_pending_migrations(migrations).map(|_| ()).map_err(|e| DbError::Pool(format!("migration failed: {e}")))
+    })
+    .await
+    .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?
+}
+
+async fn revert_migrations<C>(conn: C, migrations: EmbeddedMigrations) -> DbResult<()>
+where
+    C: AsyncConnection + 'static,
+    AsyncMigrationHarness<C>: MigrationHarness<C::Backend>,
+{
+    tokio::task::spawn_blocking(move || {
+        let mut harness = AsyncMigrationHarness::new(conn);
+        harness.revert_all_migrations(migrations).map(|_| ()).map_err(|e| DbError::Pool(format!("revert failed: {e}")))
+    })
+    .await
+    .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?
+}
+
+/// Pins the error type of the blocks built by the dispatch macros.
+pub(crate) async fn db_block<T>(f: impl std::future::Future<Output = DbResult<T>>) -> DbResult<T> {
+    f.await
+}
+
+/// Runs `$body` with `$conn: &mut Connection` of whichever backend `$db` is, and evaluates
+/// to a `DbResult`. The body is compiled once per backend, so it must be backend-neutral
+/// diesel code; `?` inside it leaves the block, not the enclosing function.
+macro_rules! with_conn {
+    ($db:expr, |$conn:ident| $body:expr) => {
+        $crate::db::db_block(async {
+            match &$db.backend {
+                $crate::db::Backend::Sqlite(pool) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::SqliteConn = &mut *guard;
+                    $body
+                }
+                $crate::db::Backend::Pg(pool) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::PgConn = &mut *guard;
+                    $body
+                }
+            }
+        })
+        .await
+    };
+}
+
+/// Like [`with_conn!`] inside a write transaction: `BEGIN IMMEDIATE` on SQLite (one writer
+/// at a time, so read-then-write never loses an update), `BEGIN` on PostgreSQL (use
+/// [`BackendOps::lock_owner`] where a read decides a write). An `Err` rolls back.
+macro_rules! with_tx {
+    ($db:expr, |$conn:ident| $body:expr) => {
+        $crate::db::db_block(async {
+            match &$db.backend {
+                $crate::db::Backend::Sqlite(pool) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let c: &mut $crate::db::SqliteConn = &mut *guard;
+                    c.immediate_transaction(async |$conn: &mut $crate::db::SqliteConn| -> $crate::error::DbResult<_> { $body })
+                        .await
+                }
+                $crate::db::Backend::Pg(pool) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let c: &mut $crate::db::PgConn = &mut *guard;
+                    diesel_async::AsyncConnection::transaction(c, async |$conn: &mut $crate::db::PgConn| -> $crate::error::DbResult<_> { $body })
+                        .await
+                }
+            }
+        })
+        .await
+    };
+}
+
+/// The statements that differ per backend.
+pub(crate) trait BackendOps {
+    /// Serialises transactions that read and then write one owner's rows (key limits,
+    /// usage). SQLite's `BEGIN IMMEDIATE` already does; PostgreSQL takes a transaction-scoped
+    /// advisory lock on the owner.
+    async fn lock_owner(&mut self, owner: &str) -> DbResult<()>;
+}
+
+impl BackendOps for SqliteConn {
+    async fn lock_owner(&mut self, _owner: &str) -> DbResult<()> {
+        Ok(())
+    }
+}
+
+impl BackendOps for PgConn {
+    async fn lock_owner(&mut self, owner: &str) -> DbResult<()> {
+        use diesel::sql_types::Text;
+        use diesel_async::RunQueryDsl;
+        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1))")
+            .bind::<Text, _>(owner)
+            .execute(self)
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,324 @@
+//! `IdentityStore` on both backends.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use redline_domain::handoff::MAX_WRONG_CODES;
+use redline_domain::time_util::Millis;
+use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
+use redline_ports::records::*;
+use redline_ports::{IdentityStore, StoreError};
+
+use crate::db::{BackendOps, Db};
+use crate::error::DbResult;
+use crate::rows::*;
+use crate::schema::*;
+
+fn convert<R, T: TryFrom<R, Error = StoreError>>(rows: Vec<R>) -> Result<Vec<T>, StoreError> {
+    rows.into_iter().map(T::try_from).collect()
+}
+
+#[async_trait::async_trait]
+impl IdentityStore for Db {
+    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
+        let row = UserRow::from(user);
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(users::table).values(&row).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+
+    async fn user_by_id(&self, id: UserId) -> Result<Option<UserRecord>, StoreError> {
+        let id = id.to_string();
+        let row: DbResult<Option<UserRow>> = with_conn!(self, |conn| Ok(users::table
+            .find(&id)
+            .select(UserRow::as_select())
+            .first(conn)
+            .await
+            .optional()?));
+        row?.map(UserRecord::try_from).transpose()
+    }
+
+    async fn user_by_email(&self, email: &Email) -> Result<Option<UserRecord>, StoreError> {
+        let email = email.as_str();
+        let row: DbResult<Option<UserRow>> = with_conn!(self, |conn| Ok(users::table
+            .filter(users::email.eq(email))
+            .select(UserRow::as_select())
+            .first(conn)
+            .await
+            .optional()?));
+        row?.map(UserRecord::try_from).transpose()
+    }
+
+    async fn set_plan(&self, owner: Owner, plan: PlanSettings) -> Result<(), StoreError> {
+        let name = plan.plan.as_str();
+        let limit = plan.monthly_limit_override;
+        let n: DbResult<usize> = match owner {
+            Owner::User(id) => {
+                let id = id.to_string();
+                with_conn!(self, |conn| Ok(diesel::update(users::table.find(&id))
+                    .set((users::plan.eq(name), users::monthly_limit.eq(limit)))
+                    .execute(conn)
+                    .await?))
+            }
+            Owner::Org(id) => {
+                let id = id.to_string();
+                with_conn!(self, |conn| Ok(diesel::update(organizations::table.find(&id))
+                    .set((organizations::plan.eq(name), organizations::monthly_limit.eq(limit)))
+                    .execute(conn)
+                    .await?))
+            }
+        };
+        match n? {
+            0 => Err(StoreError::NotFound),
+            _ => Ok(()),
+        }
+    }
+
+    async fn plan_of(&self, owner: Owner) -> Result<PlanSettings, StoreError> {
+        match owner {
+            Owner::User(id) => self.user_by_id(id).await?.map(|u| u.plan).ok_or(StoreError::NotFound),
+            Owner::Org(id) => self.org_by_id(id).await?.map(|o| o.plan).ok_or(StoreError::NotFound),
+        }
+    }
+
+    async fn create_org(&self, org: &OrgRecord) -> Result<(), StoreError> {
+        let row = OrgRow::from(org);
+        let member = MemberRow::from(&MemberRecord {
+            org_id: org.id,
+            user_id: org.owner_user_id,
+            role: "owner".to_owned(),
+            created_at: org.created_at,
+        });
+        let r: DbResult<()> = with_tx!(self, |conn| {
+            diesel::insert_into(organizations::table).values(&row).execute(conn).await?;
+            diesel::insert_into(org_members::table).values(&member).execute(conn).await?;
+            Ok(())
+        });
+        Ok(r?)
+    }
+
+    async fn org_by_id(&self, id: OrgId) -> Result<Option<OrgRecord>, StoreError> {
+        let id = id.to_string();
+        let row: DbResult<Option<OrgRow>> = with_conn!(self, |conn| Ok(organizations::table
+            .find(&id)
+            .select(OrgRow::as_select())
+            .first(conn)
+            .await
+            .optional()?));
+        row?.map(OrgRecord::try_from).transpose()
+    }
+
+    async fn orgs_of_user(&self, user: UserId) -> Result<Vec<OrgRecord>, StoreError> {
+        let user = user.to_string();
+        let rows: DbResult<Vec<OrgRow>> = with_conn!(self, |conn| Ok(organizations::table
+            .inner_join(org_members::table)
+            .filter(org_members::user_id.eq(&user))
+            .order(organizations::created_at.asc())
+            .select(OrgRow::as_select())
+            .load(conn)
+            .await?));
+        convert(rows?)
+    }
+
+    async fn add_member(&self, member: &MemberRecord) -> Result<(), StoreError> {
+        let row = MemberRow::from(member);
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(org_members::table).values(&row).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+
+    async fn members(&self, org: OrgId) -> Result<Vec<MemberRecord>, StoreError> {
+        let org = org.to_string();
+        let rows: DbResult<Vec<MemberRow>> = with_conn!(self, |conn| Ok(org_members::table
+            .filter(org_members::org_id.eq(&org))
+            .order(org_members::created_at.asc())
+            .select(MemberRow::as_select())
+            .load(conn)
+            .await?));
+        convert(rows?)
+    }
+
+    async fn insert_key_within_limit(&self, key: &KeyRecord, max_live: u32) -> Result<(), StoreError> {
+        let row = KeyRow::from(key);
+        let r: DbResult<()> = with_tx!(self, |conn| {
+            conn.lock_owner(&row.owner).await?;
+            let live: i64 = api_keys::table
+                .filter(api_keys::owner.eq(&row.owner))
+                .filter(api_keys::revoked_at.is_null())
+                .count()
+                .get_result(conn)
+                .await?;
+            if live >= i64::from(max_live) {
+                return Err(StoreError::LimitReached.into());
+            }
+            diesel::insert_into(api_keys::table).values(&row).execute(conn).await?;
+            Ok(())
+        });
+        Ok(r?)
+    }
+
+    async fn live_keys_by_prefix(&self, prefix: &str) -> Result<Vec<KeyRecord>, StoreError> {
+        let rows: DbResult<Vec<KeyRow>> = with_conn!(self, |conn| Ok(api_keys::table
+            .filter(api_keys::lookup_prefix.eq(prefix))
+            .filter(api_keys::revoked_at.is_null())
+            .select(KeyRow::as_select())
+            .load(conn)
+            .await?));
+        convert(rows?)
+    }
+
+    async fn keys_of(&self, owner: Owner) -> Result<Vec<KeyRecord>, StoreError> {
+        let owner = owner.to_string();
+        let rows: DbResult<Vec<KeyRow>> = with_conn!(self, |conn| Ok(api_keys::table
+            .filter(api_keys::owner.eq(&owner))
+            .order((api_keys::created_at.desc(), api_keys::id.desc()))
+            .select(KeyRow::as_select())
+            .load(conn)
+            .await?));
+        convert(rows?)
+    }
+
+    async fn revoke_key(&self, owner: Owner, key: KeyId, now: Millis) -> Result<(), StoreError> {
+        let owner = owner.to_string();
+        let key = key.to_string();
+        let n: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::update(
+            api_keys::table
+                .find(&key)
+                .filter(api_keys::owner.eq(&owner))
+                .filter(api_keys::revoked_at.is_null())
+        )
+        .set(api_keys::revoked_at.eq(now))
+        .execute(conn)
+        .await?));
+        match n? {
+            0 => Err(StoreError::NotFound),
+            _ => Ok(()),
+        }
+    }
+
+    async fn insert_web_session(&self, session: &WebSessionRecord) -> Result<(), StoreError> {
+        let row = WebSessionRow {
+            token_hash: session.token_hash.clone(),
+            user_id: session.user_id.to_string(),
+            created_at: session.created_at,
+            expires_at: session.expires_at,
+        };
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(web_sessions::table).values(&row).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+
+    async fn web_session(&self, token_hash: &str, now: Millis) -> Result<Option<WebSessionRecord>, StoreError> {
+        let row: DbResult<Option<WebSessionRow>> = with_conn!(self, |conn| Ok(web_sessions::table
+            .find(token_hash)
+            .filter(web_sessions::expires_at.gt(now))
+            .select(WebSessionRow::as_select())
+            .first(conn)
+            .await
+            .optional()?));
+        row?.map(WebSessionRecord::try_from).transpose()
+    }
+
+    async fn delete_web_session(&self, token_hash: &str) -> Result<(), StoreError> {
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::delete(web_sessions::table.find(token_hash)).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+
+    async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError> {
+        let row = HandoffRow::from(handoff);
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(handoffs::table).values(&row).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+
+    async fn handoff(&self, token_hash: &str) -> Result<Option<HandoffRecord>, StoreError> {
+        let row: DbResult<Option<HandoffRow>> = with_conn!(self, |conn| Ok(handoffs::table
+            .find(token_hash)
+            .select(HandoffRow::as_select())
+            .first(conn)
+            .await
+            .optional()?));
+        row?.map(HandoffRecord::try_from).transpose()
+    }
+
+    async fn record_wrong_code(&self, token_hash: &str) -> Result<HandoffRecord, StoreError> {
+        let row: DbResult<HandoffRow> = with_tx!(self, |conn| {
+            let n = diesel::update(handoffs::table.find(token_hash))
+                .set(handoffs::wrong_codes.eq(handoffs::wrong_codes + 1))
+                .execute(conn)
+                .await?;
+            if n == 0 {
+                return Err(StoreError::NotFound.into());
+            }
+            Ok(handoffs::table.find(token_hash).select(HandoffRow::as_select()).first(conn).await?)
+        });
+        HandoffRecord::try_from(row?)
+    }
+
+    async fn claim_handoff(
+        &self,
+        token_hash: &str,
+        email: &Email,
+        password_hash: &str,
+        now: Millis,
+    ) -> Result<UserId, StoreError> {
+        let email = email.as_str();
+        let max = i64::from(MAX_WRONG_CODES);
+        let user: DbResult<String> = with_tx!(self, |conn| {
+            let user: Option<String> = diesel::update(
+                handoffs::table
+                    .find(token_hash)
+                    .filter(handoffs::claimed_at.is_null())
+                    .filter(handoffs::expires_at.gt(now))
+                    .filter(handoffs::wrong_codes.lt(max)),
+            )
+            .set(handoffs::claimed_at.eq(now))
+            .returning(handoffs::user_id)
+            .get_result(conn)
+            .await
+            .optional()?;
+            let Some(user) = user else {
+                return Err(StoreError::NotFound.into());
+            };
+            diesel::update(users::table.find(&user))
+                .set((
+                    users::kind.eq(UserKind::Web.as_str()),
+                    users::email.eq(email),
+                    users::password_hash.eq(password_hash),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(user)
+        });
+        user_id(&user?)
+    }
+
+    async fn create_promo_code(&self, code: &PromoCodeRecord) -> Result<(), StoreError> {
+        let row = PromoCodeRow {
+            code: code.code.clone(),
+            name: code.name.clone(),
+            grant_ops: code.ops,
+            expires_at: code.expires_at,
+            created_at: code.created_at,
+        };
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(promo_codes::table).values(&row).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+
+    async fn insert_promo_grant(&self, grant: &PromoGrantRecord) -> Result<(), StoreError> {
+        let row = PromoGrantRow {
+            redemption_id: grant.redemption_id.clone(),
+            owner: grant.owner.to_string(),
+            name: grant.name.clone(),
+            code: grant.code.clone(),
+            ops_granted: grant.ops_granted,
+            ops_remaining: grant.ops_remaining,
+            expires_at: grant.expires_at,
+            created_at: grant.created_at,
+        };
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(promo_grants::table).values(&row).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+}

@@ -1,0 +1,105 @@
+//! Diesel's view of the tables; identical on both backends (see the two migration folders).
+
+diesel::table! {
+    users (id) {
+        id -> Text,
+        kind -> Text,
+        email -> Nullable<Text>,
+        password_hash -> Nullable<Text>,
+        name -> Nullable<Text>,
+        plan -> Text,
+        monthly_limit -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    organizations (id) {
+        id -> Text,
+        name -> Text,
+        owner_user_id -> Text,
+        plan -> Text,
+        monthly_limit -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    org_members (org_id, user_id) {
+        org_id -> Text,
+        user_id -> Text,
+        role -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Text,
+        owner -> Text,
+        name -> Text,
+        lookup_prefix -> Text,
+        hash -> Text,
+        created_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    web_sessions (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    handoffs (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        code_hash -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        wrong_codes -> BigInt,
+        claimed_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    promo_codes (code) {
+        code -> Text,
+        name -> Text,
+        grant_ops -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    promo_grants (redemption_id) {
+        redemption_id -> Text,
+        owner -> Text,
+        name -> Text,
+        code -> Nullable<Text>,
+        ops_granted -> BigInt,
+        ops_remaining -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    sessions (owner, session_id) {
+        owner -> Text,
+        session_id -> Text,
+        title -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        version_id -> Nullable<Text>,
+        section_count -> BigInt,
+    }
+}
+
+diesel::joinable!(org_members -> organizations (org_id));
+diesel::allow_tables_to_appear_in_same_query!(users, organizations, org_members, api_keys, web_sessions, handoffs, promo_codes, promo_grants, sessions);

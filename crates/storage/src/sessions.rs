@@ -1,0 +1,45 @@
+//! `SessionStore` and `HealthCheck` on both backends.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use redline_domain::Owner;
+use redline_ports::records::SessionSummary;
+use redline_ports::{HealthCheck, SessionStore, StoreError};
+
+use crate::db::Db;
+use crate::error::DbResult;
+use crate::rows::SessionRow;
+use crate::schema::sessions;
+
+#[async_trait::async_trait]
+impl SessionStore for Db {
+    async fn list_sessions(&self, owner: Owner) -> Result<Vec<SessionSummary>, StoreError> {
+        let owner = owner.to_string();
+        let rows: DbResult<Vec<SessionRow>> = with_conn!(self, |conn| Ok(sessions::table
+            .filter(sessions::owner.eq(&owner))
+            .order((sessions::updated_at.desc(), sessions::session_id.asc()))
+            .select(SessionRow::as_select())
+            .load(conn)
+            .await?));
+        Ok(rows?
+            .into_iter()
+            .map(|r| SessionSummary {
+                session_id: r.session_id,
+                title: r.title,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+                version_id: r.version_id,
+                section_count: r.section_count,
+            })
+            .collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl HealthCheck for Db {
+    async fn ping(&self) -> Result<(), StoreError> {
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::sql_query("SELECT 1").execute(conn).await?));
+        r?;
+        Ok(())
+    }
+}
