@@ -1,0 +1,550 @@
+//! Identity: API keys, web-app users and their sessions, organizations, agent signup and
+//! handoff, and the operator's account commands.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redline_domain::handoff::{HandoffRefusal, HandoffState};
+use redline_domain::keys::max_keys;
+use redline_domain::time_util::Millis;
+use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, UserId};
+use redline_ports::records::*;
+use redline_ports::{Clock, IdentityStore, StoreError};
+
+use crate::key_cache::KeyCache;
+use crate::secrets;
+use crate::throttle::Cooldown;
+
+/// Prefix of web-app session tokens (`ws_` + 43 base64url characters).
+pub const SESSION_TOKEN_PREFIX: &str = "ws_";
+const HANDOFF_TOKEN_PREFIX: &str = "ho_";
+
+/// Tunables of the identity use cases.
+#[derive(Debug, Clone)]
+pub struct IdentityConfig {
+    pub handoff_ttl_ms: Millis,
+    pub web_session_ttl_ms: Millis,
+    pub signup_cooldown_ms: Millis,
+    pub key_cache_ttl: Duration,
+    pub key_cache_capacity: usize,
+    /// Base of the links handed out (handoff URLs), without a trailing slash.
+    pub public_base_url: String,
+}
+
+impl Default for IdentityConfig {
+    fn default() -> Self {
+        Self {
+            handoff_ttl_ms: 24 * 3600 * 1000,
+            web_session_ttl_ms: 30 * 24 * 3600 * 1000,
+            signup_cooldown_ms: 10_000,
+            key_cache_ttl: Duration::from_secs(60),
+            key_cache_capacity: 10_000,
+            public_base_url: "http://127.0.0.1:8080".to_owned(),
+        }
+    }
+}
+
+/// Who an API key acts for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub owner: Owner,
+    pub key_id: KeyId,
+}
+
+/// Why a credential was refused. Each has its own 401 text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    MissingHeader,
+    NotBearer,
+    InvalidKey,
+    /// A web-app session token that is unknown, expired or logged out.
+    InvalidToken,
+    /// An API key on an endpoint for web-app sessions only.
+    ApiKeyNotAccepted,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IdentityError {
+    #[error("authentication failed: {0:?}")]
+    Auth(AuthFailure),
+    #[error("an account with this email already exists")]
+    EmailTaken,
+    #[error("invalid email or password")]
+    InvalidCredentials,
+    #[error("key limit of {max} reached")]
+    KeyLimit { max: u32 },
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("forbidden: {0}")]
+    Forbidden(&'static str),
+    #[error("conflict: {0}")]
+    Conflict(&'static str),
+    #[error("cooldown: retry after {retry_after_secs} s")]
+    Cooldown { retry_after_secs: u64 },
+    #[error("handoff link not found or expired")]
+    HandoffNotFound,
+    #[error("handoff link disabled")]
+    HandoffDisabled,
+    #[error("wrong code, {attempts_left} attempts left")]
+    WrongCode { attempts_left: u32 },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("hashing failed: {0}")]
+    Hashing(String),
+}
+
+pub type IdentityResult<T> = Result<T, IdentityError>;
+
+/// A successful agent signup: the account and its first key (shown once).
+#[derive(Debug)]
+pub struct AgentSignup {
+    pub user: UserRecord,
+    pub key: ApiKey,
+    pub key_id: KeyId,
+}
+
+/// A successful login.
+#[derive(Debug)]
+pub struct Login {
+    pub user: UserRecord,
+    pub token: String,
+    pub expires_at: Millis,
+}
+
+/// A started handoff: the link and the code, shown once to the agent.
+#[derive(Debug)]
+pub struct HandoffStarted {
+    pub url: String,
+    pub token: String,
+    pub code: String,
+    pub expires_at: Millis,
+}
+
+/// What an operator sees before claiming.
+#[derive(Debug)]
+pub struct HandoffSummary {
+    pub user_id: UserId,
+    pub agent_name: Option<String>,
+    pub expires_at: Millis,
+    pub attempts_left: u32,
+}
+
+/// A newly created key with its secret (shown once).
+#[derive(Debug)]
+pub struct NewKey {
+    pub record: KeyRecord,
+    pub key: ApiKey,
+}
+
+pub struct Identity {
+    store: Arc<dyn IdentityStore>,
+    clock: Arc<dyn Clock>,
+    cache: KeyCache,
+    signups: Cooldown,
+    config: IdentityConfig,
+}
+
+impl Identity {
+    pub fn new(store: Arc<dyn IdentityStore>, clock: Arc<dyn Clock>, config: IdentityConfig) -> Self {
+        Self {
+            store,
+            clock,
+            cache: KeyCache::new(config.key_cache_ttl, config.key_cache_capacity),
+            signups: Cooldown::new(config.signup_cooldown_ms),
+            config,
+        }
+    }
+
+    fn now(&self) -> Millis {
+        self.clock.now_ms()
+    }
+
+    // -- API keys ---------------------------------------------------------------------
+
+    /// Authenticates the value of an `Authorization` header carrying an API key.
+    pub async fn authenticate_header(&self, header: Option<&str>) -> IdentityResult<Principal> {
+        let value = header.ok_or(IdentityError::Auth(AuthFailure::MissingHeader))?;
+        let token = bearer_token(value).ok_or(IdentityError::Auth(AuthFailure::NotBearer))?;
+        self.authenticate_key(token).await
+    }
+
+    /// Authenticates a presented API key: from the cache when it was verified in the last
+    /// minute, else by its lookup prefix and argon2.
+    pub async fn authenticate_key(&self, presented: &str) -> IdentityResult<Principal> {
+        let key = ApiKey::parse(presented).ok_or(IdentityError::Auth(AuthFailure::InvalidKey))?;
+        let digest = secrets::sha256(key.expose().as_bytes());
+        if let Some(p) = self.cache.get(&digest) {
+            return Ok(p);
+        }
+        for candidate in self.store.live_keys_by_prefix(key.lookup_prefix()).await? {
+            if secrets::verify_secret(key.expose().to_owned(), candidate.hash.clone()).await {
+                let principal = Principal { owner: candidate.owner, key_id: candidate.id };
+                self.cache.insert(digest, principal.clone());
+                return Ok(principal);
+            }
+        }
+        Err(IdentityError::Auth(AuthFailure::InvalidKey))
+    }
+
+    /// Creates a key for `owner` within its plan's limit.
+    pub async fn create_key(&self, owner: Owner, name: &str) -> IdentityResult<NewKey> {
+        let plan = self.store.plan_of(owner).await.map_err(not_found("account"))?;
+        let max = max_keys(plan.plan);
+        let kind = match owner {
+            Owner::User(_) => KeyKind::User,
+            Owner::Org(_) => KeyKind::Org,
+        };
+        let key = secrets::new_api_key(kind);
+        let hash = secrets::hash_secret(key.expose().to_owned()).await.map_err(IdentityError::Hashing)?;
+        let record = KeyRecord {
+            id: KeyId::new(),
+            owner,
+            name: name.to_owned(),
+            lookup_prefix: key.lookup_prefix().to_owned(),
+            hash,
+            created_at: self.now(),
+            revoked_at: None,
+        };
+        match self.store.insert_key_within_limit(&record, max).await {
+            Ok(()) => Ok(NewKey { record, key }),
+            Err(StoreError::LimitReached) => Err(IdentityError::KeyLimit { max }),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn list_keys(&self, owner: Owner) -> IdentityResult<Vec<KeyRecord>> {
+        Ok(self.store.keys_of(owner).await?)
+    }
+
+    /// Revokes a key for ever; on this replica it stops working at once.
+    pub async fn revoke_key(&self, owner: Owner, key: KeyId) -> IdentityResult<()> {
+        self.store.revoke_key(owner, key, self.now()).await.map_err(not_found("API key"))?;
+        self.cache.evict_key(key);
+        Ok(())
+    }
+
+    // -- web-app users ----------------------------------------------------------------
+
+    pub async fn web_signup(&self, email: Email, password: Password) -> IdentityResult<UserRecord> {
+        self.create_user(email, password, Plan::Free).await
+    }
+
+    /// Creates a web user (also the operator's `create-user`).
+    pub async fn create_user(&self, email: Email, password: Password, plan: Plan) -> IdentityResult<UserRecord> {
+        let hash = secrets::hash_secret(password.expose().to_owned()).await.map_err(IdentityError::Hashing)?;
+        let user = UserRecord {
+            id: UserId::new(),
+            kind: UserKind::Web,
+            email: Some(email),
+            password_hash: Some(hash),
+            name: None,
+            plan: PlanSettings { plan, monthly_limit_override: None },
+            created_at: self.now(),
+        };
+        match self.store.create_user(&user).await {
+            Ok(()) => Ok(user),
+            Err(StoreError::Duplicate(_)) => Err(IdentityError::EmailTaken),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Checks e-mail and password and opens a session. Unknown e-mails cost the same time
+    /// as wrong passwords.
+    pub async fn login(&self, email: &str, password: &str) -> IdentityResult<Login> {
+        let user = match Email::parse(email) {
+            Ok(email) => self.store.user_by_email(&email).await?,
+            Err(_) => None,
+        };
+        let verified = match user.as_ref().and_then(|u| u.password_hash.clone()) {
+            Some(hash) => secrets::verify_secret(password.to_owned(), hash).await,
+            None => secrets::verify_nothing(password.to_owned()).await,
+        };
+        let user = match (user, verified) {
+            (Some(user), true) => user,
+            _ => return Err(IdentityError::InvalidCredentials),
+        };
+        let token = secrets::new_token(SESSION_TOKEN_PREFIX);
+        let now = self.now();
+        let session = WebSessionRecord {
+            token_hash: secrets::sha256_hex(token.as_bytes()),
+            user_id: user.id,
+            created_at: now,
+            expires_at: now + self.config.web_session_ttl_ms,
+        };
+        self.store.insert_web_session(&session).await?;
+        Ok(Login { user, token, expires_at: session.expires_at })
+    }
+
+    /// The user behind a web-app session token.
+    pub async fn authenticate_session(&self, token: &str) -> IdentityResult<UserRecord> {
+        let invalid = IdentityError::Auth(AuthFailure::InvalidToken);
+        if !is_session_token_shaped(token) {
+            return Err(invalid);
+        }
+        let hash = secrets::sha256_hex(token.as_bytes());
+        let Some(session) = self.store.web_session(&hash, self.now()).await? else {
+            return Err(invalid);
+        };
+        self.store.user_by_id(session.user_id).await?.ok_or(invalid)
+    }
+
+    /// Ends a session at once.
+    pub async fn logout(&self, token: &str) -> IdentityResult<()> {
+        Ok(self.store.delete_web_session(&secrets::sha256_hex(token.as_bytes())).await?)
+    }
+
+    // -- organizations ----------------------------------------------------------------
+
+    /// Creates an organization owned by `owner` (its first member). New organizations are
+    /// on the free plan until an operator sets another.
+    pub async fn create_org(&self, owner: UserId, name: &str) -> IdentityResult<OrgRecord> {
+        let org = OrgRecord {
+            id: OrgId::new(),
+            name: name.to_owned(),
+            owner_user_id: owner,
+            plan: PlanSettings { plan: Plan::Free, monthly_limit_override: None },
+            created_at: self.now(),
+        };
+        self.store.create_org(&org).await.map_err(not_found("user"))?;
+        Ok(org)
+    }
+
+    /// The operator's `create-org --owner-email`.
+    pub async fn create_org_for_email(&self, name: &str, owner_email: &Email) -> IdentityResult<OrgRecord> {
+        let user = self.store.user_by_email(owner_email).await?.ok_or(IdentityError::NotFound("user"))?;
+        self.create_org(user.id, name).await
+    }
+
+    pub async fn orgs_of(&self, user: UserId) -> IdentityResult<Vec<OrgRecord>> {
+        Ok(self.store.orgs_of_user(user).await?)
+    }
+
+    /// The organization, if `user` is one of its members (else `NotFound`: the existence of
+    /// other organizations is not revealed).
+    pub async fn org_for_member(&self, user: UserId, org: OrgId) -> IdentityResult<(OrgRecord, MemberRecord)> {
+        let record = self.store.org_by_id(org).await?.ok_or(IdentityError::NotFound("organization"))?;
+        let member = self
+            .store
+            .members(org)
+            .await?
+            .into_iter()
+            .find(|m| m.user_id == user)
+            .ok_or(IdentityError::NotFound("organization"))?;
+        Ok((record, member))
+    }
+
+    /// Adds the user with `email` to the organization; only its owner or an admin may.
+    pub async fn add_member(&self, actor: UserId, org: OrgId, email: &Email, role: &str) -> IdentityResult<MemberRecord> {
+        let (_, me) = self.org_for_member(actor, org).await?;
+        if me.role != "owner" && me.role != "admin" {
+            return Err(IdentityError::Forbidden("only an owner or admin of the organization can add members"));
+        }
+        let user = self.store.user_by_email(email).await?.ok_or(IdentityError::NotFound("user"))?;
+        let member = MemberRecord { org_id: org, user_id: user.id, role: role.to_owned(), created_at: self.now() };
+        match self.store.add_member(&member).await {
+            Ok(()) => Ok(member),
+            Err(StoreError::Duplicate(_)) => Err(IdentityError::Conflict("the user is already a member")),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn members(&self, actor: UserId, org: OrgId) -> IdentityResult<Vec<MemberRecord>> {
+        self.org_for_member(actor, org).await?;
+        Ok(self.store.members(org).await?)
+    }
+
+    /// Org keys managed from the web app: owners and admins only.
+    pub async fn org_admin(&self, actor: UserId, org: OrgId) -> IdentityResult<Owner> {
+        let (_, me) = self.org_for_member(actor, org).await?;
+        if me.role != "owner" && me.role != "admin" {
+            return Err(IdentityError::Forbidden("only an owner or admin of the organization can manage its keys"));
+        }
+        Ok(Owner::Org(org))
+    }
+
+    // -- plans and promotions (operator) -------------------------------------------------
+
+    /// Sets the plan (and optionally a monthly limit override; -1 = unlimited).
+    pub async fn set_plan(&self, owner: Owner, plan: Plan, monthly_limit: Option<i64>) -> IdentityResult<PlanSettings> {
+        let settings = PlanSettings { plan, monthly_limit_override: monthly_limit };
+        self.store.set_plan(owner, settings).await.map_err(not_found("account"))?;
+        Ok(settings)
+    }
+
+    pub async fn create_promo_code(&self, code: &str, name: &str, ops: i64, expires_at: Option<Millis>) -> IdentityResult<()> {
+        let record = PromoCodeRecord {
+            code: code.to_owned(),
+            name: name.to_owned(),
+            ops,
+            expires_at,
+            created_at: self.now(),
+        };
+        match self.store.create_promo_code(&record).await {
+            Ok(()) => Ok(()),
+            Err(StoreError::Duplicate(_)) => Err(IdentityError::Conflict("a promotion with this code exists")),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Grants promotion operations to an account directly.
+    pub async fn grant_promo(&self, owner: Owner, name: &str, ops: i64, expires_at: Option<Millis>) -> IdentityResult<String> {
+        self.store.plan_of(owner).await.map_err(not_found("account"))?;
+        let grant = PromoGrantRecord {
+            redemption_id: format!("red_{}", KeyId::new().as_uuid().simple()),
+            owner,
+            name: name.to_owned(),
+            code: None,
+            ops_granted: ops,
+            ops_remaining: ops,
+            expires_at,
+            created_at: self.now(),
+        };
+        self.store.insert_promo_grant(&grant).await?;
+        Ok(grant.redemption_id)
+    }
+
+    // -- agents -----------------------------------------------------------------------
+
+    /// Creates an agent account on the free plan with its first key. One signup per
+    /// client address per cooldown period.
+    pub async fn agent_signup(&self, name: Option<String>, client_addr: &str) -> IdentityResult<AgentSignup> {
+        self.signups
+            .admit(client_addr, self.now())
+            .map_err(|retry_after_secs| IdentityError::Cooldown { retry_after_secs })?;
+        let user = UserRecord {
+            id: UserId::new(),
+            kind: UserKind::Agent,
+            email: None,
+            password_hash: None,
+            name: name.clone(),
+            plan: PlanSettings { plan: Plan::Free, monthly_limit_override: None },
+            created_at: self.now(),
+        };
+        self.store.create_user(&user).await?;
+        let key_name = name.unwrap_or_else(|| "agent".to_owned());
+        let created = self.create_key(Owner::User(user.id), &key_name).await?;
+        Ok(AgentSignup { user, key: created.key, key_id: created.record.id })
+    }
+
+    /// Starts a handoff of the agent account behind `principal`.
+    pub async fn start_handoff(&self, principal: &Principal) -> IdentityResult<HandoffStarted> {
+        let Owner::User(user_id) = principal.owner else {
+            return Err(IdentityError::Forbidden("a handoff is started with the agent's own user key, not an organization key"));
+        };
+        let user = self.store.user_by_id(user_id).await?.ok_or(IdentityError::NotFound("user"))?;
+        if user.kind != UserKind::Agent {
+            return Err(IdentityError::Conflict("this account already belongs to a web-app user"));
+        }
+        let token = secrets::new_token(HANDOFF_TOKEN_PREFIX);
+        let code = secrets::new_code();
+        let now = self.now();
+        let record = HandoffRecord {
+            token_hash: secrets::sha256_hex(token.as_bytes()),
+            user_id,
+            code_hash: code_hash(&token, &code),
+            created_at: now,
+            expires_at: now + self.config.handoff_ttl_ms,
+            wrong_codes: 0,
+            claimed_at: None,
+        };
+        self.store.insert_handoff(&record).await?;
+        let url = format!("{}/v1/agents/handoff/{token}", self.config.public_base_url.trim_end_matches('/'));
+        Ok(HandoffStarted { url, token, code, expires_at: record.expires_at })
+    }
+
+    async fn usable_handoff(&self, token: &str) -> IdentityResult<HandoffRecord> {
+        let record = self
+            .store
+            .handoff(&secrets::sha256_hex(token.as_bytes()))
+            .await?
+            .ok_or(IdentityError::HandoffNotFound)?;
+        state_of(&record).usable(self.now()).map_err(refusal)?;
+        Ok(record)
+    }
+
+    pub async fn handoff_summary(&self, token: &str) -> IdentityResult<HandoffSummary> {
+        let record = self.usable_handoff(token).await?;
+        let user = self.store.user_by_id(record.user_id).await?.ok_or(IdentityError::HandoffNotFound)?;
+        Ok(HandoffSummary {
+            user_id: record.user_id,
+            agent_name: user.name,
+            expires_at: record.expires_at,
+            attempts_left: state_of(&record).attempts_left(),
+        })
+    }
+
+    /// Claims the agent account with the code: it becomes a web-app user with this e-mail
+    /// and password; its keys keep working.
+    pub async fn claim_handoff(&self, token: &str, code: &str, email: Email, password: Password) -> IdentityResult<UserId> {
+        let record = self.usable_handoff(token).await?;
+        if !secrets::ct_eq(&code_hash(token, code), &record.code_hash) {
+            let after = self.store.record_wrong_code(&record.token_hash).await.map_err(|e| match e {
+                StoreError::NotFound => IdentityError::HandoffNotFound,
+                e => e.into(),
+            })?;
+            return Err(IdentityError::WrongCode { attempts_left: state_of(&after).attempts_left() });
+        }
+        let hash = secrets::hash_secret(password.expose().to_owned()).await.map_err(IdentityError::Hashing)?;
+        match self.store.claim_handoff(&record.token_hash, &email, &hash, self.now()).await {
+            Ok(user) => Ok(user),
+            Err(StoreError::Duplicate(_)) => Err(IdentityError::EmailTaken),
+            Err(StoreError::NotFound) => {
+                // Lost a race with another claim or with the last wrong code.
+                let record = self.store.handoff(&record.token_hash).await?.ok_or(IdentityError::HandoffNotFound)?;
+                Err(state_of(&record).usable(self.now()).map_err(refusal).err().unwrap_or(IdentityError::HandoffNotFound))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn user(&self, id: UserId) -> IdentityResult<UserRecord> {
+        self.store.user_by_id(id).await?.ok_or(IdentityError::NotFound("user"))
+    }
+}
+
+fn not_found(what: &'static str) -> impl Fn(StoreError) -> IdentityError {
+    move |e| match e {
+        StoreError::NotFound => IdentityError::NotFound(what),
+        e => IdentityError::Store(e),
+    }
+}
+
+fn state_of(record: &HandoffRecord) -> HandoffState {
+    HandoffState { expires_at_ms: record.expires_at, wrong_codes: record.wrong_codes, claimed: record.claimed_at.is_some() }
+}
+
+fn refusal(r: HandoffRefusal) -> IdentityError {
+    match r {
+        HandoffRefusal::NotFound => IdentityError::HandoffNotFound,
+        HandoffRefusal::Disabled => IdentityError::HandoffDisabled,
+    }
+}
+
+/// The code is bound to its link: a hash of both, compared in constant time.
+fn code_hash(token: &str, code: &str) -> String {
+    secrets::sha256_hex(format!("{token}:{code}").as_bytes())
+}
+
+/// The credential of a `Bearer <credential>` header value; `None` when the scheme is not
+/// exactly `Bearer` followed by a space (case-insensitive scheme, as RFC 6750 allows) or the
+/// credential is empty.
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_at_checked(7)?;
+    if !scheme.eq_ignore_ascii_case("bearer ") {
+        return None;
+    }
+    let token = rest.trim();
+    (!token.is_empty()).then_some(token)
+}
+
+/// Whether a credential looks like a web-app session token.
+pub fn is_session_token_shaped(token: &str) -> bool {
+    token.len() == SESSION_TOKEN_PREFIX.len() + 43
+        && token.starts_with(SESSION_TOKEN_PREFIX)
+        && token[SESSION_TOKEN_PREFIX.len()..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+use std::sync::Arc;
+
+use redline_ports::clock::MockClock;
+use redline_ports::identity::MockIdentityStore;
+
+use super::*;
+
+fn clock(now: Millis) -> Arc<MockClock> {
+    let mut c = MockClock::new();
+    c.expect_now_ms().return_const(now);
+    Arc::new(c)
+}
+
+fn identity(store: MockIdentityStore, now: Millis) -> Identity {
+    Identity::new(Arc::new(store), clock(now), IdentityConfig::default())
+}
+
+#[test]
+fn bearer_parsing() {
+    assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+    assert_eq!(bearer_token("bearer abc "), Some("abc"));
+    for bad in ["abc", "Token abc", "Basic dXNlcjpwYXNz", "Bearer:abc", "Bearer ", "Bearer", "", "Bearerabc"] {
+        assert_eq!(bearer_token(bad), None, "{bad:?}");
+    }
+    // never panics on multi-byte text around the split point
+    assert_eq!(bearer_token("Beäre abc"), None);
+}
+
+#[tokio::test]
+async fn verified_keys_are_cached_and_evicted_on_revocation() {
+    let key = secrets::new_api_key(KeyKind::User);
+    let hash = secrets::hash_secret(key.expose().to_owned()).await.unwrap();
+    let owner = Owner::User(UserId::new());
+    let record = KeyRecord {
+        id: KeyId::new(),
+        owner,
+        name: "k".into(),
+        lookup_prefix: key.lookup_prefix().into(),
+        hash,
+        created_at: 0,
+        revoked_at: None,
+    };
+    let mut store = MockIdentityStore::new();
+    let rec = record.clone();
+    // Looked up once before revocation (then cached), once after (then refused).
+    let mut calls = 0;
+    store.expect_live_keys_by_prefix().times(2).returning(move |_| {
+        calls += 1;
+        Ok(if calls == 1 { vec![rec.clone()] } else { vec![] })
+    });
+    store.expect_revoke_key().times(1).returning(|_, _, _| Ok(()));
+    let id = identity(store, 1_000);
+
+    let header = format!("Bearer {}", key.expose());
+    for _ in 0..3 {
+        let p = id.authenticate_header(Some(&header)).await.unwrap();
+        assert_eq!(p.owner, owner);
+    }
+    id.revoke_key(owner, record.id).await.unwrap();
+    let err = id.authenticate_header(Some(&header)).await.unwrap_err();
+    assert!(matches!(err, IdentityError::Auth(AuthFailure::InvalidKey)));
+}
+
+#[tokio::test]
+async fn header_failures_are_told_apart() {
+    let id = identity(MockIdentityStore::new(), 0);
+    let auth = |r: IdentityResult<Principal>| match r {
+        Err(IdentityError::Auth(f)) => f,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(auth(id.authenticate_header(None).await), AuthFailure::MissingHeader);
+    assert_eq!(auth(id.authenticate_header(Some("Token x")).await), AuthFailure::NotBearer);
+    // malformed keys never reach the store
+    assert_eq!(auth(id.authenticate_header(Some("Bearer nonsense")).await), AuthFailure::InvalidKey);
+}
+
+#[tokio::test]
+async fn key_limit_is_reported_with_the_plans_maximum() {
+    let mut store = MockIdentityStore::new();
+    store
+        .expect_plan_of()
+        .returning(|_| Ok(PlanSettings { plan: Plan::Free, monthly_limit_override: None }));
+    store
+        .expect_insert_key_within_limit()
+        .withf(|_, max| *max == 5)
+        .returning(|_, _| Err(StoreError::LimitReached));
+    let id = identity(store, 0);
+    let err = id.create_key(Owner::User(UserId::new()), "x").await.unwrap_err();
+    assert!(matches!(err, IdentityError::KeyLimit { max: 5 }));
+}
+
+#[tokio::test]
+async fn wrong_handoff_code_counts_down_and_disables() {
+    let token = "ho_token";
+    let user = UserId::new();
+    let record = HandoffRecord {
+        token_hash: secrets::sha256_hex(token.as_bytes()),
+        user_id: user,
+        code_hash: code_hash(token, "123456"),
+        created_at: 0,
+        expires_at: 10_000,
+        wrong_codes: 3,
+        claimed_at: None,
+    };
+    let mut store = MockIdentityStore::new();
+    let r = record.clone();
+    store.expect_handoff().returning(move |_| Ok(Some(r.clone())));
+    let r = record.clone();
+    store.expect_record_wrong_code().times(1).returning(move |_| Ok(HandoffRecord { wrong_codes: 4, ..r.clone() }));
+    let id = identity(store, 5_000);
+    let email = Email::parse("op@example.com").unwrap();
+    let password = Password::parse("long enough").unwrap();
+    let err = id.claim_handoff(token, "654321", email, password).await.unwrap_err();
+    assert!(matches!(err, IdentityError::WrongCode { attempts_left: 1 }), "{err:?}");
+
+    let mut store = MockIdentityStore::new();
+    let r = record.clone();
+    store.expect_handoff().returning(move |_| Ok(Some(HandoffRecord { wrong_codes: 5, ..r.clone() })));
+    let id = identity(store, 5_000);
+    let err = id
+        .claim_handoff(token, "123456", Email::parse("op@example.com").unwrap(), Password::parse("long enough").unwrap())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, IdentityError::HandoffDisabled), "{err:?}");
+}
+
+#[tokio::test]
+async fn login_with_unknown_email_is_refused_like_a_wrong_password() {
+    let mut store = MockIdentityStore::new();
+    store.expect_user_by_email().returning(|_| Ok(None));
+    let id = identity(store, 0);
+    assert!(matches!(id.login("nobody@example.com", "whatever-pass").await, Err(IdentityError::InvalidCredentials)));
+    assert!(matches!(id.login("not an email", "whatever-pass").await, Err(IdentityError::InvalidCredentials)));
+}
+
+#[test]
+fn session_token_shape() {
+    let t = secrets::new_token(SESSION_TOKEN_PREFIX);
+    assert!(is_session_token_shaped(&t));
+    assert!(!is_session_token_shaped("ws_short"));
+    assert!(!is_session_token_shaped(&format!("sk_{}", "a".repeat(43))));
+}

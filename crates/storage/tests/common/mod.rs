@@ -1,0 +1,388 @@
+//! Harness of the storage contract suite: every test body runs once on a fresh SQLite file and
+//! once on a fresh PostgreSQL database, and both are removed afterwards, even when the body
+//! panics.
+//!
+//! PostgreSQL is reached through the admin URL `postgres://postgres@127.0.0.1:5432/test`
+//! (override it with `REDLINE_TEST_PG_URL`). When it cannot be reached the PostgreSQL half is
+//! skipped with a warning, unless `CI=true`, where the test fails.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{QueryableByName, SqliteConnection};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use redline_domain::Owner;
+use redline_ports::records::{PromoCodeRecord, PromoGrantRecord, SessionSummary};
+use redline_storage::{Db, DbConfig};
+use uuid::Uuid;
+
+const DEFAULT_PG_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+const PG_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn pg_admin_url() -> String {
+    std::env::var("REDLINE_TEST_PG_URL").unwrap_or_else(|_| DEFAULT_PG_ADMIN_URL.to_owned())
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases opened by the harness, so that a body that only gets `&Db` can still reach the same
+// database with a raw connection or share the `Db` with spawned tasks.
+
+struct OpenDb {
+    addr: usize,
+    url: String,
+    db: Weak<Db>,
+}
+
+static OPEN: Mutex<Vec<OpenDb>> = Mutex::new(Vec::new());
+
+fn open_dbs() -> std::sync::MutexGuard<'static, Vec<OpenDb>> {
+    OPEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn addr_of(db: &Db) -> usize {
+    std::ptr::from_ref(db) as usize
+}
+
+/// Keeps a `Db` findable from `&Db` while the body runs.
+struct Registration(usize);
+
+impl Registration {
+    fn new(db: &Arc<Db>, url: String) -> Self {
+        let addr = addr_of(db);
+        open_dbs().push(OpenDb { addr, url, db: Arc::downgrade(db) });
+        Self(addr)
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        open_dbs().retain(|e| e.addr != self.0);
+    }
+}
+
+fn lookup<T>(db: &Db, f: impl FnOnce(&OpenDb) -> T) -> T {
+    let addr = addr_of(db);
+    let dbs = open_dbs();
+    let entry = dbs.iter().find(|e| e.addr == addr).expect("this Db was not opened by the test harness");
+    f(entry)
+}
+
+/// The `Db` the body was given, as an `Arc` that spawned tasks can own.
+pub fn shared(db: &Db) -> Arc<Db> {
+    lookup(db, |e| e.db.upgrade()).expect("the harness still owns the Db while the body runs")
+}
+
+/// The URL the `Db` was opened with.
+pub fn url_of(db: &Db) -> String {
+    lookup(db, |e| e.url.clone())
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite: a fresh file in a fresh temporary folder.
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn create() -> Self {
+        let path = std::env::temp_dir().join(format!("redline-storage-test-{}", Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+        Self(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+            eprintln!("warning: cannot remove {}: {e}", self.0.display());
+        }
+    }
+}
+
+/// Runs `body` on a fresh SQLite database.
+pub async fn on_sqlite(body: impl AsyncFnOnce(&Db)) {
+    let dir = TempDir::create();
+    let url = format!("sqlite://{}", dir.0.join("redline.sqlite3").display());
+    let db = Arc::new(
+        Db::open(&DbConfig::new(url.clone())).await.unwrap_or_else(|e| panic!("cannot open SQLite at {url}: {e}")),
+    );
+    assert_eq!(db.backend_name(), "sqlite");
+    let registration = Registration::new(&db, url);
+    body(&db).await;
+    drop(registration);
+    drop(db);
+    drop(dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: a fresh database `redline_test_<uuid>` per test, dropped by a guard.
+
+/// `admin` with its database name replaced by `name`.
+fn database_url(admin: &str, name: &str) -> String {
+    let (base, query) = match admin.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (admin, None),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let authority_end = base[authority_start..].find('/').map_or(base.len(), |i| authority_start + i);
+    let mut url = format!("{}/{name}", &base[..authority_end]);
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    url
+}
+
+async fn connect_admin(admin: &str) -> Result<AsyncPgConnection, String> {
+    match tokio::time::timeout(PG_CONNECT_TIMEOUT, AsyncPgConnection::establish(admin)).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {PG_CONNECT_TIMEOUT:?}")),
+    }
+}
+
+/// Drops the test database when it goes out of scope, panicking body or not. `Drop` cannot
+/// await, so the drop runs on a thread of its own with its own runtime.
+struct PgDatabaseGuard {
+    admin: String,
+    name: String,
+}
+
+impl Drop for PgDatabaseGuard {
+    fn drop(&mut self) {
+        let admin = self.admin.clone();
+        let name = self.name.clone();
+        let outcome = std::thread::spawn(move || -> Result<(), String> {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let mut conn = connect_admin(&admin).await?;
+                diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(())
+            })
+        })
+        .join();
+        // Never panic here: this may run while a failed test unwinds.
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("warning: cannot drop test database {}: {e}", self.name),
+            Err(_) => eprintln!("warning: the thread dropping test database {} panicked", self.name),
+        }
+    }
+}
+
+/// Runs `body` on a fresh PostgreSQL database, or skips it (with a warning) when PostgreSQL is
+/// unreachable outside CI.
+pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
+    let admin = pg_admin_url();
+    let mut admin_conn = match connect_admin(&admin).await {
+        Ok(conn) => conn,
+        Err(e) if in_ci() => panic!(
+            "PostgreSQL is unreachable at {admin} ({e}); with CI=true the PostgreSQL half of the storage \
+             contract suite must run: start PostgreSQL or set REDLINE_TEST_PG_URL"
+        ),
+        Err(e) => {
+            eprintln!(
+                "WARNING: PostgreSQL is unreachable at {admin} ({e}); skipping the PostgreSQL half of this \
+                 contract test (with CI=true this is a failure)"
+            );
+            return;
+        }
+    };
+    let name = format!("redline_test_{}", Uuid::new_v4().simple());
+    admin_conn
+        .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+        .await
+        .unwrap_or_else(|e| panic!("cannot create database {name}: {e}"));
+    // Declared before the `Db` so that it is dropped after it.
+    let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone() };
+    drop(admin_conn);
+
+    let url = database_url(&admin, &name);
+    let db = Arc::new(
+        Db::open(&DbConfig::new(url.clone())).await.unwrap_or_else(|e| panic!("cannot open PostgreSQL {url}: {e}")),
+    );
+    assert_eq!(db.backend_name(), "postgres");
+    let registration = Registration::new(&db, url);
+    body(&db).await;
+    drop(registration);
+    drop(db);
+    drop(guard);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A connection of our own to the database of a `Db`, for rows no store method writes or reads.
+
+pub enum RawConn {
+    Sqlite(SyncConnectionWrapper<SqliteConnection>),
+    Pg(AsyncPgConnection),
+}
+
+macro_rules! on_raw {
+    ($raw:expr, |$conn:ident| $body:expr) => {
+        match $raw {
+            RawConn::Sqlite($conn) => $body,
+            RawConn::Pg($conn) => $body,
+        }
+    };
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct PromoCodeRow {
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = BigInt)]
+    grant_ops: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    expires_at: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+}
+
+#[derive(QueryableByName)]
+struct PromoGrantRow {
+    #[diesel(sql_type = Text)]
+    redemption_id: String,
+    #[diesel(sql_type = Text)]
+    owner: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    code: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    ops_granted: i64,
+    #[diesel(sql_type = BigInt)]
+    ops_remaining: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    expires_at: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+}
+
+impl RawConn {
+    /// Opens a separate connection to the database of `db`.
+    pub async fn open(db: &Db) -> Self {
+        let url = url_of(db);
+        match db.backend_name() {
+            "sqlite" => {
+                let path = url.strip_prefix("sqlite://").expect("the harness opens SQLite with sqlite://");
+                let mut conn = SyncConnectionWrapper::<SqliteConnection>::establish(path)
+                    .await
+                    .unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+                conn.batch_execute("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;")
+                    .await
+                    .expect("configure raw SQLite connection");
+                RawConn::Sqlite(conn)
+            }
+            "postgres" => RawConn::Pg(
+                AsyncPgConnection::establish(&url).await.unwrap_or_else(|e| panic!("cannot connect to {url}: {e}")),
+            ),
+            other => panic!("unknown backend {other}"),
+        }
+    }
+
+    /// Bind placeholder number `i` (1-based) in this backend's syntax.
+    fn placeholder(&self, i: usize) -> String {
+        match self {
+            RawConn::Sqlite(_) => "?".to_owned(),
+            RawConn::Pg(_) => format!("${i}"),
+        }
+    }
+
+    fn placeholders(&self, n: usize) -> String {
+        (1..=n).map(|i| self.placeholder(i)).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Inserts a row of `sessions` (no store method writes them yet).
+    pub async fn insert_session(&mut self, owner: Owner, s: &SessionSummary) {
+        let sql = format!(
+            "INSERT INTO sessions (owner, session_id, title, created_at, updated_at, version_id, section_count) \
+             VALUES ({})",
+            self.placeholders(7)
+        );
+        let query = diesel::sql_query(sql)
+            .bind::<Text, _>(owner.to_string())
+            .bind::<Text, _>(s.session_id.clone())
+            .bind::<Nullable<Text>, _>(s.title.clone())
+            .bind::<BigInt, _>(s.created_at)
+            .bind::<BigInt, _>(s.updated_at)
+            .bind::<Nullable<Text>, _>(s.version_id.clone())
+            .bind::<BigInt, _>(s.section_count);
+        let inserted = on_raw!(self, |conn| query.execute(conn).await).expect("insert a sessions row");
+        assert_eq!(inserted, 1);
+    }
+
+    /// Rows of `table` whose `owner` column is `owner`.
+    pub async fn count_owned(&mut self, table: &str, owner: Owner) -> i64 {
+        let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE owner = {}", self.placeholder(1));
+        let query = diesel::sql_query(sql).bind::<Text, _>(owner.to_string());
+        let count: Count = on_raw!(self, |conn| query.get_result(conn).await).expect("count rows");
+        count.n
+    }
+
+    /// The stored promotion code, read back without the store.
+    pub async fn promo_code(&mut self, code: &str) -> Option<PromoCodeRecord> {
+        let sql = format!(
+            "SELECT code, name, grant_ops, expires_at, created_at FROM promo_codes WHERE code = {}",
+            self.placeholder(1)
+        );
+        let query = diesel::sql_query(sql).bind::<Text, _>(code.to_owned());
+        let rows: Vec<PromoCodeRow> = on_raw!(self, |conn| query.load(conn).await).expect("read promo_codes");
+        assert!(rows.len() <= 1, "promo_codes.code is a primary key");
+        rows.into_iter().next().map(|r| PromoCodeRecord {
+            code: r.code,
+            name: r.name,
+            ops: r.grant_ops,
+            expires_at: r.expires_at,
+            created_at: r.created_at,
+        })
+    }
+
+    /// The stored promotion grant, read back without the store.
+    pub async fn promo_grant(&mut self, redemption_id: &str) -> Option<PromoGrantRecord> {
+        let sql = format!(
+            "SELECT redemption_id, owner, name, code, ops_granted, ops_remaining, expires_at, created_at \
+             FROM promo_grants WHERE redemption_id = {}",
+            self.placeholder(1)
+        );
+        let query = diesel::sql_query(sql).bind::<Text, _>(redemption_id.to_owned());
+        let rows: Vec<PromoGrantRow> = on_raw!(self, |conn| query.load(conn).await).expect("read promo_grants");
+        assert!(rows.len() <= 1, "promo_grants.redemption_id is a primary key");
+        rows.into_iter().next().map(|r| PromoGrantRecord {
+            redemption_id: r.redemption_id,
+            owner: Owner::parse(&r.owner).expect("stored owner parses"),
+            name: r.name,
+            code: r.code,
+            ops_granted: r.ops_granted,
+            ops_remaining: r.ops_remaining,
+            expires_at: r.expires_at,
+            created_at: r.created_at,
+        })
+    }
+}
+
+#[test]
+fn database_url_replaces_only_the_database_name() {
+    assert_eq!(
+        database_url("postgres://postgres@127.0.0.1:5432/test", "redline_test_x"),
+        "postgres://postgres@127.0.0.1:5432/redline_test_x"
+    );
+    assert_eq!(database_url("postgresql://u:p@h/db?sslmode=disable", "n"), "postgresql://u:p@h/n?sslmode=disable");
+    assert_eq!(database_url("postgres://h:5432", "n"), "postgres://h:5432/n");
+}

@@ -1,0 +1,850 @@
+//! The storage contract suite: every sentence of the store ports' doc comments ("MUST return
+//! …") checked against both backends of the diesel adapter. Each body is written once, as an
+//! `async fn(&Db)`, and runs as `sqlite_<name>` on a fresh SQLite file and as `postgres_<name>`
+//! on a fresh PostgreSQL database (see `common`).
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use redline_domain::handoff::MAX_WRONG_CODES;
+use redline_domain::time_util::Millis;
+use redline_domain::{Email, KeyId, OrgId, Owner, Plan, UserId};
+use redline_ports::records::*;
+use redline_ports::{HealthCheck, IdentityStore, SessionStore, StoreError};
+use redline_storage::Db;
+
+use common::RawConn;
+
+/// One `#[tokio::test]` per backend for each body.
+macro_rules! contract_tests {
+    ($($body:ident => $sqlite:ident, $postgres:ident;)+) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            common::on_sqlite($body).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            common::on_postgres($body).await;
+        }
+    )+};
+}
+
+contract_tests! {
+    ping_round_trips => sqlite_ping_round_trips, postgres_ping_round_trips;
+    users_round_trip => sqlite_users_round_trip, postgres_users_round_trip;
+    create_user_rejects_duplicates => sqlite_create_user_rejects_duplicates, postgres_create_user_rejects_duplicates;
+    plans_of_users_and_orgs => sqlite_plans_of_users_and_orgs, postgres_plans_of_users_and_orgs;
+    plan_of_unknown_owner_is_not_found => sqlite_plan_of_unknown_owner_is_not_found, postgres_plan_of_unknown_owner_is_not_found;
+    orgs_and_members => sqlite_orgs_and_members, postgres_orgs_and_members;
+    add_member_errors => sqlite_add_member_errors, postgres_add_member_errors;
+    create_org_errors => sqlite_create_org_errors, postgres_create_org_errors;
+    key_limit => sqlite_key_limit, postgres_key_limit;
+    keys_of_newest_first_with_revoked => sqlite_keys_of_newest_first_with_revoked, postgres_keys_of_newest_first_with_revoked;
+    live_keys_by_prefix_excludes_revoked => sqlite_live_keys_by_prefix_excludes_revoked, postgres_live_keys_by_prefix_excludes_revoked;
+    revoke_key_errors => sqlite_revoke_key_errors, postgres_revoke_key_errors;
+    concurrent_key_limit => sqlite_concurrent_key_limit, postgres_concurrent_key_limit;
+    web_sessions_expire => sqlite_web_sessions_expire, postgres_web_sessions_expire;
+    delete_web_session_is_idempotent => sqlite_delete_web_session_is_idempotent, postgres_delete_web_session_is_idempotent;
+    handoff_and_wrong_codes => sqlite_handoff_and_wrong_codes, postgres_handoff_and_wrong_codes;
+    concurrent_wrong_codes => sqlite_concurrent_wrong_codes, postgres_concurrent_wrong_codes;
+    claim_handoff_makes_a_web_user => sqlite_claim_handoff_makes_a_web_user, postgres_claim_handoff_makes_a_web_user;
+    claim_handoff_refuses_unknown_and_expired => sqlite_claim_handoff_refuses_unknown_and_expired, postgres_claim_handoff_refuses_unknown_and_expired;
+    claim_handoff_refuses_disabled => sqlite_claim_handoff_refuses_disabled, postgres_claim_handoff_refuses_disabled;
+    claim_handoff_taken_email_changes_nothing => sqlite_claim_handoff_taken_email_changes_nothing, postgres_claim_handoff_taken_email_changes_nothing;
+    concurrent_claims_have_one_winner => sqlite_concurrent_claims_have_one_winner, postgres_concurrent_claims_have_one_winner;
+    promo_codes => sqlite_promo_codes, postgres_promo_codes;
+    promo_grants => sqlite_promo_grants, postgres_promo_grants;
+    list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
+    migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures.
+
+const T0: Millis = 1_800_000_000_000;
+
+fn email(s: &str) -> Email {
+    Email::parse(s).expect("valid e-mail")
+}
+
+fn free() -> PlanSettings {
+    PlanSettings { plan: Plan::Free, monthly_limit_override: None }
+}
+
+fn web_user(address: &str, created_at: Millis) -> UserRecord {
+    UserRecord {
+        id: UserId::new(),
+        kind: UserKind::Web,
+        email: Some(email(address)),
+        password_hash: Some(format!("$argon2id$v=19$m=19456,t=2,p=1$salt${address}")),
+        name: Some(format!("Web {address}")),
+        plan: free(),
+        created_at,
+    }
+}
+
+fn agent_user(created_at: Millis) -> UserRecord {
+    UserRecord {
+        id: UserId::new(),
+        kind: UserKind::Agent,
+        email: None,
+        password_hash: None,
+        name: Some("agent".to_owned()),
+        plan: PlanSettings { plan: Plan::Plus, monthly_limit_override: Some(42) },
+        created_at,
+    }
+}
+
+fn org(owner: UserId, name: &str, created_at: Millis) -> OrgRecord {
+    OrgRecord {
+        id: OrgId::new(),
+        name: name.to_owned(),
+        owner_user_id: owner,
+        plan: PlanSettings { plan: Plan::Enterprise, monthly_limit_override: None },
+        created_at,
+    }
+}
+
+fn member(org: OrgId, user: UserId, created_at: Millis) -> MemberRecord {
+    MemberRecord { org_id: org, user_id: user, role: "member".to_owned(), created_at }
+}
+
+fn key(owner: Owner, prefix: &str, created_at: Millis) -> KeyRecord {
+    let id = KeyId::new();
+    KeyRecord {
+        id,
+        owner,
+        name: format!("key {id}"),
+        lookup_prefix: prefix.to_owned(),
+        hash: format!("$argon2id$v=19$m=19456,t=2,p=1$salt${id}"),
+        created_at,
+        revoked_at: None,
+    }
+}
+
+fn web_session(token: &str, user: UserId, expires_at: Millis) -> WebSessionRecord {
+    WebSessionRecord { token_hash: token.to_owned(), user_id: user, created_at: T0, expires_at }
+}
+
+fn handoff(token: &str, user: UserId, expires_at: Millis) -> HandoffRecord {
+    HandoffRecord {
+        token_hash: token.to_owned(),
+        user_id: user,
+        code_hash: format!("code-hash-of-{token}"),
+        created_at: T0,
+        expires_at,
+        wrong_codes: 0,
+        claimed_at: None,
+    }
+}
+
+async fn new_user(db: &Db, user: UserRecord) -> UserRecord {
+    db.create_user(&user).await.expect("create user");
+    user
+}
+
+async fn new_org(db: &Db, org: OrgRecord) -> OrgRecord {
+    db.create_org(&org).await.expect("create org");
+    org
+}
+
+async fn insert_key(db: &Db, key: KeyRecord) -> KeyRecord {
+    db.insert_key_within_limit(&key, u32::MAX).await.expect("insert key");
+    key
+}
+
+fn ids(keys: &[KeyRecord]) -> Vec<KeyId> {
+    keys.iter().map(|k| k.id).collect()
+}
+
+#[track_caller]
+fn assert_duplicate<T: std::fmt::Debug>(result: Result<T, StoreError>, what: &str) {
+    assert!(matches!(result, Err(StoreError::Duplicate(_))), "{what}: expected Duplicate, got {result:?}");
+}
+
+#[track_caller]
+fn assert_not_found<T: std::fmt::Debug>(result: Result<T, StoreError>, what: &str) {
+    assert!(matches!(result, Err(StoreError::NotFound)), "{what}: expected NotFound, got {result:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// HealthCheck.
+
+async fn ping_round_trips(db: &Db) {
+    db.ping().await.expect("first ping");
+    db.ping().await.expect("second ping");
+    // A ping proves a round trip: it works while other connections are busy too.
+    let (a, b) = tokio::join!(db.ping(), db.ping());
+    a.expect("concurrent ping a");
+    b.expect("concurrent ping b");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Users and plans.
+
+async fn users_round_trip(db: &Db) {
+    let web = new_user(db, web_user("ann@example.com", T0)).await;
+    let agent1 = new_user(db, agent_user(T0 + 1)).await;
+    // Accounts without an e-mail never collide with each other.
+    let agent2 = new_user(db, agent_user(T0 + 2)).await;
+
+    for user in [&web, &agent1, &agent2] {
+        assert_eq!(db.user_by_id(user.id).await.unwrap().as_ref(), Some(user));
+    }
+    assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(web.clone()));
+    // E-mails arrive normalised: any spelling finds the account.
+    assert_eq!(db.user_by_email(&email("  ANN@Example.COM ")).await.unwrap(), Some(web));
+
+    assert_eq!(db.user_by_id(UserId::new()).await.unwrap(), None);
+    assert_eq!(db.user_by_email(&email("nobody@example.com")).await.unwrap(), None);
+}
+
+async fn create_user_rejects_duplicates(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+
+    // Same e-mail, another id (and another spelling, normalised by `Email`).
+    let mut twin = web_user("ann@example.com", T0 + 1);
+    twin.email = Some(email("Ann@EXAMPLE.com"));
+    assert_duplicate(db.create_user(&twin).await, "create_user with a taken e-mail");
+    assert_eq!(db.user_by_id(twin.id).await.unwrap(), None, "nothing inserted");
+    assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(ann.clone()));
+
+    // An id reused.
+    let mut reused = web_user("bob@example.com", T0 + 2);
+    reused.id = ann.id;
+    assert_duplicate(db.create_user(&reused).await, "create_user with a reused id");
+    assert_eq!(db.user_by_email(&email("bob@example.com")).await.unwrap(), None, "nothing inserted");
+    assert_eq!(db.user_by_id(ann.id).await.unwrap(), Some(ann));
+}
+
+async fn plans_of_users_and_orgs(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let bob = new_user(db, web_user("bob@example.com", T0)).await;
+    let acme = new_org(db, org(ann.id, "Acme", T0)).await;
+    let other = new_org(db, org(bob.id, "Other", T0)).await;
+
+    assert_eq!(db.plan_of(Owner::User(ann.id)).await.unwrap(), free());
+    assert_eq!(db.plan_of(Owner::Org(acme.id)).await.unwrap(), acme.plan);
+
+    let pro = PlanSettings { plan: Plan::Pro, monthly_limit_override: Some(20_000) };
+    db.set_plan(Owner::User(ann.id), pro).await.unwrap();
+    assert_eq!(db.plan_of(Owner::User(ann.id)).await.unwrap(), pro);
+    assert_eq!(db.user_by_id(ann.id).await.unwrap().unwrap().plan, pro);
+
+    let unlimited = PlanSettings { plan: Plan::Plus, monthly_limit_override: Some(-1) };
+    db.set_plan(Owner::Org(acme.id), unlimited).await.unwrap();
+    assert_eq!(db.plan_of(Owner::Org(acme.id)).await.unwrap(), unlimited);
+    assert_eq!(db.org_by_id(acme.id).await.unwrap().unwrap().plan, unlimited);
+
+    // Clearing the override.
+    db.set_plan(Owner::User(ann.id), free()).await.unwrap();
+    assert_eq!(db.plan_of(Owner::User(ann.id)).await.unwrap(), free());
+
+    // Nobody else changed.
+    assert_eq!(db.plan_of(Owner::User(bob.id)).await.unwrap(), free());
+    assert_eq!(db.plan_of(Owner::Org(other.id)).await.unwrap(), other.plan);
+}
+
+async fn plan_of_unknown_owner_is_not_found(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let pro = PlanSettings { plan: Plan::Pro, monthly_limit_override: None };
+    assert_not_found(db.set_plan(Owner::User(UserId::new()), pro).await, "set_plan of an unknown user");
+    assert_not_found(db.set_plan(Owner::Org(OrgId::new()), pro).await, "set_plan of an unknown org");
+    // An org id that happens to be a user's id is still an unknown org.
+    let as_org = OrgId::parse(&ann.id.to_string()).unwrap();
+    assert_not_found(db.set_plan(Owner::Org(as_org), pro).await, "set_plan of a user id as an org");
+    assert_not_found(db.plan_of(Owner::User(UserId::new())).await, "plan_of an unknown user");
+    assert_not_found(db.plan_of(Owner::Org(OrgId::new())).await, "plan_of an unknown org");
+    assert_eq!(db.plan_of(Owner::User(ann.id)).await.unwrap(), free(), "the existing user kept its plan");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Organizations.
+
+async fn orgs_and_members(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let bob = new_user(db, web_user("bob@example.com", T0)).await;
+    let carl = new_user(db, web_user("carl@example.com", T0)).await;
+
+    // Created newest first, so that "oldest first" is not insertion order.
+    let newer = new_org(db, org(bob.id, "Newer", T0 + 2_000)).await;
+    let older = new_org(db, org(ann.id, "Older", T0 + 1_000)).await;
+
+    assert_eq!(db.org_by_id(older.id).await.unwrap(), Some(older.clone()));
+    assert_eq!(db.org_by_id(newer.id).await.unwrap(), Some(newer.clone()));
+    assert_eq!(db.org_by_id(OrgId::new()).await.unwrap(), None);
+
+    // The owner is the first member.
+    let owner_member =
+        MemberRecord { org_id: older.id, user_id: ann.id, role: "owner".to_owned(), created_at: older.created_at };
+    assert_eq!(db.members(older.id).await.unwrap(), vec![owner_member.clone()]);
+
+    let later = member(older.id, carl.id, T0 + 5_000);
+    let earlier = member(older.id, bob.id, T0 + 3_000);
+    db.add_member(&later).await.unwrap();
+    db.add_member(&earlier).await.unwrap();
+    assert_eq!(db.members(older.id).await.unwrap(), vec![owner_member, earlier, later]);
+    assert_eq!(db.members(OrgId::new()).await.unwrap(), vec![]);
+
+    // Bob owns `newer` and is a member of `older`: oldest first.
+    assert_eq!(db.orgs_of_user(bob.id).await.unwrap(), vec![older.clone(), newer.clone()]);
+    assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![older.clone()]);
+    assert_eq!(db.orgs_of_user(carl.id).await.unwrap(), vec![older]);
+    assert_eq!(db.orgs_of_user(UserId::new()).await.unwrap(), vec![]);
+}
+
+async fn add_member_errors(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let bob = new_user(db, web_user("bob@example.com", T0)).await;
+    let acme = new_org(db, org(ann.id, "Acme", T0)).await;
+    db.add_member(&member(acme.id, bob.id, T0 + 1)).await.unwrap();
+    let before = db.members(acme.id).await.unwrap();
+    assert_eq!(before.len(), 2);
+
+    assert_duplicate(db.add_member(&member(acme.id, bob.id, T0 + 2)).await, "add_member twice");
+    assert_duplicate(db.add_member(&member(acme.id, ann.id, T0 + 2)).await, "add_member of the owner");
+    assert_not_found(db.add_member(&member(OrgId::new(), bob.id, T0 + 2)).await, "add_member to an unknown org");
+    assert_not_found(db.add_member(&member(acme.id, UserId::new(), T0 + 2)).await, "add_member of an unknown user");
+
+    assert_eq!(db.members(acme.id).await.unwrap(), before, "members unchanged");
+}
+
+async fn create_org_errors(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let acme = new_org(db, org(ann.id, "Acme", T0)).await;
+
+    // An id reused.
+    let mut reused = org(ann.id, "Reused", T0 + 1);
+    reused.id = acme.id;
+    assert_duplicate(db.create_org(&reused).await, "create_org with a reused id");
+    assert_eq!(db.org_by_id(acme.id).await.unwrap(), Some(acme.clone()));
+    assert_eq!(db.members(acme.id).await.unwrap().len(), 1);
+
+    // An unknown owner: nothing is inserted, neither the org nor a membership.
+    let orphan = org(UserId::new(), "Orphan", T0 + 2);
+    let result = db.create_org(&orphan).await;
+    assert!(result.is_err(), "create_org with an unknown owner must fail, got {result:?}");
+    assert_eq!(db.org_by_id(orphan.id).await.unwrap(), None);
+    assert_eq!(db.members(orphan.id).await.unwrap(), vec![]);
+    assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![acme]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// API keys.
+
+async fn key_limit(db: &Db) {
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
+
+    let mut live = Vec::new();
+    for i in 0..3 {
+        let k = key(ann, &format!("ann0000{i}"), T0 + i);
+        db.insert_key_within_limit(&k, 3).await.unwrap_or_else(|e| panic!("key {i} within the limit: {e}"));
+        live.push(k);
+    }
+    let over = key(ann, "ann00003", T0 + 10);
+    assert!(matches!(db.insert_key_within_limit(&over, 3).await, Err(StoreError::LimitReached)));
+    assert!(db.live_keys_by_prefix("ann00003").await.unwrap().is_empty(), "nothing inserted");
+    assert_eq!(db.keys_of(ann).await.unwrap().len(), 3);
+
+    // Another owner has its own count.
+    db.insert_key_within_limit(&key(acme, "acme0000", T0), 1).await.unwrap();
+    assert!(matches!(db.insert_key_within_limit(&key(acme, "acme0001", T0 + 1), 1).await, Err(StoreError::LimitReached)));
+
+    // Revoked keys do not count.
+    db.revoke_key(ann, live[0].id, T0 + 20).await.unwrap();
+    db.insert_key_within_limit(&over, 3).await.expect("a revoked key frees a slot");
+    assert!(matches!(
+        db.insert_key_within_limit(&key(ann, "ann00004", T0 + 30), 3).await,
+        Err(StoreError::LimitReached)
+    ));
+    assert_eq!(db.keys_of(ann).await.unwrap().len(), 4, "revoked keys stay listed");
+
+    // A limit of zero admits nothing.
+    let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
+    assert!(matches!(db.insert_key_within_limit(&key(bob, "bob00000", T0), 0).await, Err(StoreError::LimitReached)));
+    assert!(db.keys_of(bob).await.unwrap().is_empty());
+}
+
+async fn keys_of_newest_first_with_revoked(db: &Db) {
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
+
+    // Inserted out of order.
+    let middle = insert_key(db, key(ann, "aaaa0002", T0 + 200)).await;
+    let oldest = insert_key(db, key(ann, "aaaa0001", T0 + 100)).await;
+    let newest = insert_key(db, key(ann, "aaaa0003", T0 + 300)).await;
+    let bobs = insert_key(db, key(bob, "bbbb0001", T0 + 250)).await;
+    let acmes = insert_key(db, key(acme, "cccc0001", T0 + 150)).await;
+
+    db.revoke_key(ann, middle.id, T0 + 400).await.unwrap();
+    let revoked_middle = KeyRecord { revoked_at: Some(T0 + 400), ..middle };
+
+    assert_eq!(db.keys_of(ann).await.unwrap(), vec![newest, revoked_middle, oldest]);
+    assert_eq!(db.keys_of(bob).await.unwrap(), vec![bobs]);
+    assert_eq!(db.keys_of(acme).await.unwrap(), vec![acmes]);
+    assert!(db.keys_of(Owner::User(UserId::new())).await.unwrap().is_empty());
+    // An org sharing the uuid of a user is another owner.
+    let ann_as_org = Owner::Org(OrgId::parse(&ann.user_id().unwrap().to_string()).unwrap());
+    assert!(db.keys_of(ann_as_org).await.unwrap().is_empty());
+}
+
+async fn live_keys_by_prefix_excludes_revoked(db: &Db) {
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
+
+    // Lookup prefixes may collide across keys and owners.
+    let a1 = insert_key(db, key(ann, "deadbeef", T0)).await;
+    let a2 = insert_key(db, key(ann, "deadbeef", T0 + 1)).await;
+    let b1 = insert_key(db, key(bob, "deadbeef", T0 + 2)).await;
+    let other = insert_key(db, key(ann, "cafebabe", T0 + 3)).await;
+    // A longer prefix sharing the start is not a match.
+    insert_key(db, key(ann, "deadbeef0", T0 + 4)).await;
+
+    let set = |keys: Vec<KeyRecord>| keys.into_iter().map(|k| (k.id, k)).collect::<std::collections::BTreeMap<_, _>>();
+    let all = set(vec![a1.clone(), a2.clone(), b1.clone()]);
+    assert_eq!(set(db.live_keys_by_prefix("deadbeef").await.unwrap()), all);
+    assert_eq!(db.live_keys_by_prefix("cafebabe").await.unwrap(), vec![other.clone()]);
+    assert!(db.live_keys_by_prefix("deadbee").await.unwrap().is_empty());
+    assert!(db.live_keys_by_prefix("00000000").await.unwrap().is_empty());
+
+    db.revoke_key(ann, a2.id, T0 + 10).await.unwrap();
+    db.revoke_key(ann, other.id, T0 + 10).await.unwrap();
+    assert_eq!(set(db.live_keys_by_prefix("deadbeef").await.unwrap()), set(vec![a1, b1]));
+    assert!(db.live_keys_by_prefix("cafebabe").await.unwrap().is_empty());
+}
+
+async fn revoke_key_errors(db: &Db) {
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
+    let anns = insert_key(db, key(ann, "aaaa0001", T0)).await;
+    let acmes = insert_key(db, key(acme, "cccc0001", T0)).await;
+
+    assert_not_found(db.revoke_key(ann, KeyId::new(), T0 + 1).await, "revoke an unknown key");
+    assert_not_found(db.revoke_key(bob, anns.id, T0 + 1).await, "revoke another user's key");
+    // The org's key is not its owner's, nor the other way round.
+    assert_not_found(db.revoke_key(ann, acmes.id, T0 + 1).await, "revoke an org key as its owner user");
+    assert_not_found(db.revoke_key(acme, anns.id, T0 + 1).await, "revoke a user key as an org");
+    assert_eq!(db.keys_of(ann).await.unwrap(), vec![anns.clone()], "still live");
+    assert_eq!(db.live_keys_by_prefix("aaaa0001").await.unwrap(), vec![anns.clone()]);
+
+    db.revoke_key(ann, anns.id, T0 + 5).await.unwrap();
+    db.revoke_key(acme, acmes.id, T0 + 6).await.unwrap();
+    assert_not_found(db.revoke_key(ann, anns.id, T0 + 7).await, "revoke an already revoked key");
+    assert_eq!(
+        db.keys_of(ann).await.unwrap()[0].revoked_at,
+        Some(T0 + 5),
+        "the second revocation did not move the revocation time"
+    );
+    assert_eq!(db.keys_of(acme).await.unwrap()[0].revoked_at, Some(T0 + 6));
+}
+
+async fn concurrent_key_limit(db: &Db) {
+    const CALLS: usize = 20;
+    const MAX_LIVE: u32 = 5;
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
+    insert_key(db, key(bob, "bbbb0000", T0)).await;
+
+    let shared = common::shared(db);
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(CALLS));
+    let tasks: Vec<_> = (0..CALLS)
+        .map(|i| {
+            let db = shared.clone();
+            let barrier = barrier.clone();
+            let k = key(ann, &format!("conc{i:04}"), T0 + i as i64);
+            tokio::spawn(async move {
+                barrier.wait().await;
+                db.insert_key_within_limit(&k, MAX_LIVE).await.map(|()| k.id)
+            })
+        })
+        .collect();
+
+    let mut inserted = BTreeSet::new();
+    let mut refused = 0;
+    for task in tasks {
+        match task.await.expect("task panicked") {
+            Ok(id) => {
+                inserted.insert(id);
+            }
+            Err(StoreError::LimitReached) => refused += 1,
+            Err(e) => panic!("insert_key_within_limit under concurrency must succeed or be LimitReached, got {e:?}"),
+        }
+    }
+    assert_eq!(inserted.len(), MAX_LIVE as usize, "exactly max_live calls pass");
+    assert_eq!(refused, CALLS - MAX_LIVE as usize);
+
+    let stored = db.keys_of(ann).await.unwrap();
+    assert_eq!(ids(&stored).into_iter().collect::<BTreeSet<_>>(), inserted, "exactly the winners are stored");
+    assert_eq!(db.keys_of(bob).await.unwrap().len(), 1, "another owner is untouched");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Web sessions.
+
+async fn web_sessions_expire(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let s = web_session("token-hash-1", ann.id, T0 + 1_000);
+    db.insert_web_session(&s).await.unwrap();
+
+    assert_eq!(db.web_session("token-hash-1", T0).await.unwrap(), Some(s.clone()));
+    assert_eq!(db.web_session("token-hash-1", T0 + 999).await.unwrap(), Some(s.clone()), "valid until expires_at");
+    assert_eq!(db.web_session("token-hash-1", T0 + 1_000).await.unwrap(), None, "expired at expires_at");
+    assert_eq!(db.web_session("token-hash-1", T0 + 50_000).await.unwrap(), None, "expired after");
+    assert_eq!(db.web_session("unknown", T0).await.unwrap(), None);
+    // Looking at an expired session does not delete it.
+    assert_eq!(db.web_session("token-hash-1", T0 + 1).await.unwrap(), Some(s));
+}
+
+async fn delete_web_session_is_idempotent(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let gone = web_session("token-hash-gone", ann.id, T0 + 1_000);
+    let kept = web_session("token-hash-kept", ann.id, T0 + 1_000);
+    db.insert_web_session(&gone).await.unwrap();
+    db.insert_web_session(&kept).await.unwrap();
+
+    db.delete_web_session("token-hash-gone").await.unwrap();
+    assert_eq!(db.web_session("token-hash-gone", T0).await.unwrap(), None);
+    db.delete_web_session("token-hash-gone").await.expect("deleting twice is not an error");
+    db.delete_web_session("never-existed").await.expect("deleting an unknown session is not an error");
+    assert_eq!(db.web_session("token-hash-kept", T0).await.unwrap(), Some(kept), "other sessions stay");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent handoffs.
+
+async fn handoff_and_wrong_codes(db: &Db) {
+    let agent = new_user(db, agent_user(T0)).await;
+    let h = handoff("handoff-1", agent.id, T0 + 60_000);
+    db.insert_handoff(&h).await.unwrap();
+    let other = handoff("handoff-2", agent.id, T0 + 60_000);
+    db.insert_handoff(&other).await.unwrap();
+
+    assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(h.clone()));
+    assert_eq!(db.handoff("unknown").await.unwrap(), None);
+
+    for n in 1..=3 {
+        let after = db.record_wrong_code("handoff-1").await.unwrap();
+        assert_eq!(after, HandoffRecord { wrong_codes: n, ..h.clone() }, "the record as it is after {n} wrong codes");
+    }
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, 3);
+    assert_eq!(db.handoff("handoff-2").await.unwrap(), Some(other), "another handoff is untouched");
+
+    assert_not_found(db.record_wrong_code("unknown").await, "record_wrong_code for an unknown token");
+}
+
+async fn concurrent_wrong_codes(db: &Db) {
+    const CALLS: u32 = 12;
+    let agent = new_user(db, agent_user(T0)).await;
+    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000)).await.unwrap();
+
+    let shared = common::shared(db);
+    let tasks: Vec<_> = (0..CALLS)
+        .map(|_| {
+            let db = shared.clone();
+            tokio::spawn(async move { db.record_wrong_code("handoff-1").await })
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    for task in tasks {
+        seen.insert(task.await.expect("task panicked").expect("record_wrong_code").wrong_codes);
+    }
+    // Each call added exactly one and saw its own increment.
+    assert_eq!(seen, (1..=CALLS).collect::<BTreeSet<_>>());
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, CALLS);
+}
+
+async fn claim_handoff_makes_a_web_user(db: &Db) {
+    let agent = new_user(db, agent_user(T0)).await;
+    let h = handoff("handoff-1", agent.id, T0 + 60_000);
+    db.insert_handoff(&h).await.unwrap();
+    // Wrong codes below the maximum do not prevent the claim.
+    for _ in 1..MAX_WRONG_CODES {
+        db.record_wrong_code("handoff-1").await.unwrap();
+    }
+
+    let now = T0 + 30_000;
+    let claimed_by = db.claim_handoff("handoff-1", &email("Op@Example.com"), "$argon2id$operator", now).await.unwrap();
+    assert_eq!(claimed_by, agent.id);
+
+    let user = db.user_by_id(agent.id).await.unwrap().unwrap();
+    assert_eq!(
+        user,
+        UserRecord {
+            kind: UserKind::Web,
+            email: Some(email("op@example.com")),
+            password_hash: Some("$argon2id$operator".to_owned()),
+            ..agent.clone()
+        },
+        "same account, now a web user; name, plan and creation time kept"
+    );
+    assert_eq!(db.user_by_email(&email("op@example.com")).await.unwrap(), Some(user));
+    assert_eq!(
+        db.handoff("handoff-1").await.unwrap(),
+        Some(HandoffRecord { claimed_at: Some(now), wrong_codes: MAX_WRONG_CODES - 1, ..h })
+    );
+
+    // Claimed once, for ever.
+    assert_not_found(
+        db.claim_handoff("handoff-1", &email("again@example.com"), "$argon2id$again", now + 1).await,
+        "claim_handoff of a claimed handoff",
+    );
+    assert_eq!(db.user_by_email(&email("again@example.com")).await.unwrap(), None);
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().claimed_at, Some(now));
+}
+
+async fn claim_handoff_refuses_unknown_and_expired(db: &Db) {
+    let agent = new_user(db, agent_user(T0)).await;
+    let expires = T0 + 60_000;
+    let h = handoff("handoff-1", agent.id, expires);
+    db.insert_handoff(&h).await.unwrap();
+
+    assert_not_found(
+        db.claim_handoff("unknown", &email("op@example.com"), "$argon2id$op", T0).await,
+        "claim_handoff of an unknown token",
+    );
+    assert_not_found(
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", expires).await,
+        "claim_handoff at expires_at",
+    );
+    assert_not_found(
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", expires + 1_000).await,
+        "claim_handoff after expiry",
+    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(h), "handoff unchanged");
+    assert_eq!(db.user_by_id(agent.id).await.unwrap(), Some(agent.clone()), "user unchanged");
+    assert_eq!(db.user_by_email(&email("op@example.com")).await.unwrap(), None);
+
+    // One millisecond before expiry it still works.
+    assert_eq!(
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", expires - 1).await.unwrap(),
+        agent.id
+    );
+}
+
+async fn claim_handoff_refuses_disabled(db: &Db) {
+    let agent = new_user(db, agent_user(T0)).await;
+    let h = handoff("handoff-1", agent.id, T0 + 60_000);
+    db.insert_handoff(&h).await.unwrap();
+    let mut last = None;
+    for _ in 0..MAX_WRONG_CODES {
+        last = Some(db.record_wrong_code("handoff-1").await.unwrap());
+    }
+    assert_eq!(last.unwrap().wrong_codes, MAX_WRONG_CODES);
+
+    assert_not_found(
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", T0 + 1).await,
+        "claim_handoff of a disabled handoff",
+    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(HandoffRecord { wrong_codes: MAX_WRONG_CODES, ..h }));
+    assert_eq!(db.user_by_id(agent.id).await.unwrap(), Some(agent), "user unchanged");
+
+    // Wrong codes keep counting past the maximum, and the link stays disabled.
+    assert_eq!(db.record_wrong_code("handoff-1").await.unwrap().wrong_codes, MAX_WRONG_CODES + 1);
+    assert_not_found(
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", T0 + 2).await,
+        "claim_handoff of a disabled handoff",
+    );
+}
+
+async fn claim_handoff_taken_email_changes_nothing(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let agent = new_user(db, agent_user(T0)).await;
+    let h = handoff("handoff-1", agent.id, T0 + 60_000);
+    db.insert_handoff(&h).await.unwrap();
+
+    assert_duplicate(
+        db.claim_handoff("handoff-1", &email("ANN@example.com"), "$argon2id$op", T0 + 1).await,
+        "claim_handoff with a taken e-mail",
+    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(h), "the handoff stays unclaimed");
+    assert_eq!(db.user_by_id(agent.id).await.unwrap(), Some(agent.clone()), "the agent is unchanged");
+    assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(ann), "the e-mail's owner is unchanged");
+
+    // The link is still usable with a free e-mail.
+    assert_eq!(db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", T0 + 2).await.unwrap(), agent.id);
+    assert_eq!(db.user_by_email(&email("op@example.com")).await.unwrap().unwrap().id, agent.id);
+}
+
+async fn concurrent_claims_have_one_winner(db: &Db) {
+    const CALLS: usize = 10;
+    let agent = new_user(db, agent_user(T0)).await;
+    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000)).await.unwrap();
+
+    let shared = common::shared(db);
+    let tasks: Vec<_> = (0..CALLS)
+        .map(|i| {
+            let db = shared.clone();
+            let address = email(&format!("op{i}@example.com"));
+            tokio::spawn(async move {
+                let r = db.claim_handoff("handoff-1", &address, "$argon2id$op", T0 + 1).await;
+                (address, r)
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for task in tasks {
+        match task.await.expect("task panicked") {
+            (address, Ok(id)) => {
+                assert_eq!(id, agent.id);
+                winners.push(address);
+            }
+            (_, Err(StoreError::NotFound)) => {}
+            (_, Err(e)) => panic!("concurrent claim_handoff must succeed or be NotFound, got {e:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one claim wins: {winners:?}");
+    assert_eq!(db.user_by_id(agent.id).await.unwrap().unwrap().email.as_ref(), Some(&winners[0]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Promotions.
+
+async fn promo_codes(db: &Db) {
+    let mut raw = RawConn::open(db).await;
+    let launch = PromoCodeRecord {
+        code: "LAUNCH".to_owned(),
+        name: "Launch week".to_owned(),
+        ops: 1_000,
+        expires_at: Some(T0 + 86_400_000),
+        created_at: T0,
+    };
+    let forever = PromoCodeRecord { code: "FOREVER".to_owned(), name: "No end".to_owned(), ops: 5, expires_at: None, created_at: T0 };
+    db.create_promo_code(&launch).await.unwrap();
+    db.create_promo_code(&forever).await.unwrap();
+    assert_eq!(raw.promo_code("LAUNCH").await, Some(launch.clone()));
+    assert_eq!(raw.promo_code("FOREVER").await, Some(forever));
+
+    let again = PromoCodeRecord { name: "Relaunch".to_owned(), ops: 9_999, ..launch.clone() };
+    assert_duplicate(db.create_promo_code(&again).await, "create_promo_code with an existing code");
+    assert_eq!(raw.promo_code("LAUNCH").await, Some(launch), "the existing code is unchanged");
+}
+
+async fn promo_grants(db: &Db) {
+    let mut raw = RawConn::open(db).await;
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
+    db.create_promo_code(&PromoCodeRecord {
+        code: "LAUNCH".to_owned(),
+        name: "Launch week".to_owned(),
+        ops: 1_000,
+        expires_at: None,
+        created_at: T0,
+    })
+    .await
+    .unwrap();
+
+    let grant = |id: &str, owner: Owner, code: Option<&str>| PromoGrantRecord {
+        redemption_id: id.to_owned(),
+        owner,
+        name: "Launch week".to_owned(),
+        code: code.map(str::to_owned),
+        ops_granted: 1_000,
+        ops_remaining: 750,
+        expires_at: Some(T0 + 1_000),
+        created_at: T0,
+    };
+    let first = grant("r1", ann, Some("LAUNCH"));
+    db.insert_promo_grant(&first).await.unwrap();
+    assert_eq!(raw.promo_grant("r1").await, Some(first.clone()));
+
+    // Another owner may redeem the same code; grants without a code never collide.
+    db.insert_promo_grant(&grant("r2", acme, Some("LAUNCH"))).await.unwrap();
+    let manual = PromoGrantRecord { expires_at: None, ..grant("r3", ann, None) };
+    db.insert_promo_grant(&manual).await.unwrap();
+    db.insert_promo_grant(&grant("r4", ann, None)).await.unwrap();
+    assert_eq!(raw.promo_grant("r3").await, Some(manual));
+    assert_eq!(raw.count_owned("promo_grants", ann).await, 3);
+    assert_eq!(raw.count_owned("promo_grants", acme).await, 1);
+
+    // A code is redeemed at most once per account (schema rule), and redemption ids are unique.
+    assert_duplicate(db.insert_promo_grant(&grant("r5", ann, Some("LAUNCH"))).await, "redeeming a code twice");
+    assert_duplicate(db.insert_promo_grant(&grant("r1", acme, None)).await, "a reused redemption id");
+    assert_eq!(raw.promo_grant("r5").await, None);
+    assert_eq!(raw.promo_grant("r1").await, Some(first), "the first grant is unchanged");
+    assert_eq!(raw.count_owned("promo_grants", ann).await, 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions (documents).
+
+async fn list_sessions_is_owner_scoped(db: &Db) {
+    let ann = Owner::User(UserId::new());
+    let bob = Owner::User(UserId::new());
+    let acme = Owner::Org(OrgId::new());
+    assert!(db.list_sessions(ann).await.unwrap().is_empty());
+
+    let summary = |id: &str, title: Option<&str>, updated_at: Millis| SessionSummary {
+        session_id: id.to_owned(),
+        title: title.map(str::to_owned),
+        created_at: T0,
+        updated_at,
+        version_id: title.map(|t| format!("v-{t}")),
+        section_count: updated_at - T0,
+    };
+    let a_old = summary("contract-a", Some("Ann's old"), T0 + 100);
+    let a_new = summary("contract-b", None, T0 + 300);
+    let a_mid = summary("shared-id", Some("Ann's shared"), T0 + 200);
+    let b_shared = summary("shared-id", Some("Bob's shared"), T0 + 900);
+    let c_only = summary("org-doc", Some("Acme's"), T0 + 500);
+
+    let mut raw = RawConn::open(db).await;
+    for (owner, s) in [(ann, &a_old), (ann, &a_new), (ann, &a_mid), (bob, &b_shared), (acme, &c_only)] {
+        raw.insert_session(owner, s).await;
+    }
+
+    assert_eq!(db.list_sessions(ann).await.unwrap(), vec![a_new, a_mid, a_old], "most recently updated first");
+    assert_eq!(db.list_sessions(bob).await.unwrap(), vec![b_shared], "the same session id, another owner's row");
+    assert_eq!(db.list_sessions(acme).await.unwrap(), vec![c_only]);
+    assert!(db.list_sessions(Owner::User(UserId::new())).await.unwrap().is_empty());
+    // An org with the uuid of a user is another owner.
+    let ann_as_org = Owner::Org(OrgId::parse(&ann.user_id().unwrap().to_string()).unwrap());
+    assert!(db.list_sessions(ann_as_org).await.unwrap().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Migrations.
+
+async fn migrations_are_reversible(db: &Db) {
+    let before = new_user(db, web_user("ann@example.com", T0)).await;
+    insert_key(db, key(Owner::User(before.id), "aaaa0001", T0)).await;
+
+    db.revert_all_migrations().await.expect("revert every migration");
+    db.ping().await.expect("the database itself is still there");
+    let gone = db.user_by_id(before.id).await;
+    assert!(gone.is_err(), "no users table after reverting every migration, got {gone:?}");
+
+    db.run_pending_migrations().await.expect("re-apply every migration");
+    db.run_pending_migrations().await.expect("nothing pending is not an error");
+
+    // Fresh, empty and fully working again.
+    assert_eq!(db.user_by_id(before.id).await.unwrap(), None);
+    assert!(db.live_keys_by_prefix("aaaa0001").await.unwrap().is_empty());
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(ann.clone()));
+    assert_duplicate(db.create_user(&web_user("ann@example.com", T0)).await, "unique e-mail after re-migration");
+    let acme = new_org(db, org(ann.id, "Acme", T0)).await;
+    assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![acme]);
+    let k = key(Owner::User(ann.id), "aaaa0002", T0);
+    db.insert_key_within_limit(&k, 1).await.unwrap();
+    assert!(matches!(
+        db.insert_key_within_limit(&key(Owner::User(ann.id), "aaaa0003", T0), 1).await,
+        Err(StoreError::LimitReached)
+    ));
+    assert_eq!(db.keys_of(Owner::User(ann.id)).await.unwrap(), vec![k]);
+    let mut raw = RawConn::open(db).await;
+    raw.insert_session(Owner::User(ann.id), &SessionSummary {
+        session_id: "s".to_owned(),
+        title: None,
+        created_at: T0,
+        updated_at: T0,
+        version_id: None,
+        section_count: 0,
+    })
+    .await;
+    assert_eq!(db.list_sessions(Owner::User(ann.id)).await.unwrap().len(), 1);
+}
