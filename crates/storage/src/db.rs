@@ -106,7 +106,7 @@ impl Db {
                     // WAL lets readers run beside the one writer; the busy timeout makes a
                     // writer wait for another (this process or `redline admin`) instead of failing.
                     conn.batch_execute(
-                        "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 10000; \
+                        "PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; \
                          PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
                     )
                     .await

@@ -1,0 +1,114 @@
+//! Configuration: `REDLINE_*` environment variables, typed once at start-up and passed down
+//! (never a global). Defaults are those of decisions.md §1 and §10.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+
+/// Everything the binary can be told.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub bind: SocketAddr,
+    pub data_dir: PathBuf,
+    pub database_url: String,
+    pub public_base_url: String,
+    pub max_body_bytes: u64,
+    pub signup_cooldown: Duration,
+    pub handoff_ttl: Duration,
+    pub http_workers: usize,
+    pub db_connections: usize,
+    pub contact_email: String,
+    pub shutdown_timeout: Duration,
+    /// `json` for one JSON object per log line, anything else for readable text.
+    pub log_format: String,
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> anyhow::Result<Self> {
+        let vars: HashMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("REDLINE_")).collect();
+        Self::from_vars(&vars)
+    }
+
+    /// Reads a map of variables (tests pass their own).
+    pub fn from_vars(vars: &HashMap<String, String>) -> anyhow::Result<Self> {
+        let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+        fn num<T: std::str::FromStr>(name: &str, value: Option<&str>, default: T) -> anyhow::Result<T> {
+            match value {
+                None => Ok(default),
+                Some(v) => v.parse().map_err(|_| anyhow!("{name}={v:?} is not a valid number")),
+            }
+        }
+        let bind: SocketAddr = get("REDLINE_BIND")
+            .unwrap_or("127.0.0.1:8080")
+            .parse()
+            .context("REDLINE_BIND must be host:port, e.g. 127.0.0.1:8080")?;
+        let data_dir = PathBuf::from(get("REDLINE_DATA_DIR").unwrap_or("./data"));
+        let database_url = match get("REDLINE_DATABASE_URL") {
+            Some(url) => url.to_owned(),
+            None => format!("sqlite://{}", data_dir.join("redline.db").display()),
+        };
+        let public_base_url = get("REDLINE_PUBLIC_BASE_URL")
+            .map(|u| u.trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| format!("http://{bind}"));
+        let workers = num("REDLINE_HTTP_WORKERS", get("REDLINE_HTTP_WORKERS"), cores())?;
+        Ok(Self {
+            bind,
+            database_url,
+            public_base_url,
+            max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
+            signup_cooldown: Duration::from_secs(num("REDLINE_SIGNUP_COOLDOWN_SECS", get("REDLINE_SIGNUP_COOLDOWN_SECS"), 10)?),
+            handoff_ttl: Duration::from_secs(num("REDLINE_HANDOFF_TTL_SECS", get("REDLINE_HANDOFF_TTL_SECS"), 86_400)?),
+            http_workers: workers,
+            db_connections: num("REDLINE_DB_CONNECTIONS", get("REDLINE_DB_CONNECTIONS"), 16)?,
+            contact_email: get("REDLINE_CONTACT_EMAIL").unwrap_or("support@redline.invalid").to_owned(),
+            shutdown_timeout: Duration::from_secs(num("REDLINE_SHUTDOWN_TIMEOUT_SECS", get("REDLINE_SHUTDOWN_TIMEOUT_SECS"), 10)?),
+            log_format: get("REDLINE_LOG_FORMAT").unwrap_or("text").to_owned(),
+            data_dir,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let c = Config::from_vars(&HashMap::new()).unwrap();
+        assert_eq!(c.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.database_url, "sqlite://./data/redline.db");
+        assert_eq!(c.public_base_url, "http://127.0.0.1:8080");
+        assert_eq!(c.max_body_bytes, 104_857_600);
+        assert_eq!(c.signup_cooldown, Duration::from_secs(10));
+
+        let vars: HashMap<String, String> = [
+            ("REDLINE_BIND", "0.0.0.0:9000"),
+            ("REDLINE_DATA_DIR", "/tmp/x"),
+            ("REDLINE_MAX_BODY_BYTES", "1048576"),
+            ("REDLINE_PUBLIC_BASE_URL", "https://redline.example/"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let c = Config::from_vars(&vars).unwrap();
+        assert_eq!(c.database_url, "sqlite:///tmp/x/redline.db");
+        assert_eq!(c.max_body_bytes, 1_048_576);
+        assert_eq!(c.public_base_url, "https://redline.example");
+    }
+
+    #[test]
+    fn bad_values_are_reported() {
+        let vars: HashMap<String, String> =
+            [("REDLINE_MAX_BODY_BYTES".to_owned(), "lots".to_owned())].into_iter().collect();
+        let err = Config::from_vars(&vars).unwrap_err().to_string();
+        assert!(err.contains("REDLINE_MAX_BODY_BYTES"), "{err}");
+    }
+}

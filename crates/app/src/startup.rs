@@ -1,0 +1,87 @@
+//! Start-up as an object: `Application::build(config)` opens the database, wires the use
+//! cases and binds the listener; `run_until_stopped` serves until SIGTERM/SIGINT and drains.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use anyhow::Context;
+use redline_core::identity::IdentityConfig;
+use redline_core::sessions::Sessions;
+use redline_core::Identity;
+use redline_http::metrics::Metrics;
+use redline_http::{AppState, HttpConfig};
+use redline_ports::SystemClock;
+use redline_storage::{Db, DbConfig};
+
+use crate::config::Config;
+
+/// The services every entry point (server and CLI) works with.
+pub struct Services {
+    pub db: Arc<Db>,
+    pub identity: Arc<Identity>,
+    pub sessions: Arc<Sessions>,
+}
+
+impl Services {
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        let mut db_config = DbConfig::new(config.database_url.clone());
+        db_config.max_connections = config.db_connections;
+        let db = Arc::new(Db::open(&db_config).await.context("cannot open the database")?);
+        let identity_config = IdentityConfig {
+            handoff_ttl_ms: millis(config.handoff_ttl),
+            signup_cooldown_ms: millis(config.signup_cooldown),
+            public_base_url: config.public_base_url.clone(),
+            ..IdentityConfig::default()
+        };
+        let identity = Arc::new(Identity::new(db.clone(), Arc::new(SystemClock), identity_config));
+        let sessions = Arc::new(Sessions::new(db.clone()));
+        Ok(Self { db, identity, sessions })
+    }
+}
+
+fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+pub struct Application {
+    port: u16,
+    server: actix_web::dev::Server,
+}
+
+impl Application {
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("cannot create the data folder {}", config.data_dir.display()))?;
+        let services = Services::open(&config).await?;
+        let listener = TcpListener::bind(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
+        let port = listener.local_addr()?.port();
+        let state = Arc::new(AppState {
+            identity: services.identity,
+            sessions: services.sessions,
+            health: services.db.clone(),
+            metrics: Arc::new(Metrics::default()),
+            config: HttpConfig {
+                max_body_bytes: config.max_body_bytes,
+                contact_email: config.contact_email.clone(),
+                public_base_url: config.public_base_url.clone(),
+            },
+        });
+        let server = redline_http::server(listener, state, config.http_workers, config.shutdown_timeout)?;
+        tracing::info!(
+            port,
+            database = services.db.backend_name(),
+            data_dir = %config.data_dir.display(),
+            "redline is listening"
+        );
+        Ok(Self { port, server })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until a stop signal; in-flight requests are drained.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}

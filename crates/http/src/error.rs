@@ -1,0 +1,204 @@
+//! The one place where failures become HTTP responses.
+//!
+//! Every use-case error is mapped with an exhaustive `match` (no catch-all that would turn a
+//! failure into a 400); 5xx bodies are fixed texts and the cause goes only to the log.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use redline_core::identity::AuthFailure;
+use redline_core::IdentityError;
+use redline_ports::StoreError;
+use serde_json::{json, Value};
+
+use crate::validation::ValidationItem;
+
+/// The detail of a missing `Authorization` header (decisions.md §2).
+pub const MISSING_HEADER_DETAIL: &str = "Missing Authorization header. Expected 'Authorization: Bearer <API_KEY>'";
+/// The detail of a header that is not `Bearer <key>`.
+pub const NOT_BEARER_DETAIL: &str = "Invalid Authorization header format. Expected 'Authorization: Bearer <API_KEY>'";
+/// The detail of an unknown or revoked key.
+pub const INVALID_KEY_DETAIL: &str = "Invalid API key";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("validation failed")]
+    Validation(Vec<ValidationItem>),
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("gone: {0}")]
+    Gone(String),
+    #[error("too large")]
+    PayloadTooLarge { request_bytes: u64, max_bytes: u64, contact_email: String, support_event_id: String },
+    #[error("unsupported media type: {0}")]
+    UnsupportedMediaType(String),
+    #[error("too many requests: {detail}")]
+    TooManyRequests { detail: String, retry_after_secs: u64 },
+    #[error("service unavailable: {0}")]
+    Unavailable(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+fn mb(bytes: u64) -> f64 {
+    // Two decimals are plenty for a size shown to a person.
+    ((bytes as f64) / 1_048_576.0 * 100.0).round() / 100.0
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Gone(_) => StatusCode::GONE,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let status = self.status_code();
+        let body: Value = match self {
+            ApiError::Validation(items) => json!({ "detail": items }),
+            ApiError::BadRequest(d)
+            | ApiError::Unauthorized(d)
+            | ApiError::Forbidden(d)
+            | ApiError::NotFound(d)
+            | ApiError::Conflict(d)
+            | ApiError::Gone(d)
+            | ApiError::UnsupportedMediaType(d) => json!({ "detail": d }),
+            ApiError::TooManyRequests { detail, .. } => json!({ "detail": detail }),
+            ApiError::PayloadTooLarge { request_bytes, max_bytes, contact_email, support_event_id } => json!({
+                "detail": format!(
+                    "Request body too large: {} MB exceeds the {} MB limit.",
+                    mb(*request_bytes),
+                    mb(*max_bytes)
+                ),
+                "error_code": "request_too_large",
+                "message_user": "This request is too large to process. Split it into smaller requests and try again.",
+                "request_size_mb": mb(*request_bytes),
+                "max_size_mb": mb(*max_bytes),
+                "suggested_action": "split_request",
+                "contact_email": contact_email,
+                "support_event_id": support_event_id,
+            }),
+            ApiError::Unavailable(cause) => {
+                tracing::warn!(cause = %cause, "service unavailable");
+                json!({ "detail": "Service temporarily unavailable, please retry shortly." })
+            }
+            ApiError::Internal(cause) => {
+                tracing::error!(cause = %cause, "internal error");
+                json!({ "detail": "Internal server error" })
+            }
+        };
+        let mut response = HttpResponse::build(status).json(body);
+        match self {
+            ApiError::Unauthorized(_) => {
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ApiError::TooManyRequests { retry_after_secs, .. } => {
+                if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
+                    response.headers_mut().insert(header::RETRY_AFTER, v);
+                }
+            }
+            ApiError::Unavailable(_) => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            ApiError::PayloadTooLarge { .. } => {
+                // The rest of an oversized body is not read: the connection cannot be reused.
+                response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+impl From<Vec<ValidationItem>> for ApiError {
+    fn from(items: Vec<ValidationItem>) -> Self {
+        ApiError::Validation(items)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unavailable(cause) => ApiError::Unavailable(cause),
+            StoreError::NotFound => ApiError::NotFound("Not found".to_owned()),
+            StoreError::Duplicate(cause) | StoreError::Other(cause) => ApiError::Internal(cause),
+            StoreError::LimitReached => ApiError::Internal("limit reached outside a limit check".to_owned()),
+        }
+    }
+}
+
+/// The 401 of an authentication failure.
+pub fn unauthorized(failure: AuthFailure) -> ApiError {
+    ApiError::Unauthorized(
+        match failure {
+            AuthFailure::MissingHeader => MISSING_HEADER_DETAIL,
+            AuthFailure::NotBearer => NOT_BEARER_DETAIL,
+            AuthFailure::InvalidKey => INVALID_KEY_DETAIL,
+            AuthFailure::InvalidToken => "Invalid or expired session token. Sign in to the web app again.",
+            AuthFailure::ApiKeyNotAccepted => {
+                "API keys are not accepted on /v1/users/*: use a web-app session token (POST /v1/auth/login)."
+            }
+        }
+        .to_owned(),
+    )
+}
+
+impl From<IdentityError> for ApiError {
+    fn from(e: IdentityError) -> Self {
+        match e {
+            IdentityError::Auth(failure) => unauthorized(failure),
+            IdentityError::EmailTaken => ApiError::Conflict("An account with this email already exists.".to_owned()),
+            IdentityError::InvalidCredentials => ApiError::Unauthorized("Invalid email or password.".to_owned()),
+            IdentityError::KeyLimit { max } => ApiError::Conflict(format!(
+                "API key limit reached: your plan allows {max} active keys. Revoke a key or upgrade your plan."
+            )),
+            IdentityError::NotFound(what) => ApiError::NotFound(format!("{} not found", capitalise(what))),
+            IdentityError::Forbidden(why) => ApiError::Forbidden(why.to_owned()),
+            IdentityError::Conflict(why) => ApiError::Conflict(why.to_owned()),
+            IdentityError::Cooldown { retry_after_secs } => ApiError::TooManyRequests {
+                detail: format!("Too many signups from this address. Retry after {retry_after_secs} seconds."),
+                retry_after_secs,
+            },
+            IdentityError::HandoffNotFound => ApiError::NotFound("Handoff link not found or expired".to_owned()),
+            IdentityError::HandoffDisabled => {
+                ApiError::Gone("This handoff link was disabled after too many wrong codes and can never be used again.".to_owned())
+            }
+            IdentityError::WrongCode { attempts_left } => ApiError::Forbidden(if attempts_left == 0 {
+                "Wrong code. 0 attempts left: the link is now disabled.".to_owned()
+            } else {
+                format!("Wrong code. {attempts_left} attempts left.")
+            }),
+            IdentityError::Store(e) => e.into(),
+            IdentityError::Hashing(cause) => ApiError::Internal(cause),
+        }
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

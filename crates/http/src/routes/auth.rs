@@ -1,0 +1,136 @@
+//! Web-app accounts: `POST /v1/auth/signup`, `/login`, `/logout` (decisions.md §2).
+
+use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
+use actix_web::{web, HttpRequest, HttpResponse};
+use redline_domain::time_util::iso8601;
+use redline_domain::{Email, Password};
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use crate::auth::{session_credential, SESSION_COOKIE};
+use crate::body::JsonBody;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::validation::Fields;
+
+/// Lifetime of the session cookie: that of the session token (decisions.md §2, 30 days).
+const SESSION_COOKIE_MAX_AGE_SECS: i64 = 30 * 24 * 3600;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/auth/signup", web::post().to(signup))
+        .route("/v1/auth/login", web::post().to(login))
+        .route("/v1/auth/logout", web::post().to(logout));
+}
+
+/// `{email, password}` of signup and login.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct Credentials {
+    /// An e-mail address.
+    email: String,
+    /// At least 8 characters.
+    password: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UserCreated {
+    pub user_id: String,
+    pub email: String,
+    pub subscription_tier: String,
+    pub created_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct LoginResponse {
+    /// The web-app session token (`ws_` + 43 base64url characters), also set as an
+    /// HttpOnly cookie. Send it as `Authorization: Bearer <token>` to `/v1/users/*`.
+    pub token: String,
+    pub token_type: String,
+    pub expires_at: String,
+    pub user_id: String,
+    pub email: String,
+}
+
+fn parse_credentials(body: &serde_json::Value, check_password: bool) -> ApiResult<(String, String)> {
+    let mut f = Fields::body(body)?;
+    let email = f.required_str("email");
+    let password = f.required_secret("password");
+    if let Some(e) = email {
+        if check_password && Email::parse(e).is_err() {
+            f.problem("email", "value_error", "value is not a valid email address", json!(e));
+        }
+    }
+    if let Some(p) = password {
+        if check_password {
+            if let Err(e) = Password::parse(p) {
+                let kind = match e {
+                    redline_domain::account::PasswordError::TooShort => "string_too_short",
+                    redline_domain::account::PasswordError::TooLong => "string_too_long",
+                };
+                f.problem("password", kind, e.to_string(), serde_json::Value::Null);
+            }
+        }
+    }
+    f.finish()?;
+    Ok((email.unwrap_or_default().to_owned(), password.unwrap_or_default().to_owned()))
+}
+
+/// Creates a web-app account on the free plan.
+#[utoipa::path(post, path = "/v1/auth/signup", tag = "auth", request_body = Credentials,
+    responses(
+        (status = 201, body = UserCreated),
+        (status = 409, description = "Email already registered", body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn signup(state: web::Data<AppState>, body: JsonBody) -> ApiResult<HttpResponse> {
+    let (email, password) = parse_credentials(&body.0, true)?;
+    let email = Email::parse(&email).map_err(|_| ApiError::Internal("email validated twice".into()))?;
+    let password = Password::parse(&password).map_err(|_| ApiError::Internal("password validated twice".into()))?;
+    let user = state.identity.web_signup(email, password).await?;
+    Ok(HttpResponse::Created().json(UserCreated {
+        user_id: user.id.to_string(),
+        email: user.email.map(|e| e.to_string()).unwrap_or_default(),
+        subscription_tier: user.plan.plan.to_string(),
+        created_at: iso8601(user.created_at),
+    }))
+}
+
+fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<'static> {
+    Cookie::build(SESSION_COOKIE, value)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(state.config.public_base_url.starts_with("https://"))
+        .max_age(CookieDuration::seconds(max_age_secs))
+        .finish()
+}
+
+/// Signs in: returns a session token and sets it as a cookie.
+#[utoipa::path(post, path = "/v1/auth/login", tag = "auth", request_body = Credentials,
+    responses(
+        (status = 200, body = LoginResponse),
+        (status = 401, description = "Wrong email or password", body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn login(state: web::Data<AppState>, body: JsonBody) -> ApiResult<HttpResponse> {
+    let (email, password) = parse_credentials(&body.0, false)?;
+    let login = state.identity.login(&email, &password).await?;
+    let cookie = session_cookie(&state, login.token.clone(), SESSION_COOKIE_MAX_AGE_SECS);
+    Ok(HttpResponse::Ok().cookie(cookie).json(LoginResponse {
+        token: login.token,
+        token_type: "bearer".to_owned(),
+        expires_at: iso8601(login.expires_at),
+        user_id: login.user.id.to_string(),
+        email: login.user.email.map(|e| e.to_string()).unwrap_or_default(),
+    }))
+}
+
+/// Ends the session at once (token from the header or the cookie).
+#[utoipa::path(post, path = "/v1/auth/logout", tag = "auth",
+    responses((status = 204, description = "Signed out"), (status = 401, body = crate::openapi::ErrorBody)))]
+pub async fn logout(state: web::Data<AppState>, req: HttpRequest) -> ApiResult<HttpResponse> {
+    let (token, _) = session_credential(&req)?;
+    state.identity.logout(&token).await?;
+    Ok(HttpResponse::NoContent().cookie(session_cookie(&state, String::new(), 0)).finish())
+}

@@ -1,0 +1,63 @@
+//! Operational endpoints: health, readiness, metrics, the OpenAPI document and its viewer.
+
+use actix_web::{web, HttpResponse};
+use serde_json::json;
+
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz))
+        .route("/metrics", web::get().to(metrics))
+        .route("/openapi.json", web::get().to(openapi))
+        .route("/docs", web::get().to(docs));
+}
+
+/// The process is up (no dependency is checked).
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// The process can serve: the database answered just now.
+async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    match state.health.ping().await {
+        Ok(()) => HttpResponse::Ok().json(json!({"status": "ready", "database": "ok"})),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            HttpResponse::ServiceUnavailable().json(json!({"status": "unavailable", "database": "unreachable"}))
+        }
+    }
+}
+
+async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(state.metrics.render())
+}
+
+async fn openapi() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(crate::openapi::document_json())
+}
+
+/// Interactive documentation of `/openapi.json` (the viewer's script is loaded by the
+/// browser from its CDN; the service itself ships no JavaScript).
+async fn docs() -> HttpResponse {
+    HttpResponse::Ok().content_type("text/html; charset=utf-8").body(
+        r#"<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Redline API</title>
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+</head>
+<body>
+  <script id="api-reference" data-url="/openapi.json"></script>
+  <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script>
+  <noscript>The machine-readable description is at <a href="/openapi.json">/openapi.json</a>.</noscript>
+</body>
+</html>
+"#,
+    )
+}

@@ -1,0 +1,324 @@
+//! `/v1/users/*`: the signed-in web-app user, their API keys and organizations. Web-app
+//! session tokens only; an API key here is a 401 (interface.md Authentication 7).
+
+use actix_web::{web, HttpResponse};
+use redline_domain::keys::redact_prefix;
+use redline_domain::time_util::iso8601;
+use redline_domain::{Email, KeyId, OrgId, Owner};
+use redline_ports::records::{KeyRecord, MemberRecord, OrgRecord};
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use crate::auth::WebUser;
+use crate::body::JsonBody;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::validation::Fields;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/users/me", web::get().to(me))
+        .route("/v1/users/me/api-keys", web::get().to(list_keys))
+        .route("/v1/users/me/api-keys", web::post().to(create_key))
+        .route("/v1/users/me/api-keys/{key_id}", web::delete().to(revoke_key))
+        .route("/v1/users/me/organizations", web::get().to(list_orgs))
+        .route("/v1/users/me/organizations", web::post().to(create_org))
+        .route("/v1/users/me/organizations/{org_id}", web::get().to(get_org))
+        .route("/v1/users/me/organizations/{org_id}/members", web::get().to(list_members))
+        .route("/v1/users/me/organizations/{org_id}/members", web::post().to(add_member))
+        .route("/v1/users/me/organizations/{org_id}/api-keys", web::get().to(list_org_keys))
+        .route("/v1/users/me/organizations/{org_id}/api-keys", web::post().to(create_org_key))
+        .route("/v1/users/me/organizations/{org_id}/api-keys/{key_id}", web::delete().to(revoke_org_key));
+}
+
+const NAME_MAX: usize = 200;
+
+#[derive(Serialize, ToSchema)]
+pub struct OrgMembership {
+    pub org_id: String,
+    pub name: String,
+    pub role: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Me {
+    pub user_id: String,
+    pub email: Option<String>,
+    pub name: Option<String>,
+    pub subscription_tier: String,
+    pub created_at: String,
+    pub organizations: Vec<OrgMembership>,
+}
+
+/// A key as listed: never the key itself, only its redacted form.
+#[derive(Serialize, ToSchema)]
+pub struct KeyInfo {
+    pub key_id: String,
+    pub name: String,
+    /// The first characters of the key, e.g. `sk_1a2b3c4d…`.
+    pub key_preview: String,
+    pub created_at: String,
+    pub revoked: bool,
+    pub revoked_at: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct KeyList {
+    pub keys: Vec<KeyInfo>,
+    pub total: usize,
+}
+
+/// A key just created: the only time the key itself is shown.
+#[derive(Serialize, ToSchema)]
+pub struct CreatedKey {
+    pub key_id: String,
+    pub name: String,
+    /// The API key. Store it now: it cannot be shown again.
+    pub api_key: String,
+    pub key_preview: String,
+    pub created_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct OrgInfo {
+    pub org_id: String,
+    pub name: String,
+    pub owner_user_id: String,
+    pub subscription_tier: String,
+    pub created_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MemberInfo {
+    pub user_id: String,
+    pub role: String,
+    pub created_at: String,
+}
+
+fn key_info(k: KeyRecord) -> KeyInfo {
+    KeyInfo {
+        key_id: k.id.to_string(),
+        name: k.name,
+        key_preview: redact_prefix(&k.lookup_prefix),
+        created_at: iso8601(k.created_at),
+        revoked: k.revoked_at.is_some(),
+        revoked_at: k.revoked_at.map(iso8601),
+    }
+}
+
+fn org_info(o: OrgRecord) -> OrgInfo {
+    OrgInfo {
+        org_id: o.id.to_string(),
+        name: o.name,
+        owner_user_id: o.owner_user_id.to_string(),
+        subscription_tier: o.plan.plan.to_string(),
+        created_at: iso8601(o.created_at),
+    }
+}
+
+fn member_info(m: MemberRecord) -> MemberInfo {
+    MemberInfo { user_id: m.user_id.to_string(), role: m.role, created_at: iso8601(m.created_at) }
+}
+
+fn key_name(body: &serde_json::Value) -> ApiResult<String> {
+    let mut f = Fields::optional_body(body)?;
+    let name = f.optional_bounded_str("name", NAME_MAX).map(str::trim).map(str::to_owned);
+    f.finish()?;
+    Ok(name.filter(|n| !n.is_empty()).unwrap_or_else(|| "default".to_owned()))
+}
+
+fn parse_key_id(raw: &str) -> ApiResult<KeyId> {
+    KeyId::parse(raw).ok_or_else(|| ApiError::NotFound("API key not found".to_owned()))
+}
+
+fn parse_org_id(raw: &str) -> ApiResult<OrgId> {
+    OrgId::parse(raw).ok_or_else(|| ApiError::NotFound("Organization not found".to_owned()))
+}
+
+/// The signed-in user.
+#[utoipa::path(get, path = "/v1/users/me", tag = "users", security(("session" = [])),
+    responses((status = 200, body = Me), (status = 401, body = crate::openapi::ErrorBody)))]
+pub async fn me(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
+    let user = web_user.user;
+    let mut organizations = Vec::new();
+    for org in state.identity.orgs_of(user.id).await? {
+        let role = state
+            .identity
+            .org_for_member(user.id, org.id)
+            .await
+            .map(|(_, m)| m.role)
+            .unwrap_or_else(|_| "member".to_owned());
+        organizations.push(OrgMembership { org_id: org.id.to_string(), name: org.name, role });
+    }
+    Ok(HttpResponse::Ok().json(Me {
+        user_id: user.id.to_string(),
+        email: user.email.map(|e| e.to_string()),
+        name: user.name,
+        subscription_tier: user.plan.plan.to_string(),
+        created_at: iso8601(user.created_at),
+        organizations,
+    }))
+}
+
+async fn keys_response(state: &AppState, owner: Owner) -> ApiResult<HttpResponse> {
+    let keys: Vec<KeyInfo> = state.identity.list_keys(owner).await?.into_iter().map(key_info).collect();
+    Ok(HttpResponse::Ok().json(KeyList { total: keys.len(), keys }))
+}
+
+async fn create_key_response(state: &AppState, owner: Owner, body: &serde_json::Value) -> ApiResult<HttpResponse> {
+    let name = key_name(body)?;
+    let created = state.identity.create_key(owner, &name).await?;
+    Ok(HttpResponse::Created().json(CreatedKey {
+        key_id: created.record.id.to_string(),
+        name: created.record.name,
+        api_key: created.key.expose().to_owned(),
+        key_preview: created.key.redacted(),
+        created_at: iso8601(created.record.created_at),
+    }))
+}
+
+/// The user's API keys, newest first, revoked ones included (redacted).
+#[utoipa::path(get, path = "/v1/users/me/api-keys", tag = "users", security(("session" = [])),
+    responses((status = 200, body = KeyList), (status = 401, body = crate::openapi::ErrorBody)))]
+pub async fn list_keys(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
+    keys_response(&state, Owner::User(web_user.user.id)).await
+}
+
+/// Creates an API key; the body holds the key once.
+#[utoipa::path(post, path = "/v1/users/me/api-keys", tag = "users", security(("session" = [])),
+    request_body(content = Object, description = "`{name?}`"),
+    responses(
+        (status = 201, body = CreatedKey),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 409, description = "Plan's key limit reached (Free 5, others 25)", body = crate::openapi::ErrorBody),
+    ))]
+pub async fn create_key(state: web::Data<AppState>, web_user: WebUser, body: JsonBody) -> ApiResult<HttpResponse> {
+    create_key_response(&state, Owner::User(web_user.user.id), &body.0).await
+}
+
+/// Revokes a key, permanently.
+#[utoipa::path(delete, path = "/v1/users/me/api-keys/{key_id}", tag = "users", security(("session" = [])),
+    params(("key_id" = String, Path)),
+    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn revoke_key(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let key = parse_key_id(&path)?;
+    state.identity.revoke_key(Owner::User(web_user.user.id), key).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The organizations the user belongs to.
+#[utoipa::path(get, path = "/v1/users/me/organizations", tag = "organizations", security(("session" = [])),
+    responses((status = 200, body = Vec<OrgInfo>), (status = 401, body = crate::openapi::ErrorBody)))]
+pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
+    let orgs: Vec<OrgInfo> = state.identity.orgs_of(web_user.user.id).await?.into_iter().map(org_info).collect();
+    Ok(HttpResponse::Ok().json(json!({ "organizations": orgs, "total": orgs.len() })))
+}
+
+/// Creates an organization with the user as its owner.
+#[utoipa::path(post, path = "/v1/users/me/organizations", tag = "organizations", security(("session" = [])),
+    request_body(content = Object, description = "`{name}`"),
+    responses((status = 201, body = OrgInfo), (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn create_org(state: web::Data<AppState>, web_user: WebUser, body: JsonBody) -> ApiResult<HttpResponse> {
+    let mut f = Fields::body(&body.0)?;
+    let name = f.required_str("name").map(str::trim);
+    match name {
+        Some("") => f.problem("name", "string_too_short", "String should have at least 1 character", json!("")),
+        Some(n) if n.chars().count() > NAME_MAX => {
+            f.problem("name", "string_too_long", format!("String should have at most {NAME_MAX} characters"), json!(n))
+        }
+        _ => {}
+    }
+    f.finish()?;
+    let org = state.identity.create_org(web_user.user.id, name.unwrap_or_default()).await?;
+    Ok(HttpResponse::Created().json(org_info(org)))
+}
+
+/// One organization of the user.
+#[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}", tag = "organizations", security(("session" = [])),
+    params(("org_id" = String, Path)),
+    responses((status = 200, body = OrgInfo), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn get_org(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let (org, _) = state.identity.org_for_member(web_user.user.id, parse_org_id(&path)?).await?;
+    Ok(HttpResponse::Ok().json(org_info(org)))
+}
+
+/// Members of an organization of the user.
+#[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
+    params(("org_id" = String, Path)),
+    responses((status = 200, body = Vec<MemberInfo>), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn list_members(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let members: Vec<MemberInfo> = state
+        .identity
+        .members(web_user.user.id, parse_org_id(&path)?)
+        .await?
+        .into_iter()
+        .map(member_info)
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({ "members": members, "total": members.len() })))
+}
+
+/// Adds an existing user (by e-mail) to the organization. Owners and admins only.
+#[utoipa::path(post, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
+    params(("org_id" = String, Path)),
+    request_body(content = Object, description = "`{email, role?: \"member\"|\"admin\"}`"),
+    responses((status = 201, body = MemberInfo), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
+pub async fn add_member(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<String>,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let org = parse_org_id(&path)?;
+    let mut f = Fields::body(&body.0)?;
+    let email = f.required_str("email");
+    let role = f.optional_literal("role", &["member", "admin"]).unwrap_or("member");
+    let parsed = email.and_then(|e| Email::parse(e).ok());
+    if let (Some(e), None) = (email, &parsed) {
+        f.problem("email", "value_error", "value is not a valid email address", json!(e));
+    }
+    f.finish()?;
+    let email = parsed.ok_or_else(|| ApiError::Internal("email validated twice".into()))?;
+    let member = state.identity.add_member(web_user.user.id, org, &email, role).await?;
+    Ok(HttpResponse::Created().json(member_info(member)))
+}
+
+/// The organization's keys (owners and admins).
+#[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/api-keys", tag = "organizations", security(("session" = [])),
+    params(("org_id" = String, Path)),
+    responses((status = 200, body = KeyList), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn list_org_keys(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let owner = state.identity.org_admin(web_user.user.id, parse_org_id(&path)?).await?;
+    keys_response(&state, owner).await
+}
+
+/// Creates an organization key (`lce_…`); it acts for the organization.
+#[utoipa::path(post, path = "/v1/users/me/organizations/{org_id}/api-keys", tag = "organizations", security(("session" = [])),
+    params(("org_id" = String, Path)),
+    request_body(content = Object, description = "`{name?}`"),
+    responses((status = 201, body = CreatedKey), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
+pub async fn create_org_key(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<String>,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let owner = state.identity.org_admin(web_user.user.id, parse_org_id(&path)?).await?;
+    create_key_response(&state, owner, &body.0).await
+}
+
+/// Revokes an organization key, permanently.
+#[utoipa::path(delete, path = "/v1/users/me/organizations/{org_id}/api-keys/{key_id}", tag = "organizations", security(("session" = [])),
+    params(("org_id" = String, Path), ("key_id" = String, Path)),
+    responses((status = 204), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn revoke_org_key(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<(String, String)>,
+) -> ApiResult<HttpResponse> {
+    let (org, key) = path.into_inner();
+    let owner = state.identity.org_admin(web_user.user.id, parse_org_id(&org)?).await?;
+    state.identity.revoke_key(owner, parse_key_id(&key)?).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

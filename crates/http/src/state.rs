@@ -1,0 +1,40 @@
+//! What every handler can reach.
+
+use std::sync::Arc;
+
+use redline_core::sessions::Sessions;
+use redline_core::Identity;
+use redline_ports::HealthCheck;
+
+use crate::metrics::Metrics;
+
+/// Settings of the HTTP shell.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Request bodies above this are answered with the 413 JSON (interface.md Details 7).
+    pub max_body_bytes: u64,
+    /// Shown in 413 bodies.
+    pub contact_email: String,
+    /// The public origin of the service (scheme://host[:port]); cookie-authenticated writes
+    /// must come from it.
+    pub public_base_url: String,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 104_857_600,
+            contact_email: "support@redline.invalid".to_owned(),
+            public_base_url: "http://127.0.0.1:8080".to_owned(),
+        }
+    }
+}
+
+/// Shared state of the handlers.
+pub struct AppState {
+    pub identity: Arc<Identity>,
+    pub sessions: Arc<Sessions>,
+    pub health: Arc<dyn HealthCheck>,
+    pub metrics: Arc<Metrics>,
+    pub config: HttpConfig,
+}
