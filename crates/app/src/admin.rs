@@ -80,8 +80,12 @@ pub struct OwnerArgs {
 impl OwnerArgs {
     fn owner(&self) -> anyhow::Result<Owner> {
         match (&self.user_id, &self.org_id) {
-            (Some(u), None) => UserId::parse(u).map(Owner::User).ok_or_else(|| anyhow!("--user-id {u:?} is not a valid id")),
-            (None, Some(o)) => OrgId::parse(o).map(Owner::Org).ok_or_else(|| anyhow!("--org-id {o:?} is not a valid id")),
+            (Some(u), None) => {
+                UserId::parse(u).map(Owner::User).ok_or_else(|| anyhow!("--user-id {u:?} is not a valid id"))
+            }
+            (None, Some(o)) => {
+                OrgId::parse(o).map(Owner::Org).ok_or_else(|| anyhow!("--org-id {o:?} is not a valid id"))
+            }
             _ => bail!("give exactly one of --user-id and --org-id"),
         }
     }

@@ -64,12 +64,20 @@ impl Config {
             database_url,
             public_base_url,
             max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
-            signup_cooldown: Duration::from_secs(num("REDLINE_SIGNUP_COOLDOWN_SECS", get("REDLINE_SIGNUP_COOLDOWN_SECS"), 10)?),
+            signup_cooldown: Duration::from_secs(num(
+                "REDLINE_SIGNUP_COOLDOWN_SECS",
+                get("REDLINE_SIGNUP_COOLDOWN_SECS"),
+                10,
+            )?),
             handoff_ttl: Duration::from_secs(num("REDLINE_HANDOFF_TTL_SECS", get("REDLINE_HANDOFF_TTL_SECS"), 86_400)?),
             http_workers: workers,
             db_connections: num("REDLINE_DB_CONNECTIONS", get("REDLINE_DB_CONNECTIONS"), 16)?,
             contact_email: get("REDLINE_CONTACT_EMAIL").unwrap_or("support@redline.invalid").to_owned(),
-            shutdown_timeout: Duration::from_secs(num("REDLINE_SHUTDOWN_TIMEOUT_SECS", get("REDLINE_SHUTDOWN_TIMEOUT_SECS"), 10)?),
+            shutdown_timeout: Duration::from_secs(num(
+                "REDLINE_SHUTDOWN_TIMEOUT_SECS",
+                get("REDLINE_SHUTDOWN_TIMEOUT_SECS"),
+                10,
+            )?),
             log_format: get("REDLINE_LOG_FORMAT").unwrap_or("text").to_owned(),
             data_dir,
         })

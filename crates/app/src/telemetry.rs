@@ -9,6 +9,7 @@ pub fn init(format: &str) {
         .or_else(|| std::env::var("RUST_LOG").ok())
         .and_then(|f| EnvFilter::try_new(f).ok())
         .unwrap_or_else(|| EnvFilter::new("info,actix_server=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi);
     let _ = if format == "json" { builder.json().try_init() } else { builder.try_init() };
 }

@@ -334,7 +334,13 @@ impl Identity {
     }
 
     /// Adds the user with `email` to the organization; only its owner or an admin may.
-    pub async fn add_member(&self, actor: UserId, org: OrgId, email: &Email, role: &str) -> IdentityResult<MemberRecord> {
+    pub async fn add_member(
+        &self,
+        actor: UserId,
+        org: OrgId,
+        email: &Email,
+        role: &str,
+    ) -> IdentityResult<MemberRecord> {
         let (_, me) = self.org_for_member(actor, org).await?;
         if me.role != "owner" && me.role != "admin" {
             return Err(IdentityError::Forbidden("only an owner or admin of the organization can add members"));
@@ -371,14 +377,15 @@ impl Identity {
         Ok(settings)
     }
 
-    pub async fn create_promo_code(&self, code: &str, name: &str, ops: i64, expires_at: Option<Millis>) -> IdentityResult<()> {
-        let record = PromoCodeRecord {
-            code: code.to_owned(),
-            name: name.to_owned(),
-            ops,
-            expires_at,
-            created_at: self.now(),
-        };
+    pub async fn create_promo_code(
+        &self,
+        code: &str,
+        name: &str,
+        ops: i64,
+        expires_at: Option<Millis>,
+    ) -> IdentityResult<()> {
+        let record =
+            PromoCodeRecord { code: code.to_owned(), name: name.to_owned(), ops, expires_at, created_at: self.now() };
         match self.store.create_promo_code(&record).await {
             Ok(()) => Ok(()),
             Err(StoreError::Duplicate(_)) => Err(IdentityError::Conflict("a promotion with this code exists")),
@@ -387,7 +394,13 @@ impl Identity {
     }
 
     /// Grants promotion operations to an account directly.
-    pub async fn grant_promo(&self, owner: Owner, name: &str, ops: i64, expires_at: Option<Millis>) -> IdentityResult<String> {
+    pub async fn grant_promo(
+        &self,
+        owner: Owner,
+        name: &str,
+        ops: i64,
+        expires_at: Option<Millis>,
+    ) -> IdentityResult<String> {
         self.store.plan_of(owner).await.map_err(not_found("account"))?;
         let grant = PromoGrantRecord {
             redemption_id: format!("red_{}", KeyId::new().as_uuid().simple()),
@@ -429,7 +442,9 @@ impl Identity {
     /// Starts a handoff of the agent account behind `principal`.
     pub async fn start_handoff(&self, principal: &Principal) -> IdentityResult<HandoffStarted> {
         let Owner::User(user_id) = principal.owner else {
-            return Err(IdentityError::Forbidden("a handoff is started with the agent's own user key, not an organization key"));
+            return Err(IdentityError::Forbidden(
+                "a handoff is started with the agent's own user key, not an organization key",
+            ));
         };
         let user = self.store.user_by_id(user_id).await?.ok_or(IdentityError::NotFound("user"))?;
         if user.kind != UserKind::Agent {
@@ -453,11 +468,8 @@ impl Identity {
     }
 
     async fn usable_handoff(&self, token: &str) -> IdentityResult<HandoffRecord> {
-        let record = self
-            .store
-            .handoff(&secrets::sha256_hex(token.as_bytes()))
-            .await?
-            .ok_or(IdentityError::HandoffNotFound)?;
+        let record =
+            self.store.handoff(&secrets::sha256_hex(token.as_bytes())).await?.ok_or(IdentityError::HandoffNotFound)?;
         state_of(&record).usable(self.now()).map_err(refusal)?;
         Ok(record)
     }
@@ -475,7 +487,13 @@ impl Identity {
 
     /// Claims the agent account with the code: it becomes a web-app user with this e-mail
     /// and password; its keys keep working.
-    pub async fn claim_handoff(&self, token: &str, code: &str, email: Email, password: Password) -> IdentityResult<UserId> {
+    pub async fn claim_handoff(
+        &self,
+        token: &str,
+        code: &str,
+        email: Email,
+        password: Password,
+    ) -> IdentityResult<UserId> {
         let record = self.usable_handoff(token).await?;
         if !secrets::ct_eq(&code_hash(token, code), &record.code_hash) {
             let after = self.store.record_wrong_code(&record.token_hash).await.map_err(|e| match e {
@@ -491,7 +509,11 @@ impl Identity {
             Err(StoreError::NotFound) => {
                 // Lost a race with another claim or with the last wrong code.
                 let record = self.store.handoff(&record.token_hash).await?.ok_or(IdentityError::HandoffNotFound)?;
-                Err(state_of(&record).usable(self.now()).map_err(refusal).err().unwrap_or(IdentityError::HandoffNotFound))
+                Err(state_of(&record)
+                    .usable(self.now())
+                    .map_err(refusal)
+                    .err()
+                    .unwrap_or(IdentityError::HandoffNotFound))
             }
             Err(e) => Err(e.into()),
         }
@@ -510,7 +532,11 @@ fn not_found(what: &'static str) -> impl Fn(StoreError) -> IdentityError {
 }
 
 fn state_of(record: &HandoffRecord) -> HandoffState {
-    HandoffState { expires_at_ms: record.expires_at, wrong_codes: record.wrong_codes, claimed: record.claimed_at.is_some() }
+    HandoffState {
+        expires_at_ms: record.expires_at,
+        wrong_codes: record.wrong_codes,
+        claimed: record.claimed_at.is_some(),
+    }
 }
 
 fn refusal(r: HandoffRefusal) -> IdentityError {
@@ -541,9 +567,7 @@ pub fn bearer_token(value: &str) -> Option<&str> {
 pub fn is_session_token_shaped(token: &str) -> bool {
     token.len() == SESSION_TOKEN_PREFIX.len() + 43
         && token.starts_with(SESSION_TOKEN_PREFIX)
-        && token[SESSION_TOKEN_PREFIX.len()..]
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && token[SESSION_TOKEN_PREFIX.len()..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 #[cfg(test)]

@@ -52,10 +52,7 @@ pub fn ct_eq(a: &str, b: &str) -> bool {
 pub async fn hash_secret(secret: String) -> Result<String, String> {
     tokio::task::spawn_blocking(move || {
         let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(secret.as_bytes(), &salt)
-            .map(|h| h.to_string())
-            .map_err(|e| e.to_string())
+        Argon2::default().hash_password(secret.as_bytes(), &salt).map(|h| h.to_string()).map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| e.to_string())?
@@ -80,10 +77,7 @@ pub async fn verify_nothing(secret: String) -> bool {
     tokio::task::spawn_blocking(move || {
         let phc = DUMMY.get_or_init(|| {
             let salt = SaltString::generate(&mut OsRng);
-            Argon2::default()
-                .hash_password(b"redline-dummy-secret", &salt)
-                .map(|h| h.to_string())
-                .unwrap_or_default()
+            Argon2::default().hash_password(b"redline-dummy-secret", &salt).map(|h| h.to_string()).unwrap_or_default()
         });
         if let Ok(parsed) = PasswordHash::new(phc) {
             let _ = Argon2::default().verify_password(secret.as_bytes(), &parsed);

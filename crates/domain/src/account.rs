@@ -123,10 +123,7 @@ impl FromStr for Plan {
     type Err = UnknownPlan;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Plan::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
-            .ok_or_else(|| UnknownPlan(s.to_owned()))
+        Plan::ALL.into_iter().find(|p| p.as_str() == s).ok_or_else(|| UnknownPlan(s.to_owned()))
     }
 }
 

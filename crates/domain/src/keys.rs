@@ -45,14 +45,9 @@ impl ApiKey {
         } else {
             return None;
         };
-        let valid = hex.len() == SECRET_HEX_LEN
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        valid.then(|| Self {
-            kind,
-            text: s.to_owned(),
-        })
+        let valid =
+            hex.len() == SECRET_HEX_LEN && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        valid.then(|| Self { kind, text: s.to_owned() })
     }
 
     /// Builds a key from 16 random bytes (the caller supplies the randomness).
@@ -113,8 +108,16 @@ mod tests {
     fn formats() {
         assert_eq!(ApiKey::parse(&format!("sk_{}", "a".repeat(32))).unwrap().kind(), KeyKind::User);
         assert_eq!(ApiKey::parse(&format!("lce_{}", "0".repeat(32))).unwrap().kind(), KeyKind::Org);
-        for bad in ["", "nonsense", "sk_", &format!("sk_{}", "g".repeat(32)), &format!("sk_{}", "A".repeat(32)),
-            &format!("sk_{}", "a".repeat(31)), &format!("sk_{}", "a".repeat(33)), &format!("pk_{}", "a".repeat(32))] {
+        for bad in [
+            "",
+            "nonsense",
+            "sk_",
+            &format!("sk_{}", "g".repeat(32)),
+            &format!("sk_{}", "A".repeat(32)),
+            &format!("sk_{}", "a".repeat(31)),
+            &format!("sk_{}", "a".repeat(33)),
+            &format!("pk_{}", "a".repeat(32)),
+        ] {
             assert!(ApiKey::parse(bad).is_none(), "{bad}");
         }
     }

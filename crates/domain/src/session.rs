@@ -30,10 +30,7 @@ impl SessionId {
         if s.chars().count() > SESSION_ID_MAX_LEN {
             return Err(SessionIdError::TooLong);
         }
-        if !s
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-        {
+        if !s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
             return Err(SessionIdError::Pattern);
         }
         Ok(Self(s.to_owned()))

@@ -2,7 +2,7 @@
 //! API key only, one that takes [`WebUser`] with a web-app session only.
 
 use actix_web::dev::Payload;
-use actix_web::http::{header, Method};
+use actix_web::http::header;
 use actix_web::web::Data;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
@@ -17,9 +17,7 @@ use crate::state::AppState;
 pub const SESSION_COOKIE: &str = "redline_session";
 
 fn state(req: &HttpRequest) -> Result<Data<AppState>, ApiError> {
-    req.app_data::<Data<AppState>>()
-        .cloned()
-        .ok_or_else(|| ApiError::Internal("application state missing".to_owned()))
+    req.app_data::<Data<AppState>>().cloned().ok_or_else(|| ApiError::Internal("application state missing".to_owned()))
 }
 
 /// The caller of an API-key endpoint.
@@ -32,10 +30,8 @@ impl FromRequest for ApiPrincipal {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = state(req);
         // A header that is not visible ASCII cannot be `Bearer <key>`.
-        let header = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
+        let header =
+            req.headers().get(header::AUTHORIZATION).map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
         Box::pin(async move {
             let state = state?;
             Ok(ApiPrincipal(state.identity.authenticate_header(header.as_deref()).await?))
@@ -49,38 +45,44 @@ pub struct WebUser {
     pub token: String,
 }
 
-/// The session credential of a request: `Authorization: Bearer ws_…`, else the cookie.
+/// The session credential of a request: `Authorization: Bearer ws_…`, else the cookie when
+/// the request comes from the web app itself (see [`from_own_origin`]).
 /// An API key in the header is refused outright (interface.md Authentication 7).
-pub fn session_credential(req: &HttpRequest) -> Result<(String, bool), ApiError> {
+pub fn session_credential(req: &HttpRequest, public_base_url: &str) -> Result<String, ApiError> {
     if let Some(value) = req.headers().get(header::AUTHORIZATION) {
         let value = value.to_str().unwrap_or_default();
         let token = bearer_token(value).ok_or_else(|| unauthorized(AuthFailure::NotBearer))?;
         if token.starts_with("sk_") || token.starts_with("lce_") {
             return Err(unauthorized(AuthFailure::ApiKeyNotAccepted));
         }
-        return Ok((token.to_owned(), false));
+        return Ok(token.to_owned());
     }
     match req.cookie(SESSION_COOKIE) {
-        Some(cookie) => Ok((cookie.value().to_owned(), true)),
-        None => Err(ApiError::Unauthorized(
+        Some(cookie) if from_own_origin(req, public_base_url) => Ok(cookie.value().to_owned()),
+        _ => Err(ApiError::Unauthorized(
             "Not signed in: send 'Authorization: Bearer <session token>' from POST /v1/auth/login.".to_owned(),
         )),
     }
 }
 
-/// Cookie-authenticated writes must come from the service's own origin (CSRF defence).
-fn check_origin(req: &HttpRequest, public_base_url: &str) -> Result<(), ApiError> {
-    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
-        return Ok(());
-    }
-    let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok());
+/// The session cookie is honoured only on requests a browser made from the web app's own
+/// origin: `Origin` equal to the public base URL, or `Sec-Fetch-Site: same-origin`. That is
+/// the CSRF defence for every method (reads included), and it keeps a cookie jar of a
+/// non-browser client (which sends neither header) from authenticating by accident: such
+/// clients send the token as a Bearer credential.
+fn from_own_origin(req: &HttpRequest, public_base_url: &str) -> bool {
     let expected = public_base_url.trim_end_matches('/');
-    match origin {
-        Some(o) if o.eq_ignore_ascii_case(expected) => Ok(()),
-        _ => Err(ApiError::Forbidden(
-            "Cross-origin request refused: cookie-authenticated writes must come from the web app's origin.".to_owned(),
-        )),
-    }
+    let origin_ok = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|o| o.eq_ignore_ascii_case(expected));
+    let fetch_site_ok = req
+        .headers()
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("same-origin"));
+    origin_ok || fetch_site_ok
 }
 
 impl FromRequest for WebUser {
@@ -89,15 +91,10 @@ impl FromRequest for WebUser {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = state(req);
-        let credential = session_credential(req);
-        let origin_ok = match (&state, &credential) {
-            (Ok(s), Ok((_, true))) => check_origin(req, &s.config.public_base_url),
-            _ => Ok(()),
-        };
+        let credential = state.as_ref().map_err(|_| ()).map(|s| session_credential(req, &s.config.public_base_url));
         Box::pin(async move {
             let state = state?;
-            let (token, _) = credential?;
-            origin_ok?;
+            let token = credential.map_err(|_| ApiError::Internal("application state missing".to_owned()))??;
             let user = state.identity.authenticate_session(&token).await?;
             Ok(WebUser { user, token })
         })

@@ -31,15 +31,9 @@ impl FromRequest for JsonBody {
             None => (u64::MAX, String::new()),
         };
         let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
-        let content_type = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .map(|v| v.to_str().unwrap_or("?").to_owned());
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
+        let content_type = req.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or("?").to_owned());
+        let declared =
+            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
         let mut payload = payload.take();
         Box::pin(async move {
             let too_large = |seen: u64| ApiError::PayloadTooLarge {

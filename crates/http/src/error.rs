@@ -181,9 +181,9 @@ impl From<IdentityError> for ApiError {
                 retry_after_secs,
             },
             IdentityError::HandoffNotFound => ApiError::NotFound("Handoff link not found or expired".to_owned()),
-            IdentityError::HandoffDisabled => {
-                ApiError::Gone("This handoff link was disabled after too many wrong codes and can never be used again.".to_owned())
-            }
+            IdentityError::HandoffDisabled => ApiError::Gone(
+                "This handoff link was disabled after too many wrong codes and can never be used again.".to_owned(),
+            ),
             IdentityError::WrongCode { attempts_left } => ApiError::Forbidden(if attempts_left == 0 {
                 "Wrong code. 0 attempts left: the link is now disabled.".to_owned()
             } else {

@@ -30,7 +30,12 @@ async fn not_found() -> HttpResponse {
 
 /// Builds the server on a bound listener. It stops gracefully on SIGTERM/SIGINT (in-flight
 /// requests get `shutdown_timeout` to finish).
-pub fn server(listener: TcpListener, state: Arc<AppState>, workers: usize, shutdown_timeout: Duration) -> std::io::Result<Server> {
+pub fn server(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    workers: usize,
+    shutdown_timeout: Duration,
+) -> std::io::Result<Server> {
     let data = web::Data::from(state);
     let server = HttpServer::new(move || {
         App::new()

@@ -32,8 +32,7 @@ impl Metrics {
             }
         }
         self.count.fetch_add(1, Ordering::Relaxed);
-        self.sum_micros
-            .fetch_add(u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.sum_micros.fetch_add(u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition format (version 0.0.4).
@@ -42,7 +41,12 @@ impl Metrics {
         let _ = writeln!(out, "# HELP redline_http_requests_total HTTP requests answered, by status class.");
         let _ = writeln!(out, "# TYPE redline_http_requests_total counter");
         for (i, counter) in self.by_class.iter().enumerate() {
-            let _ = writeln!(out, "redline_http_requests_total{{status=\"{}xx\"}} {}", i + 1, counter.load(Ordering::Relaxed));
+            let _ = writeln!(
+                out,
+                "redline_http_requests_total{{status=\"{}xx\"}} {}",
+                i + 1,
+                counter.load(Ordering::Relaxed)
+            );
         }
         let _ = writeln!(out, "# HELP redline_http_requests_in_flight HTTP requests being served.");
         let _ = writeln!(out, "# TYPE redline_http_requests_in_flight gauge");

@@ -27,7 +27,10 @@ fn incoming_id(req: &ServiceRequest) -> Option<String> {
     ok.then(|| v.to_owned())
 }
 
-pub async fn observe(req: ServiceRequest, next: Next<impl MessageBody>) -> Result<ServiceResponse<impl MessageBody>, Error> {
+pub async fn observe(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let id = incoming_id(&req).unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string());
     req.extensions_mut().insert(RequestId(id.clone()));
     let metrics = req.app_data::<Data<AppState>>().map(|s| s.metrics.clone());

@@ -34,17 +34,18 @@ impl ValidationItem {
 }
 
 /// The problem with a session id at `loc`, or the parsed id.
-pub fn session_id_at(value: &str, loc: Vec<Value>) -> Result<SessionId, ValidationItem> {
+pub fn session_id_at(value: &str, loc: Vec<Value>) -> Result<SessionId, Box<ValidationItem>> {
     SessionId::parse(value).map_err(|e| {
         let input = Value::String(value.to_owned());
-        match e {
-            SessionIdError::Empty => ValidationItem::new("string_too_short", loc, e.to_string(), input)
-                .with_ctx(json!({"min_length": 1})),
+        Box::new(match e {
+            SessionIdError::Empty => {
+                ValidationItem::new("string_too_short", loc, e.to_string(), input).with_ctx(json!({"min_length": 1}))
+            }
             SessionIdError::TooLong => ValidationItem::new("string_too_long", loc, e.to_string(), input)
                 .with_ctx(json!({"max_length": SESSION_ID_MAX_LEN})),
             SessionIdError::Pattern => ValidationItem::new("string_pattern_mismatch", loc, e.to_string(), input)
                 .with_ctx(json!({"pattern": SESSION_ID_PATTERN})),
-        }
+        })
     })
 }
 
@@ -70,7 +71,9 @@ impl<'a> Fields<'a> {
     pub fn body(value: &'a Value) -> Result<Self, Vec<ValidationItem>> {
         match value {
             Value::Object(object) => Ok(Self { object, root: "body", errors: Vec::new() }),
-            Value::Null => Err(vec![ValidationItem::new("missing", vec![json!("body")], "Field required", Value::Null)]),
+            Value::Null => {
+                Err(vec![ValidationItem::new("missing", vec![json!("body")], "Field required", Value::Null)])
+            }
             other => Err(vec![ValidationItem::new(
                 "model_attributes_type",
                 vec![json!("body")],
@@ -139,7 +142,8 @@ impl<'a> Fields<'a> {
             }
             Some(Value::String(s)) => Some(s.as_str()),
             Some(_) => {
-                let item = ValidationItem::new("string_type", self.loc(field), "Input should be a valid string", Value::Null);
+                let item =
+                    ValidationItem::new("string_type", self.loc(field), "Input should be a valid string", Value::Null);
                 self.push(item);
                 None
             }
@@ -150,7 +154,12 @@ impl<'a> Fields<'a> {
         match v {
             Value::String(s) => Some(s.as_str()),
             other => {
-                let item = ValidationItem::new("string_type", self.loc(field), "Input should be a valid string", other.clone());
+                let item = ValidationItem::new(
+                    "string_type",
+                    self.loc(field),
+                    "Input should be a valid string",
+                    other.clone(),
+                );
                 self.push(item);
                 None
             }
@@ -180,7 +189,7 @@ impl<'a> Fields<'a> {
         match session_id_at(s, self.loc(field)) {
             Ok(id) => Some(id),
             Err(item) => {
-                self.push(item);
+                self.push(*item);
                 None
             }
         }
@@ -211,8 +220,9 @@ impl<'a> Fields<'a> {
             return Some(found);
         }
         let expected = literal_list(allowed);
-        let item = ValidationItem::new("literal_error", self.loc(field), format!("Input should be {expected}"), v.clone())
-            .with_ctx(json!({"expected": expected}));
+        let item =
+            ValidationItem::new("literal_error", self.loc(field), format!("Input should be {expected}"), v.clone())
+                .with_ctx(json!({"expected": expected}));
         self.push(item);
         None
     }
@@ -223,7 +233,8 @@ impl<'a> Fields<'a> {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
             Some(other) => {
-                let item = ValidationItem::new("bool_type", self.loc(field), "Input should be a valid boolean", other.clone());
+                let item =
+                    ValidationItem::new("bool_type", self.loc(field), "Input should be a valid boolean", other.clone());
                 self.push(item);
                 None
             }

@@ -182,7 +182,10 @@ where
 {
     tokio::task::spawn_blocking(move || {
         let mut harness = AsyncMigrationHarness::new(conn);
-        harness.run_pending_migrations(migrations).map(|_| ()).map_err(|e| DbError::Pool(format!("migration failed: {e}")))
+        harness
+            .run_pending_migrations(migrations)
+            .map(|_| ())
+            .map_err(|e| DbError::Pool(format!("migration failed: {e}")))
     })
     .await
     .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?
@@ -239,14 +242,19 @@ macro_rules! with_tx {
                 $crate::db::Backend::Sqlite(pool) => {
                     let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
                     let c: &mut $crate::db::SqliteConn = &mut *guard;
-                    c.immediate_transaction(async |$conn: &mut $crate::db::SqliteConn| -> $crate::error::DbResult<_> { $body })
-                        .await
+                    c.immediate_transaction(async |$conn: &mut $crate::db::SqliteConn| -> $crate::error::DbResult<_> {
+                        $body
+                    })
+                    .await
                 }
                 $crate::db::Backend::Pg(pool) => {
                     let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
                     let c: &mut $crate::db::PgConn = &mut *guard;
-                    diesel_async::AsyncConnection::transaction(c, async |$conn: &mut $crate::db::PgConn| -> $crate::error::DbResult<_> { $body })
-                        .await
+                    diesel_async::AsyncConnection::transaction(
+                        c,
+                        async |$conn: &mut $crate::db::PgConn| -> $crate::error::DbResult<_> { $body },
+                    )
+                    .await
                 }
             }
         })
@@ -272,10 +280,7 @@ impl BackendOps for PgConn {
     async fn lock_owner(&mut self, owner: &str) -> DbResult<()> {
         use diesel::sql_types::Text;
         use diesel_async::RunQueryDsl;
-        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1))")
-            .bind::<Text, _>(owner)
-            .execute(self)
-            .await?;
+        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1))").bind::<Text, _>(owner).execute(self).await?;
         Ok(())
     }
 }

@@ -34,7 +34,9 @@ impl From<DbError> for StoreError {
                 DatabaseErrorKind::ForeignKeyViolation => StoreError::NotFound,
                 DatabaseErrorKind::ClosedConnection => StoreError::Unavailable(info.message().to_owned()),
                 // SQLITE_BUSY after the busy timeout: the database is overloaded, not broken.
-                _ if info.message().contains("database is locked") => StoreError::Unavailable(info.message().to_owned()),
+                _ if info.message().contains("database is locked") => {
+                    StoreError::Unavailable(info.message().to_owned())
+                }
                 _ => StoreError::Other(info.message().to_owned()),
             },
             DbError::Diesel(other) => StoreError::Other(other.to_string()),

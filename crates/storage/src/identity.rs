@@ -21,7 +21,8 @@ fn convert<R, T: TryFrom<R, Error = StoreError>>(rows: Vec<R>) -> Result<Vec<T>,
 impl IdentityStore for Db {
     async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
         let row = UserRow::from(user);
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(users::table).values(&row).execute(conn).await?));
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::insert_into(users::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -121,7 +122,8 @@ impl IdentityStore for Db {
 
     async fn add_member(&self, member: &MemberRecord) -> Result<(), StoreError> {
         let row = MemberRow::from(member);
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(org_members::table).values(&row).execute(conn).await?));
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::insert_into(org_members::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -181,10 +183,7 @@ impl IdentityStore for Db {
         let owner = owner.to_string();
         let key = key.to_string();
         let n: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::update(
-            api_keys::table
-                .find(&key)
-                .filter(api_keys::owner.eq(&owner))
-                .filter(api_keys::revoked_at.is_null())
+            api_keys::table.find(&key).filter(api_keys::owner.eq(&owner)).filter(api_keys::revoked_at.is_null())
         )
         .set(api_keys::revoked_at.eq(now))
         .execute(conn)
@@ -202,7 +201,8 @@ impl IdentityStore for Db {
             created_at: session.created_at,
             expires_at: session.expires_at,
         };
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(web_sessions::table).values(&row).execute(conn).await?));
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::insert_into(web_sessions::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -219,14 +219,16 @@ impl IdentityStore for Db {
     }
 
     async fn delete_web_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::delete(web_sessions::table.find(token_hash)).execute(conn).await?));
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::delete(web_sessions::table.find(token_hash)).execute(conn).await?));
         r?;
         Ok(())
     }
 
     async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError> {
         let row = HandoffRow::from(handoff);
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(handoffs::table).values(&row).execute(conn).await?));
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::insert_into(handoffs::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -301,7 +303,8 @@ impl IdentityStore for Db {
             expires_at: code.expires_at,
             created_at: code.created_at,
         };
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(promo_codes::table).values(&row).execute(conn).await?));
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::insert_into(promo_codes::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -317,7 +320,8 @@ impl IdentityStore for Db {
             expires_at: grant.expires_at,
             created_at: grant.created_at,
         };
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(promo_grants::table).values(&row).execute(conn).await?));
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::insert_into(promo_grants::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }

@@ -124,7 +124,12 @@ pub(crate) struct MemberRow {
 
 impl From<&MemberRecord> for MemberRow {
     fn from(m: &MemberRecord) -> Self {
-        Self { org_id: m.org_id.to_string(), user_id: m.user_id.to_string(), role: m.role.clone(), created_at: m.created_at }
+        Self {
+            org_id: m.org_id.to_string(),
+            user_id: m.user_id.to_string(),
+            role: m.role.clone(),
+            created_at: m.created_at,
+        }
     }
 }
 
@@ -132,7 +137,12 @@ impl TryFrom<MemberRow> for MemberRecord {
     type Error = StoreError;
 
     fn try_from(r: MemberRow) -> Result<Self, StoreError> {
-        Ok(MemberRecord { org_id: org_id(&r.org_id)?, user_id: user_id(&r.user_id)?, role: r.role, created_at: r.created_at })
+        Ok(MemberRecord {
+            org_id: org_id(&r.org_id)?,
+            user_id: user_id(&r.user_id)?,
+            role: r.role,
+            created_at: r.created_at,
+        })
     }
 }
 

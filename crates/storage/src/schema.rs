@@ -102,4 +102,14 @@ diesel::table! {
 }
 
 diesel::joinable!(org_members -> organizations (org_id));
-diesel::allow_tables_to_appear_in_same_query!(users, organizations, org_members, api_keys, web_sessions, handoffs, promo_codes, promo_grants, sessions);
+diesel::allow_tables_to_appear_in_same_query!(
+    users,
+    organizations,
+    org_members,
+    api_keys,
+    web_sessions,
+    handoffs,
+    promo_codes,
+    promo_grants,
+    sessions
+);

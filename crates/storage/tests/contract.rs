@@ -70,10 +70,7 @@ fn email(s: &str) -> Email {
 }
 
 fn free() -> PlanSettings {
-    PlanSettings {
-        plan: Plan::Free,
-        monthly_limit_override: None,
-    }
+    PlanSettings { plan: Plan::Free, monthly_limit_override: None }
 }
 
 fn web_user(address: &str, created_at: Millis) -> UserRecord {
@@ -95,10 +92,7 @@ fn agent_user(created_at: Millis) -> UserRecord {
         email: None,
         password_hash: None,
         name: Some("agent".to_owned()),
-        plan: PlanSettings {
-            plan: Plan::Plus,
-            monthly_limit_override: Some(42),
-        },
+        plan: PlanSettings { plan: Plan::Plus, monthly_limit_override: Some(42) },
         created_at,
     }
 }
@@ -108,21 +102,13 @@ fn org(owner: UserId, name: &str, created_at: Millis) -> OrgRecord {
         id: OrgId::new(),
         name: name.to_owned(),
         owner_user_id: owner,
-        plan: PlanSettings {
-            plan: Plan::Enterprise,
-            monthly_limit_override: None,
-        },
+        plan: PlanSettings { plan: Plan::Enterprise, monthly_limit_override: None },
         created_at,
     }
 }
 
 fn member(org: OrgId, user: UserId, created_at: Millis) -> MemberRecord {
-    MemberRecord {
-        org_id: org,
-        user_id: user,
-        role: "member".to_owned(),
-        created_at,
-    }
+    MemberRecord { org_id: org, user_id: user, role: "member".to_owned(), created_at }
 }
 
 fn key(owner: Owner, prefix: &str, created_at: Millis) -> KeyRecord {
@@ -139,12 +125,7 @@ fn key(owner: Owner, prefix: &str, created_at: Millis) -> KeyRecord {
 }
 
 fn web_session(token: &str, user: UserId, expires_at: Millis) -> WebSessionRecord {
-    WebSessionRecord {
-        token_hash: token.to_owned(),
-        user_id: user,
-        created_at: T0,
-        expires_at,
-    }
+    WebSessionRecord { token_hash: token.to_owned(), user_id: user, created_at: T0, expires_at }
 }
 
 fn handoff(token: &str, user: UserId, expires_at: Millis) -> HandoffRecord {
@@ -170,9 +151,7 @@ async fn new_org(db: &Db, org: OrgRecord) -> OrgRecord {
 }
 
 async fn insert_key(db: &Db, key: KeyRecord) -> KeyRecord {
-    db.insert_key_within_limit(&key, u32::MAX)
-        .await
-        .expect("insert key");
+    db.insert_key_within_limit(&key, u32::MAX).await.expect("insert key");
     key
 }
 
@@ -182,18 +161,12 @@ fn ids(keys: &[KeyRecord]) -> Vec<KeyId> {
 
 #[track_caller]
 fn assert_duplicate<T: std::fmt::Debug>(result: Result<T, StoreError>, what: &str) {
-    assert!(
-        matches!(result, Err(StoreError::Duplicate(_))),
-        "{what}: expected Duplicate, got {result:?}"
-    );
+    assert!(matches!(result, Err(StoreError::Duplicate(_))), "{what}: expected Duplicate, got {result:?}");
 }
 
 #[track_caller]
 fn assert_not_found<T: std::fmt::Debug>(result: Result<T, StoreError>, what: &str) {
-    assert!(
-        matches!(result, Err(StoreError::NotFound)),
-        "{what}: expected NotFound, got {result:?}"
-    );
+    assert!(matches!(result, Err(StoreError::NotFound)), "{what}: expected NotFound, got {result:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,25 +193,12 @@ async fn users_round_trip(db: &Db) {
     for user in [&web, &agent1, &agent2] {
         assert_eq!(db.user_by_id(user.id).await.unwrap().as_ref(), Some(user));
     }
-    assert_eq!(
-        db.user_by_email(&email("ann@example.com")).await.unwrap(),
-        Some(web.clone())
-    );
+    assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(web.clone()));
     // E-mails arrive normalised: any spelling finds the account.
-    assert_eq!(
-        db.user_by_email(&email("  ANN@Example.COM "))
-            .await
-            .unwrap(),
-        Some(web)
-    );
+    assert_eq!(db.user_by_email(&email("  ANN@Example.COM ")).await.unwrap(), Some(web));
 
     assert_eq!(db.user_by_id(UserId::new()).await.unwrap(), None);
-    assert_eq!(
-        db.user_by_email(&email("nobody@example.com"))
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(db.user_by_email(&email("nobody@example.com")).await.unwrap(), None);
 }
 
 async fn create_user_rejects_duplicates(db: &Db) {
@@ -247,32 +207,15 @@ async fn create_user_rejects_duplicates(db: &Db) {
     // Same e-mail, another id (and another spelling, normalised by `Email`).
     let mut twin = web_user("ann@example.com", T0 + 1);
     twin.email = Some(email("Ann@EXAMPLE.com"));
-    assert_duplicate(
-        db.create_user(&twin).await,
-        "create_user with a taken e-mail",
-    );
-    assert_eq!(
-        db.user_by_id(twin.id).await.unwrap(),
-        None,
-        "nothing inserted"
-    );
-    assert_eq!(
-        db.user_by_email(&email("ann@example.com")).await.unwrap(),
-        Some(ann.clone())
-    );
+    assert_duplicate(db.create_user(&twin).await, "create_user with a taken e-mail");
+    assert_eq!(db.user_by_id(twin.id).await.unwrap(), None, "nothing inserted");
+    assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(ann.clone()));
 
     // An id reused.
     let mut reused = web_user("bob@example.com", T0 + 2);
     reused.id = ann.id;
-    assert_duplicate(
-        db.create_user(&reused).await,
-        "create_user with a reused id",
-    );
-    assert_eq!(
-        db.user_by_email(&email("bob@example.com")).await.unwrap(),
-        None,
-        "nothing inserted"
-    );
+    assert_duplicate(db.create_user(&reused).await, "create_user with a reused id");
+    assert_eq!(db.user_by_email(&email("bob@example.com")).await.unwrap(), None, "nothing inserted");
     assert_eq!(db.user_by_id(ann.id).await.unwrap(), Some(ann));
 }
 
@@ -285,24 +228,15 @@ async fn plans_of_users_and_orgs(db: &Db) {
     assert_eq!(db.plan_of(Owner::User(ann.id)).await.unwrap(), free());
     assert_eq!(db.plan_of(Owner::Org(acme.id)).await.unwrap(), acme.plan);
 
-    let pro = PlanSettings {
-        plan: Plan::Pro,
-        monthly_limit_override: Some(20_000),
-    };
+    let pro = PlanSettings { plan: Plan::Pro, monthly_limit_override: Some(20_000) };
     db.set_plan(Owner::User(ann.id), pro).await.unwrap();
     assert_eq!(db.plan_of(Owner::User(ann.id)).await.unwrap(), pro);
     assert_eq!(db.user_by_id(ann.id).await.unwrap().unwrap().plan, pro);
 
-    let unlimited = PlanSettings {
-        plan: Plan::Plus,
-        monthly_limit_override: Some(-1),
-    };
+    let unlimited = PlanSettings { plan: Plan::Plus, monthly_limit_override: Some(-1) };
     db.set_plan(Owner::Org(acme.id), unlimited).await.unwrap();
     assert_eq!(db.plan_of(Owner::Org(acme.id)).await.unwrap(), unlimited);
-    assert_eq!(
-        db.org_by_id(acme.id).await.unwrap().unwrap().plan,
-        unlimited
-    );
+    assert_eq!(db.org_by_id(acme.id).await.unwrap().unwrap().plan, unlimited);
 
     // Clearing the override.
     db.set_plan(Owner::User(ann.id), free()).await.unwrap();
@@ -315,37 +249,15 @@ async fn plans_of_users_and_orgs(db: &Db) {
 
 async fn plan_of_unknown_owner_is_not_found(db: &Db) {
     let ann = new_user(db, web_user("ann@example.com", T0)).await;
-    let pro = PlanSettings {
-        plan: Plan::Pro,
-        monthly_limit_override: None,
-    };
-    assert_not_found(
-        db.set_plan(Owner::User(UserId::new()), pro).await,
-        "set_plan of an unknown user",
-    );
-    assert_not_found(
-        db.set_plan(Owner::Org(OrgId::new()), pro).await,
-        "set_plan of an unknown org",
-    );
+    let pro = PlanSettings { plan: Plan::Pro, monthly_limit_override: None };
+    assert_not_found(db.set_plan(Owner::User(UserId::new()), pro).await, "set_plan of an unknown user");
+    assert_not_found(db.set_plan(Owner::Org(OrgId::new()), pro).await, "set_plan of an unknown org");
     // An org id that happens to be a user's id is still an unknown org.
     let as_org = OrgId::parse(&ann.id.to_string()).unwrap();
-    assert_not_found(
-        db.set_plan(Owner::Org(as_org), pro).await,
-        "set_plan of a user id as an org",
-    );
-    assert_not_found(
-        db.plan_of(Owner::User(UserId::new())).await,
-        "plan_of an unknown user",
-    );
-    assert_not_found(
-        db.plan_of(Owner::Org(OrgId::new())).await,
-        "plan_of an unknown org",
-    );
-    assert_eq!(
-        db.plan_of(Owner::User(ann.id)).await.unwrap(),
-        free(),
-        "the existing user kept its plan"
-    );
+    assert_not_found(db.set_plan(Owner::Org(as_org), pro).await, "set_plan of a user id as an org");
+    assert_not_found(db.plan_of(Owner::User(UserId::new())).await, "plan_of an unknown user");
+    assert_not_found(db.plan_of(Owner::Org(OrgId::new())).await, "plan_of an unknown org");
+    assert_eq!(db.plan_of(Owner::User(ann.id)).await.unwrap(), free(), "the existing user kept its plan");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,32 +277,19 @@ async fn orgs_and_members(db: &Db) {
     assert_eq!(db.org_by_id(OrgId::new()).await.unwrap(), None);
 
     // The owner is the first member.
-    let owner_member = MemberRecord {
-        org_id: older.id,
-        user_id: ann.id,
-        role: "owner".to_owned(),
-        created_at: older.created_at,
-    };
-    assert_eq!(
-        db.members(older.id).await.unwrap(),
-        vec![owner_member.clone()]
-    );
+    let owner_member =
+        MemberRecord { org_id: older.id, user_id: ann.id, role: "owner".to_owned(), created_at: older.created_at };
+    assert_eq!(db.members(older.id).await.unwrap(), vec![owner_member.clone()]);
 
     let later = member(older.id, carl.id, T0 + 5_000);
     let earlier = member(older.id, bob.id, T0 + 3_000);
     db.add_member(&later).await.unwrap();
     db.add_member(&earlier).await.unwrap();
-    assert_eq!(
-        db.members(older.id).await.unwrap(),
-        vec![owner_member, earlier, later]
-    );
+    assert_eq!(db.members(older.id).await.unwrap(), vec![owner_member, earlier, later]);
     assert_eq!(db.members(OrgId::new()).await.unwrap(), vec![]);
 
     // Bob owns `newer` and is a member of `older`: oldest first.
-    assert_eq!(
-        db.orgs_of_user(bob.id).await.unwrap(),
-        vec![older.clone(), newer.clone()]
-    );
+    assert_eq!(db.orgs_of_user(bob.id).await.unwrap(), vec![older.clone(), newer.clone()]);
     assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![older.clone()]);
     assert_eq!(db.orgs_of_user(carl.id).await.unwrap(), vec![older]);
     assert_eq!(db.orgs_of_user(UserId::new()).await.unwrap(), vec![]);
@@ -400,34 +299,16 @@ async fn add_member_errors(db: &Db) {
     let ann = new_user(db, web_user("ann@example.com", T0)).await;
     let bob = new_user(db, web_user("bob@example.com", T0)).await;
     let acme = new_org(db, org(ann.id, "Acme", T0)).await;
-    db.add_member(&member(acme.id, bob.id, T0 + 1))
-        .await
-        .unwrap();
+    db.add_member(&member(acme.id, bob.id, T0 + 1)).await.unwrap();
     let before = db.members(acme.id).await.unwrap();
     assert_eq!(before.len(), 2);
 
-    assert_duplicate(
-        db.add_member(&member(acme.id, bob.id, T0 + 2)).await,
-        "add_member twice",
-    );
-    assert_duplicate(
-        db.add_member(&member(acme.id, ann.id, T0 + 2)).await,
-        "add_member of the owner",
-    );
-    assert_not_found(
-        db.add_member(&member(OrgId::new(), bob.id, T0 + 2)).await,
-        "add_member to an unknown org",
-    );
-    assert_not_found(
-        db.add_member(&member(acme.id, UserId::new(), T0 + 2)).await,
-        "add_member of an unknown user",
-    );
+    assert_duplicate(db.add_member(&member(acme.id, bob.id, T0 + 2)).await, "add_member twice");
+    assert_duplicate(db.add_member(&member(acme.id, ann.id, T0 + 2)).await, "add_member of the owner");
+    assert_not_found(db.add_member(&member(OrgId::new(), bob.id, T0 + 2)).await, "add_member to an unknown org");
+    assert_not_found(db.add_member(&member(acme.id, UserId::new(), T0 + 2)).await, "add_member of an unknown user");
 
-    assert_eq!(
-        db.members(acme.id).await.unwrap(),
-        before,
-        "members unchanged"
-    );
+    assert_eq!(db.members(acme.id).await.unwrap(), before, "members unchanged");
 }
 
 async fn create_org_errors(db: &Db) {
@@ -444,10 +325,7 @@ async fn create_org_errors(db: &Db) {
     // An unknown owner: nothing is inserted, neither the org nor a membership.
     let orphan = org(UserId::new(), "Orphan", T0 + 2);
     let result = db.create_org(&orphan).await;
-    assert!(
-        result.is_err(),
-        "create_org with an unknown owner must fail, got {result:?}"
-    );
+    assert!(result.is_err(), "create_org with an unknown owner must fail, got {result:?}");
     assert_eq!(db.org_by_id(orphan.id).await.unwrap(), None);
     assert_eq!(db.members(orphan.id).await.unwrap(), vec![]);
     assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![acme]);
@@ -458,75 +336,45 @@ async fn create_org_errors(db: &Db) {
 
 async fn key_limit(db: &Db) {
     let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
-    let acme = Owner::Org(
-        new_org(db, org(ann.user_id().unwrap(), "Acme", T0))
-            .await
-            .id,
-    );
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
 
     let mut live = Vec::new();
     for i in 0..3 {
         let k = key(ann, &format!("ann0000{i}"), T0 + i);
-        db.insert_key_within_limit(&k, 3)
-            .await
-            .unwrap_or_else(|e| panic!("key {i} within the limit: {e}"));
+        db.insert_key_within_limit(&k, 3).await.unwrap_or_else(|e| panic!("key {i} within the limit: {e}"));
         live.push(k);
     }
     let over = key(ann, "ann00003", T0 + 10);
-    assert!(matches!(
-        db.insert_key_within_limit(&over, 3).await,
-        Err(StoreError::LimitReached)
-    ));
-    assert!(
-        db.live_keys_by_prefix("ann00003").await.unwrap().is_empty(),
-        "nothing inserted"
-    );
+    assert!(matches!(db.insert_key_within_limit(&over, 3).await, Err(StoreError::LimitReached)));
+    assert!(db.live_keys_by_prefix("ann00003").await.unwrap().is_empty(), "nothing inserted");
     assert_eq!(db.keys_of(ann).await.unwrap().len(), 3);
 
     // Another owner has its own count.
-    db.insert_key_within_limit(&key(acme, "acme0000", T0), 1)
-        .await
-        .unwrap();
+    db.insert_key_within_limit(&key(acme, "acme0000", T0), 1).await.unwrap();
     assert!(matches!(
-        db.insert_key_within_limit(&key(acme, "acme0001", T0 + 1), 1)
-            .await,
+        db.insert_key_within_limit(&key(acme, "acme0001", T0 + 1), 1).await,
         Err(StoreError::LimitReached)
     ));
 
     // Revoked keys do not count.
     db.revoke_key(ann, live[0].id, T0 + 20).await.unwrap();
-    db.insert_key_within_limit(&over, 3)
-        .await
-        .expect("a revoked key frees a slot");
+    db.insert_key_within_limit(&over, 3).await.expect("a revoked key frees a slot");
     assert!(matches!(
-        db.insert_key_within_limit(&key(ann, "ann00004", T0 + 30), 3)
-            .await,
+        db.insert_key_within_limit(&key(ann, "ann00004", T0 + 30), 3).await,
         Err(StoreError::LimitReached)
     ));
-    assert_eq!(
-        db.keys_of(ann).await.unwrap().len(),
-        4,
-        "revoked keys stay listed"
-    );
+    assert_eq!(db.keys_of(ann).await.unwrap().len(), 4, "revoked keys stay listed");
 
     // A limit of zero admits nothing.
     let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
-    assert!(matches!(
-        db.insert_key_within_limit(&key(bob, "bob00000", T0), 0)
-            .await,
-        Err(StoreError::LimitReached)
-    ));
+    assert!(matches!(db.insert_key_within_limit(&key(bob, "bob00000", T0), 0).await, Err(StoreError::LimitReached)));
     assert!(db.keys_of(bob).await.unwrap().is_empty());
 }
 
 async fn keys_of_newest_first_with_revoked(db: &Db) {
     let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
     let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
-    let acme = Owner::Org(
-        new_org(db, org(ann.user_id().unwrap(), "Acme", T0))
-            .await
-            .id,
-    );
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
 
     // Inserted out of order.
     let middle = insert_key(db, key(ann, "aaaa0002", T0 + 200)).await;
@@ -536,22 +384,12 @@ async fn keys_of_newest_first_with_revoked(db: &Db) {
     let acmes = insert_key(db, key(acme, "cccc0001", T0 + 150)).await;
 
     db.revoke_key(ann, middle.id, T0 + 400).await.unwrap();
-    let revoked_middle = KeyRecord {
-        revoked_at: Some(T0 + 400),
-        ..middle
-    };
+    let revoked_middle = KeyRecord { revoked_at: Some(T0 + 400), ..middle };
 
-    assert_eq!(
-        db.keys_of(ann).await.unwrap(),
-        vec![newest, revoked_middle, oldest]
-    );
+    assert_eq!(db.keys_of(ann).await.unwrap(), vec![newest, revoked_middle, oldest]);
     assert_eq!(db.keys_of(bob).await.unwrap(), vec![bobs]);
     assert_eq!(db.keys_of(acme).await.unwrap(), vec![acmes]);
-    assert!(db
-        .keys_of(Owner::User(UserId::new()))
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(db.keys_of(Owner::User(UserId::new())).await.unwrap().is_empty());
     // An org sharing the uuid of a user is another owner.
     let ann_as_org = Owner::Org(OrgId::parse(&ann.user_id().unwrap().to_string()).unwrap());
     assert!(db.keys_of(ann_as_org).await.unwrap().is_empty());
@@ -569,73 +407,37 @@ async fn live_keys_by_prefix_excludes_revoked(db: &Db) {
     // A longer prefix sharing the start is not a match.
     insert_key(db, key(ann, "deadbeef0", T0 + 4)).await;
 
-    let set = |keys: Vec<KeyRecord>| {
-        keys.into_iter()
-            .map(|k| (k.id, k))
-            .collect::<std::collections::BTreeMap<_, _>>()
-    };
+    let set = |keys: Vec<KeyRecord>| keys.into_iter().map(|k| (k.id, k)).collect::<std::collections::BTreeMap<_, _>>();
     let all = set(vec![a1.clone(), a2.clone(), b1.clone()]);
     assert_eq!(set(db.live_keys_by_prefix("deadbeef").await.unwrap()), all);
-    assert_eq!(
-        db.live_keys_by_prefix("cafebabe").await.unwrap(),
-        vec![other.clone()]
-    );
+    assert_eq!(db.live_keys_by_prefix("cafebabe").await.unwrap(), vec![other.clone()]);
     assert!(db.live_keys_by_prefix("deadbee").await.unwrap().is_empty());
     assert!(db.live_keys_by_prefix("00000000").await.unwrap().is_empty());
 
     db.revoke_key(ann, a2.id, T0 + 10).await.unwrap();
     db.revoke_key(ann, other.id, T0 + 10).await.unwrap();
-    assert_eq!(
-        set(db.live_keys_by_prefix("deadbeef").await.unwrap()),
-        set(vec![a1, b1])
-    );
+    assert_eq!(set(db.live_keys_by_prefix("deadbeef").await.unwrap()), set(vec![a1, b1]));
     assert!(db.live_keys_by_prefix("cafebabe").await.unwrap().is_empty());
 }
 
 async fn revoke_key_errors(db: &Db) {
     let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
     let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
-    let acme = Owner::Org(
-        new_org(db, org(ann.user_id().unwrap(), "Acme", T0))
-            .await
-            .id,
-    );
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
     let anns = insert_key(db, key(ann, "aaaa0001", T0)).await;
     let acmes = insert_key(db, key(acme, "cccc0001", T0)).await;
 
-    assert_not_found(
-        db.revoke_key(ann, KeyId::new(), T0 + 1).await,
-        "revoke an unknown key",
-    );
-    assert_not_found(
-        db.revoke_key(bob, anns.id, T0 + 1).await,
-        "revoke another user's key",
-    );
+    assert_not_found(db.revoke_key(ann, KeyId::new(), T0 + 1).await, "revoke an unknown key");
+    assert_not_found(db.revoke_key(bob, anns.id, T0 + 1).await, "revoke another user's key");
     // The org's key is not its owner's, nor the other way round.
-    assert_not_found(
-        db.revoke_key(ann, acmes.id, T0 + 1).await,
-        "revoke an org key as its owner user",
-    );
-    assert_not_found(
-        db.revoke_key(acme, anns.id, T0 + 1).await,
-        "revoke a user key as an org",
-    );
-    assert_eq!(
-        db.keys_of(ann).await.unwrap(),
-        vec![anns.clone()],
-        "still live"
-    );
-    assert_eq!(
-        db.live_keys_by_prefix("aaaa0001").await.unwrap(),
-        vec![anns.clone()]
-    );
+    assert_not_found(db.revoke_key(ann, acmes.id, T0 + 1).await, "revoke an org key as its owner user");
+    assert_not_found(db.revoke_key(acme, anns.id, T0 + 1).await, "revoke a user key as an org");
+    assert_eq!(db.keys_of(ann).await.unwrap(), vec![anns.clone()], "still live");
+    assert_eq!(db.live_keys_by_prefix("aaaa0001").await.unwrap(), vec![anns.clone()]);
 
     db.revoke_key(ann, anns.id, T0 + 5).await.unwrap();
     db.revoke_key(acme, acmes.id, T0 + 6).await.unwrap();
-    assert_not_found(
-        db.revoke_key(ann, anns.id, T0 + 7).await,
-        "revoke an already revoked key",
-    );
+    assert_not_found(db.revoke_key(ann, anns.id, T0 + 7).await, "revoke an already revoked key");
     assert_eq!(
         db.keys_of(ann).await.unwrap()[0].revoked_at,
         Some(T0 + 5),
@@ -660,9 +462,7 @@ async fn concurrent_key_limit(db: &Db) {
             let k = key(ann, &format!("conc{i:04}"), T0 + i as i64);
             tokio::spawn(async move {
                 barrier.wait().await;
-                db.insert_key_within_limit(&k, MAX_LIVE)
-                    .await
-                    .map(|()| k.id)
+                db.insert_key_within_limit(&k, MAX_LIVE).await.map(|()| k.id)
             })
         })
         .collect();
@@ -678,24 +478,12 @@ async fn concurrent_key_limit(db: &Db) {
             Err(e) => panic!("insert_key_within_limit under concurrency must succeed or be LimitReached, got {e:?}"),
         }
     }
-    assert_eq!(
-        inserted.len(),
-        MAX_LIVE as usize,
-        "exactly max_live calls pass"
-    );
+    assert_eq!(inserted.len(), MAX_LIVE as usize, "exactly max_live calls pass");
     assert_eq!(refused, CALLS - MAX_LIVE as usize);
 
     let stored = db.keys_of(ann).await.unwrap();
-    assert_eq!(
-        ids(&stored).into_iter().collect::<BTreeSet<_>>(),
-        inserted,
-        "exactly the winners are stored"
-    );
-    assert_eq!(
-        db.keys_of(bob).await.unwrap().len(),
-        1,
-        "another owner is untouched"
-    );
+    assert_eq!(ids(&stored).into_iter().collect::<BTreeSet<_>>(), inserted, "exactly the winners are stored");
+    assert_eq!(db.keys_of(bob).await.unwrap().len(), 1, "another owner is untouched");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -706,31 +494,13 @@ async fn web_sessions_expire(db: &Db) {
     let s = web_session("token-hash-1", ann.id, T0 + 1_000);
     db.insert_web_session(&s).await.unwrap();
 
-    assert_eq!(
-        db.web_session("token-hash-1", T0).await.unwrap(),
-        Some(s.clone())
-    );
-    assert_eq!(
-        db.web_session("token-hash-1", T0 + 999).await.unwrap(),
-        Some(s.clone()),
-        "valid until expires_at"
-    );
-    assert_eq!(
-        db.web_session("token-hash-1", T0 + 1_000).await.unwrap(),
-        None,
-        "expired at expires_at"
-    );
-    assert_eq!(
-        db.web_session("token-hash-1", T0 + 50_000).await.unwrap(),
-        None,
-        "expired after"
-    );
+    assert_eq!(db.web_session("token-hash-1", T0).await.unwrap(), Some(s.clone()));
+    assert_eq!(db.web_session("token-hash-1", T0 + 999).await.unwrap(), Some(s.clone()), "valid until expires_at");
+    assert_eq!(db.web_session("token-hash-1", T0 + 1_000).await.unwrap(), None, "expired at expires_at");
+    assert_eq!(db.web_session("token-hash-1", T0 + 50_000).await.unwrap(), None, "expired after");
     assert_eq!(db.web_session("unknown", T0).await.unwrap(), None);
     // Looking at an expired session does not delete it.
-    assert_eq!(
-        db.web_session("token-hash-1", T0 + 1).await.unwrap(),
-        Some(s)
-    );
+    assert_eq!(db.web_session("token-hash-1", T0 + 1).await.unwrap(), Some(s));
 }
 
 async fn delete_web_session_is_idempotent(db: &Db) {
@@ -742,17 +512,9 @@ async fn delete_web_session_is_idempotent(db: &Db) {
 
     db.delete_web_session("token-hash-gone").await.unwrap();
     assert_eq!(db.web_session("token-hash-gone", T0).await.unwrap(), None);
-    db.delete_web_session("token-hash-gone")
-        .await
-        .expect("deleting twice is not an error");
-    db.delete_web_session("never-existed")
-        .await
-        .expect("deleting an unknown session is not an error");
-    assert_eq!(
-        db.web_session("token-hash-kept", T0).await.unwrap(),
-        Some(kept),
-        "other sessions stay"
-    );
+    db.delete_web_session("token-hash-gone").await.expect("deleting twice is not an error");
+    db.delete_web_session("never-existed").await.expect("deleting an unknown session is not an error");
+    assert_eq!(db.web_session("token-hash-kept", T0).await.unwrap(), Some(kept), "other sessions stay");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -770,37 +532,18 @@ async fn handoff_and_wrong_codes(db: &Db) {
 
     for n in 1..=3 {
         let after = db.record_wrong_code("handoff-1").await.unwrap();
-        assert_eq!(
-            after,
-            HandoffRecord {
-                wrong_codes: n,
-                ..h.clone()
-            },
-            "the record as it is after {n} wrong codes"
-        );
+        assert_eq!(after, HandoffRecord { wrong_codes: n, ..h.clone() }, "the record as it is after {n} wrong codes");
     }
-    assert_eq!(
-        db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes,
-        3
-    );
-    assert_eq!(
-        db.handoff("handoff-2").await.unwrap(),
-        Some(other),
-        "another handoff is untouched"
-    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, 3);
+    assert_eq!(db.handoff("handoff-2").await.unwrap(), Some(other), "another handoff is untouched");
 
-    assert_not_found(
-        db.record_wrong_code("unknown").await,
-        "record_wrong_code for an unknown token",
-    );
+    assert_not_found(db.record_wrong_code("unknown").await, "record_wrong_code for an unknown token");
 }
 
 async fn concurrent_wrong_codes(db: &Db) {
     const CALLS: u32 = 12;
     let agent = new_user(db, agent_user(T0)).await;
-    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000))
-        .await
-        .unwrap();
+    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000)).await.unwrap();
 
     let shared = common::shared(db);
     let tasks: Vec<_> = (0..CALLS)
@@ -811,19 +554,11 @@ async fn concurrent_wrong_codes(db: &Db) {
         .collect();
     let mut seen = BTreeSet::new();
     for task in tasks {
-        seen.insert(
-            task.await
-                .expect("task panicked")
-                .expect("record_wrong_code")
-                .wrong_codes,
-        );
+        seen.insert(task.await.expect("task panicked").expect("record_wrong_code").wrong_codes);
     }
     // Each call added exactly one and saw its own increment.
     assert_eq!(seen, (1..=CALLS).collect::<BTreeSet<_>>());
-    assert_eq!(
-        db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes,
-        CALLS
-    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, CALLS);
 }
 
 async fn claim_handoff_makes_a_web_user(db: &Db) {
@@ -836,15 +571,7 @@ async fn claim_handoff_makes_a_web_user(db: &Db) {
     }
 
     let now = T0 + 30_000;
-    let claimed_by = db
-        .claim_handoff(
-            "handoff-1",
-            &email("Op@Example.com"),
-            "$argon2id$operator",
-            now,
-        )
-        .await
-        .unwrap();
+    let claimed_by = db.claim_handoff("handoff-1", &email("Op@Example.com"), "$argon2id$operator", now).await.unwrap();
     assert_eq!(claimed_by, agent.id);
 
     let user = db.user_by_id(agent.id).await.unwrap().unwrap();
@@ -858,38 +585,19 @@ async fn claim_handoff_makes_a_web_user(db: &Db) {
         },
         "same account, now a web user; name, plan and creation time kept"
     );
-    assert_eq!(
-        db.user_by_email(&email("op@example.com")).await.unwrap(),
-        Some(user)
-    );
+    assert_eq!(db.user_by_email(&email("op@example.com")).await.unwrap(), Some(user));
     assert_eq!(
         db.handoff("handoff-1").await.unwrap(),
-        Some(HandoffRecord {
-            claimed_at: Some(now),
-            wrong_codes: MAX_WRONG_CODES - 1,
-            ..h
-        })
+        Some(HandoffRecord { claimed_at: Some(now), wrong_codes: MAX_WRONG_CODES - 1, ..h })
     );
 
     // Claimed once, for ever.
     assert_not_found(
-        db.claim_handoff(
-            "handoff-1",
-            &email("again@example.com"),
-            "$argon2id$again",
-            now + 1,
-        )
-        .await,
+        db.claim_handoff("handoff-1", &email("again@example.com"), "$argon2id$again", now + 1).await,
         "claim_handoff of a claimed handoff",
     );
-    assert_eq!(
-        db.user_by_email(&email("again@example.com")).await.unwrap(),
-        None
-    );
-    assert_eq!(
-        db.handoff("handoff-1").await.unwrap().unwrap().claimed_at,
-        Some(now)
-    );
+    assert_eq!(db.user_by_email(&email("again@example.com")).await.unwrap(), None);
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().claimed_at, Some(now));
 }
 
 async fn claim_handoff_refuses_unknown_and_expired(db: &Db) {
@@ -899,55 +607,24 @@ async fn claim_handoff_refuses_unknown_and_expired(db: &Db) {
     db.insert_handoff(&h).await.unwrap();
 
     assert_not_found(
-        db.claim_handoff("unknown", &email("op@example.com"), "$argon2id$op", T0)
-            .await,
+        db.claim_handoff("unknown", &email("op@example.com"), "$argon2id$op", T0).await,
         "claim_handoff of an unknown token",
     );
     assert_not_found(
-        db.claim_handoff(
-            "handoff-1",
-            &email("op@example.com"),
-            "$argon2id$op",
-            expires,
-        )
-        .await,
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", expires).await,
         "claim_handoff at expires_at",
     );
     assert_not_found(
-        db.claim_handoff(
-            "handoff-1",
-            &email("op@example.com"),
-            "$argon2id$op",
-            expires + 1_000,
-        )
-        .await,
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", expires + 1_000).await,
         "claim_handoff after expiry",
     );
-    assert_eq!(
-        db.handoff("handoff-1").await.unwrap(),
-        Some(h),
-        "handoff unchanged"
-    );
-    assert_eq!(
-        db.user_by_id(agent.id).await.unwrap(),
-        Some(agent.clone()),
-        "user unchanged"
-    );
-    assert_eq!(
-        db.user_by_email(&email("op@example.com")).await.unwrap(),
-        None
-    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(h), "handoff unchanged");
+    assert_eq!(db.user_by_id(agent.id).await.unwrap(), Some(agent.clone()), "user unchanged");
+    assert_eq!(db.user_by_email(&email("op@example.com")).await.unwrap(), None);
 
     // One millisecond before expiry it still works.
     assert_eq!(
-        db.claim_handoff(
-            "handoff-1",
-            &email("op@example.com"),
-            "$argon2id$op",
-            expires - 1
-        )
-        .await
-        .unwrap(),
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", expires - 1).await.unwrap(),
         agent.id
     );
 }
@@ -963,41 +640,16 @@ async fn claim_handoff_refuses_disabled(db: &Db) {
     assert_eq!(last.unwrap().wrong_codes, MAX_WRONG_CODES);
 
     assert_not_found(
-        db.claim_handoff(
-            "handoff-1",
-            &email("op@example.com"),
-            "$argon2id$op",
-            T0 + 1,
-        )
-        .await,
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", T0 + 1).await,
         "claim_handoff of a disabled handoff",
     );
-    assert_eq!(
-        db.handoff("handoff-1").await.unwrap(),
-        Some(HandoffRecord {
-            wrong_codes: MAX_WRONG_CODES,
-            ..h
-        })
-    );
-    assert_eq!(
-        db.user_by_id(agent.id).await.unwrap(),
-        Some(agent),
-        "user unchanged"
-    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(HandoffRecord { wrong_codes: MAX_WRONG_CODES, ..h }));
+    assert_eq!(db.user_by_id(agent.id).await.unwrap(), Some(agent), "user unchanged");
 
     // Wrong codes keep counting past the maximum, and the link stays disabled.
-    assert_eq!(
-        db.record_wrong_code("handoff-1").await.unwrap().wrong_codes,
-        MAX_WRONG_CODES + 1
-    );
+    assert_eq!(db.record_wrong_code("handoff-1").await.unwrap().wrong_codes, MAX_WRONG_CODES + 1);
     assert_not_found(
-        db.claim_handoff(
-            "handoff-1",
-            &email("op@example.com"),
-            "$argon2id$op",
-            T0 + 2,
-        )
-        .await,
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", T0 + 2).await,
         "claim_handoff of a disabled handoff",
     );
 }
@@ -1009,25 +661,11 @@ async fn claim_handoff_taken_email_changes_nothing(db: &Db) {
     db.insert_handoff(&h).await.unwrap();
 
     assert_duplicate(
-        db.claim_handoff(
-            "handoff-1",
-            &email("ANN@example.com"),
-            "$argon2id$op",
-            T0 + 1,
-        )
-        .await,
+        db.claim_handoff("handoff-1", &email("ANN@example.com"), "$argon2id$op", T0 + 1).await,
         "claim_handoff with a taken e-mail",
     );
-    assert_eq!(
-        db.handoff("handoff-1").await.unwrap(),
-        Some(h),
-        "the handoff stays unclaimed"
-    );
-    assert_eq!(
-        db.user_by_id(agent.id).await.unwrap(),
-        Some(agent.clone()),
-        "the agent is unchanged"
-    );
+    assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(h), "the handoff stays unclaimed");
+    assert_eq!(db.user_by_id(agent.id).await.unwrap(), Some(agent.clone()), "the agent is unchanged");
     assert_eq!(
         db.user_by_email(&email("ann@example.com")).await.unwrap(),
         Some(ann),
@@ -1036,32 +674,16 @@ async fn claim_handoff_taken_email_changes_nothing(db: &Db) {
 
     // The link is still usable with a free e-mail.
     assert_eq!(
-        db.claim_handoff(
-            "handoff-1",
-            &email("op@example.com"),
-            "$argon2id$op",
-            T0 + 2
-        )
-        .await
-        .unwrap(),
+        db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", T0 + 2).await.unwrap(),
         agent.id
     );
-    assert_eq!(
-        db.user_by_email(&email("op@example.com"))
-            .await
-            .unwrap()
-            .unwrap()
-            .id,
-        agent.id
-    );
+    assert_eq!(db.user_by_email(&email("op@example.com")).await.unwrap().unwrap().id, agent.id);
 }
 
 async fn concurrent_claims_have_one_winner(db: &Db) {
     const CALLS: usize = 10;
     let agent = new_user(db, agent_user(T0)).await;
-    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000))
-        .await
-        .unwrap();
+    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000)).await.unwrap();
 
     let shared = common::shared(db);
     let tasks: Vec<_> = (0..CALLS)
@@ -1069,9 +691,7 @@ async fn concurrent_claims_have_one_winner(db: &Db) {
             let db = shared.clone();
             let address = email(&format!("op{i}@example.com"));
             tokio::spawn(async move {
-                let r = db
-                    .claim_handoff("handoff-1", &address, "$argon2id$op", T0 + 1)
-                    .await;
+                let r = db.claim_handoff("handoff-1", &address, "$argon2id$op", T0 + 1).await;
                 (address, r)
             })
         })
@@ -1090,15 +710,7 @@ async fn concurrent_claims_have_one_winner(db: &Db) {
         }
     }
     assert_eq!(winners.len(), 1, "exactly one claim wins: {winners:?}");
-    assert_eq!(
-        db.user_by_id(agent.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .email
-            .as_ref(),
-        Some(&winners[0])
-    );
+    assert_eq!(db.user_by_id(agent.id).await.unwrap().unwrap().email.as_ref(), Some(&winners[0]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1125,30 +737,15 @@ async fn promo_codes(db: &Db) {
     assert_eq!(raw.promo_code("LAUNCH").await, Some(launch.clone()));
     assert_eq!(raw.promo_code("FOREVER").await, Some(forever));
 
-    let again = PromoCodeRecord {
-        name: "Relaunch".to_owned(),
-        ops: 9_999,
-        ..launch.clone()
-    };
-    assert_duplicate(
-        db.create_promo_code(&again).await,
-        "create_promo_code with an existing code",
-    );
-    assert_eq!(
-        raw.promo_code("LAUNCH").await,
-        Some(launch),
-        "the existing code is unchanged"
-    );
+    let again = PromoCodeRecord { name: "Relaunch".to_owned(), ops: 9_999, ..launch.clone() };
+    assert_duplicate(db.create_promo_code(&again).await, "create_promo_code with an existing code");
+    assert_eq!(raw.promo_code("LAUNCH").await, Some(launch), "the existing code is unchanged");
 }
 
 async fn promo_grants(db: &Db) {
     let mut raw = RawConn::open(db).await;
     let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
-    let acme = Owner::Org(
-        new_org(db, org(ann.user_id().unwrap(), "Acme", T0))
-            .await
-            .id,
-    );
+    let acme = Owner::Org(new_org(db, org(ann.user_id().unwrap(), "Acme", T0)).await.id);
     db.create_promo_code(&PromoCodeRecord {
         code: "LAUNCH".to_owned(),
         name: "Launch week".to_owned(),
@@ -1174,37 +771,19 @@ async fn promo_grants(db: &Db) {
     assert_eq!(raw.promo_grant("r1").await, Some(first.clone()));
 
     // Another owner may redeem the same code; grants without a code never collide.
-    db.insert_promo_grant(&grant("r2", acme, Some("LAUNCH")))
-        .await
-        .unwrap();
-    let manual = PromoGrantRecord {
-        expires_at: None,
-        ..grant("r3", ann, None)
-    };
+    db.insert_promo_grant(&grant("r2", acme, Some("LAUNCH"))).await.unwrap();
+    let manual = PromoGrantRecord { expires_at: None, ..grant("r3", ann, None) };
     db.insert_promo_grant(&manual).await.unwrap();
-    db.insert_promo_grant(&grant("r4", ann, None))
-        .await
-        .unwrap();
+    db.insert_promo_grant(&grant("r4", ann, None)).await.unwrap();
     assert_eq!(raw.promo_grant("r3").await, Some(manual));
     assert_eq!(raw.count_owned("promo_grants", ann).await, 3);
     assert_eq!(raw.count_owned("promo_grants", acme).await, 1);
 
     // A code is redeemed at most once per account (schema rule), and redemption ids are unique.
-    assert_duplicate(
-        db.insert_promo_grant(&grant("r5", ann, Some("LAUNCH")))
-            .await,
-        "redeeming a code twice",
-    );
-    assert_duplicate(
-        db.insert_promo_grant(&grant("r1", acme, None)).await,
-        "a reused redemption id",
-    );
+    assert_duplicate(db.insert_promo_grant(&grant("r5", ann, Some("LAUNCH"))).await, "redeeming a code twice");
+    assert_duplicate(db.insert_promo_grant(&grant("r1", acme, None)).await, "a reused redemption id");
     assert_eq!(raw.promo_grant("r5").await, None);
-    assert_eq!(
-        raw.promo_grant("r1").await,
-        Some(first),
-        "the first grant is unchanged"
-    );
+    assert_eq!(raw.promo_grant("r1").await, Some(first), "the first grant is unchanged");
     assert_eq!(raw.count_owned("promo_grants", ann).await, 3);
 }
 
@@ -1232,32 +811,14 @@ async fn list_sessions_is_owner_scoped(db: &Db) {
     let c_only = summary("org-doc", Some("Acme's"), T0 + 500);
 
     let mut raw = RawConn::open(db).await;
-    for (owner, s) in [
-        (ann, &a_old),
-        (ann, &a_new),
-        (ann, &a_mid),
-        (bob, &b_shared),
-        (acme, &c_only),
-    ] {
+    for (owner, s) in [(ann, &a_old), (ann, &a_new), (ann, &a_mid), (bob, &b_shared), (acme, &c_only)] {
         raw.insert_session(owner, s).await;
     }
 
-    assert_eq!(
-        db.list_sessions(ann).await.unwrap(),
-        vec![a_new, a_mid, a_old],
-        "most recently updated first"
-    );
-    assert_eq!(
-        db.list_sessions(bob).await.unwrap(),
-        vec![b_shared],
-        "the same session id, another owner's row"
-    );
+    assert_eq!(db.list_sessions(ann).await.unwrap(), vec![a_new, a_mid, a_old], "most recently updated first");
+    assert_eq!(db.list_sessions(bob).await.unwrap(), vec![b_shared], "the same session id, another owner's row");
     assert_eq!(db.list_sessions(acme).await.unwrap(), vec![c_only]);
-    assert!(db
-        .list_sessions(Owner::User(UserId::new()))
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(db.list_sessions(Owner::User(UserId::new())).await.unwrap().is_empty());
     // An org with the uuid of a user is another owner.
     let ann_as_org = Owner::Org(OrgId::parse(&ann.user_id().unwrap().to_string()).unwrap());
     assert!(db.list_sessions(ann_as_org).await.unwrap().is_empty());
@@ -1270,42 +831,26 @@ async fn migrations_are_reversible(db: &Db) {
     let before = new_user(db, web_user("ann@example.com", T0)).await;
     insert_key(db, key(Owner::User(before.id), "aaaa0001", T0)).await;
 
-    db.revert_all_migrations()
-        .await
-        .expect("revert every migration");
+    db.revert_all_migrations().await.expect("revert every migration");
     db.ping().await.expect("the database itself is still there");
     let gone = db.user_by_id(before.id).await;
-    assert!(
-        gone.is_err(),
-        "no users table after reverting every migration, got {gone:?}"
-    );
+    assert!(gone.is_err(), "no users table after reverting every migration, got {gone:?}");
 
-    db.run_pending_migrations()
-        .await
-        .expect("re-apply every migration");
-    db.run_pending_migrations()
-        .await
-        .expect("nothing pending is not an error");
+    db.run_pending_migrations().await.expect("re-apply every migration");
+    db.run_pending_migrations().await.expect("nothing pending is not an error");
 
     // Fresh, empty and fully working again.
     assert_eq!(db.user_by_id(before.id).await.unwrap(), None);
     assert!(db.live_keys_by_prefix("aaaa0001").await.unwrap().is_empty());
     let ann = new_user(db, web_user("ann@example.com", T0)).await;
-    assert_eq!(
-        db.user_by_email(&email("ann@example.com")).await.unwrap(),
-        Some(ann.clone())
-    );
-    assert_duplicate(
-        db.create_user(&web_user("ann@example.com", T0)).await,
-        "unique e-mail after re-migration",
-    );
+    assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(ann.clone()));
+    assert_duplicate(db.create_user(&web_user("ann@example.com", T0)).await, "unique e-mail after re-migration");
     let acme = new_org(db, org(ann.id, "Acme", T0)).await;
     assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![acme]);
     let k = key(Owner::User(ann.id), "aaaa0002", T0);
     db.insert_key_within_limit(&k, 1).await.unwrap();
     assert!(matches!(
-        db.insert_key_within_limit(&key(Owner::User(ann.id), "aaaa0003", T0), 1)
-            .await,
+        db.insert_key_within_limit(&key(Owner::User(ann.id), "aaaa0003", T0), 1).await,
         Err(StoreError::LimitReached)
     ));
     assert_eq!(db.keys_of(Owner::User(ann.id)).await.unwrap(), vec![k]);
@@ -1322,8 +867,5 @@ async fn migrations_are_reversible(db: &Db) {
         },
     )
     .await;
-    assert_eq!(
-        db.list_sessions(Owner::User(ann.id)).await.unwrap().len(),
-        1
-    );
+    assert_eq!(db.list_sessions(Owner::User(ann.id)).await.unwrap().len(), 1);
 }

@@ -77,13 +77,8 @@ async fn header_failures_are_told_apart() {
 #[tokio::test]
 async fn key_limit_is_reported_with_the_plans_maximum() {
     let mut store = MockIdentityStore::new();
-    store
-        .expect_plan_of()
-        .returning(|_| Ok(PlanSettings { plan: Plan::Free, monthly_limit_override: None }));
-    store
-        .expect_insert_key_within_limit()
-        .withf(|_, max| *max == 5)
-        .returning(|_, _| Err(StoreError::LimitReached));
+    store.expect_plan_of().returning(|_| Ok(PlanSettings { plan: Plan::Free, monthly_limit_override: None }));
+    store.expect_insert_key_within_limit().withf(|_, max| *max == 5).returning(|_, _| Err(StoreError::LimitReached));
     let id = identity(store, 0);
     let err = id.create_key(Owner::User(UserId::new()), "x").await.unwrap_err();
     assert!(matches!(err, IdentityError::KeyLimit { max: 5 }));
@@ -118,7 +113,12 @@ async fn wrong_handoff_code_counts_down_and_disables() {
     store.expect_handoff().returning(move |_| Ok(Some(HandoffRecord { wrong_codes: 5, ..r.clone() })));
     let id = identity(store, 5_000);
     let err = id
-        .claim_handoff(token, "123456", Email::parse("op@example.com").unwrap(), Password::parse("long enough").unwrap())
+        .claim_handoff(
+            token,
+            "123456",
+            Email::parse("op@example.com").unwrap(),
+            Password::parse("long enough").unwrap(),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, IdentityError::HandoffDisabled), "{err:?}");

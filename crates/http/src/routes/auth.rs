@@ -25,7 +25,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// `{email, password}` of signup and login.
 #[derive(ToSchema)]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
 pub struct Credentials {
     /// An e-mail address.
     email: String,
@@ -130,7 +130,7 @@ pub async fn login(state: web::Data<AppState>, body: JsonBody) -> ApiResult<Http
 #[utoipa::path(post, path = "/v1/auth/logout", tag = "auth",
     responses((status = 204, description = "Signed out"), (status = 401, body = crate::openapi::ErrorBody)))]
 pub async fn logout(state: web::Data<AppState>, req: HttpRequest) -> ApiResult<HttpResponse> {
-    let (token, _) = session_credential(&req)?;
+    let token = session_credential(&req, &state.config.public_base_url)?;
     state.identity.logout(&token).await?;
     Ok(HttpResponse::NoContent().cookie(session_cookie(&state, String::new(), 0)).finish())
 }

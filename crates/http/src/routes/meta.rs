@@ -30,15 +30,11 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
 }
 
 async fn metrics(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(state.metrics.render())
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(state.metrics.render())
 }
 
 async fn openapi() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(crate::openapi::document_json())
+    HttpResponse::Ok().content_type("application/json").body(crate::openapi::document_json())
 }
 
 /// Interactive documentation of `/openapi.json` (the viewer's script is loaded by the

@@ -200,7 +200,11 @@ pub async fn create_key(state: web::Data<AppState>, web_user: WebUser, body: Jso
 #[utoipa::path(delete, path = "/v1/users/me/api-keys/{key_id}", tag = "users", security(("session" = [])),
     params(("key_id" = String, Path)),
     responses((status = 204), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
-pub async fn revoke_key(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn revoke_key(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
     let key = parse_key_id(&path)?;
     state.identity.revoke_key(Owner::User(web_user.user.id), key).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -237,7 +241,11 @@ pub async fn create_org(state: web::Data<AppState>, web_user: WebUser, body: Jso
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path)),
     responses((status = 200, body = OrgInfo), (status = 404, body = crate::openapi::ErrorBody)))]
-pub async fn get_org(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn get_org(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
     let (org, _) = state.identity.org_for_member(web_user.user.id, parse_org_id(&path)?).await?;
     Ok(HttpResponse::Ok().json(org_info(org)))
 }
@@ -246,14 +254,13 @@ pub async fn get_org(state: web::Data<AppState>, web_user: WebUser, path: web::P
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path)),
     responses((status = 200, body = Vec<MemberInfo>), (status = 404, body = crate::openapi::ErrorBody)))]
-pub async fn list_members(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
-    let members: Vec<MemberInfo> = state
-        .identity
-        .members(web_user.user.id, parse_org_id(&path)?)
-        .await?
-        .into_iter()
-        .map(member_info)
-        .collect();
+pub async fn list_members(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let members: Vec<MemberInfo> =
+        state.identity.members(web_user.user.id, parse_org_id(&path)?).await?.into_iter().map(member_info).collect();
     Ok(HttpResponse::Ok().json(json!({ "members": members, "total": members.len() })))
 }
 
@@ -287,7 +294,11 @@ pub async fn add_member(
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/api-keys", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path)),
     responses((status = 200, body = KeyList), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
-pub async fn list_org_keys(state: web::Data<AppState>, web_user: WebUser, path: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn list_org_keys(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
     let owner = state.identity.org_admin(web_user.user.id, parse_org_id(&path)?).await?;
     keys_response(&state, owner).await
 }

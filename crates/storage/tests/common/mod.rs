@@ -56,11 +56,7 @@ struct Registration(usize);
 impl Registration {
     fn new(db: &Arc<Db>, url: String) -> Self {
         let addr = addr_of(db);
-        open_dbs().push(OpenDb {
-            addr,
-            url,
-            db: Arc::downgrade(db),
-        });
+        open_dbs().push(OpenDb { addr, url, db: Arc::downgrade(db) });
         Self(addr)
     }
 }
@@ -74,10 +70,7 @@ impl Drop for Registration {
 fn lookup<T>(db: &Db, f: impl FnOnce(&OpenDb) -> T) -> T {
     let addr = addr_of(db);
     let dbs = open_dbs();
-    let entry = dbs
-        .iter()
-        .find(|e| e.addr == addr)
-        .expect("this Db was not opened by the test harness");
+    let entry = dbs.iter().find(|e| e.addr == addr).expect("this Db was not opened by the test harness");
     f(entry)
 }
 
@@ -98,10 +91,8 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn create() -> Self {
-        let path =
-            std::env::temp_dir().join(format!("redline-storage-test-{}", Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&path)
-            .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+        let path = std::env::temp_dir().join(format!("redline-storage-test-{}", Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
         Self(path)
     }
 }
@@ -119,9 +110,7 @@ pub async fn on_sqlite(body: impl AsyncFnOnce(&Db)) {
     let dir = TempDir::create();
     let url = format!("sqlite://{}", dir.0.join("redline.sqlite3").display());
     let db = Arc::new(
-        Db::open(&DbConfig::new(url.clone()))
-            .await
-            .unwrap_or_else(|e| panic!("cannot open SQLite at {url}: {e}")),
+        Db::open(&DbConfig::new(url.clone())).await.unwrap_or_else(|e| panic!("cannot open SQLite at {url}: {e}")),
     );
     assert_eq!(db.backend_name(), "sqlite");
     let registration = Registration::new(&db, url);
@@ -141,9 +130,7 @@ fn database_url(admin: &str, name: &str) -> String {
         None => (admin, None),
     };
     let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let authority_end = base[authority_start..]
-        .find('/')
-        .map_or(base.len(), |i| authority_start + i);
+    let authority_end = base[authority_start..].find('/').map_or(base.len(), |i| authority_start + i);
     let mut url = format!("{}/{name}", &base[..authority_end]);
     if let Some(query) = query {
         url.push('?');
@@ -172,10 +159,7 @@ impl Drop for PgDatabaseGuard {
         let admin = self.admin.clone();
         let name = self.name.clone();
         let outcome = std::thread::spawn(move || -> Result<(), String> {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
             rt.block_on(async {
                 let mut conn = connect_admin(&admin).await?;
                 diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
@@ -190,10 +174,7 @@ impl Drop for PgDatabaseGuard {
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => eprintln!("warning: cannot drop test database {}: {e}", self.name),
-            Err(_) => eprintln!(
-                "warning: the thread dropping test database {} panicked",
-                self.name
-            ),
+            Err(_) => eprintln!("warning: the thread dropping test database {} panicked", self.name),
         }
     }
 }
@@ -222,17 +203,12 @@ pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
         .await
         .unwrap_or_else(|e| panic!("cannot create database {name}: {e}"));
     // Declared before the `Db` so that it is dropped after it.
-    let guard = PgDatabaseGuard {
-        admin: admin.clone(),
-        name: name.clone(),
-    };
+    let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone() };
     drop(admin_conn);
 
     let url = database_url(&admin, &name);
     let db = Arc::new(
-        Db::open(&DbConfig::new(url.clone()))
-            .await
-            .unwrap_or_else(|e| panic!("cannot open PostgreSQL {url}: {e}")),
+        Db::open(&DbConfig::new(url.clone())).await.unwrap_or_else(|e| panic!("cannot open PostgreSQL {url}: {e}")),
     );
     assert_eq!(db.backend_name(), "postgres");
     let registration = Registration::new(&db, url);
@@ -308,9 +284,7 @@ impl RawConn {
         let url = url_of(db);
         match db.backend_name() {
             "sqlite" => {
-                let path = url
-                    .strip_prefix("sqlite://")
-                    .expect("the harness opens SQLite with sqlite://");
+                let path = url.strip_prefix("sqlite://").expect("the harness opens SQLite with sqlite://");
                 let mut conn = SyncConnectionWrapper::<SqliteConnection>::establish(path)
                     .await
                     .unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
@@ -320,9 +294,7 @@ impl RawConn {
                 RawConn::Sqlite(conn)
             }
             "postgres" => RawConn::Pg(Box::new(
-                AsyncPgConnection::establish(&url)
-                    .await
-                    .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}")),
+                AsyncPgConnection::establish(&url).await.unwrap_or_else(|e| panic!("cannot connect to {url}: {e}")),
             )),
             other => panic!("unknown backend {other}"),
         }
@@ -337,10 +309,7 @@ impl RawConn {
     }
 
     fn placeholders(&self, n: usize) -> String {
-        (1..=n)
-            .map(|i| self.placeholder(i))
-            .collect::<Vec<_>>()
-            .join(", ")
+        (1..=n).map(|i| self.placeholder(i)).collect::<Vec<_>>().join(", ")
     }
 
     /// Inserts a row of `sessions` (no store method writes them yet).
@@ -358,17 +327,13 @@ impl RawConn {
             .bind::<BigInt, _>(s.updated_at)
             .bind::<Nullable<Text>, _>(s.version_id.clone())
             .bind::<BigInt, _>(s.section_count);
-        let inserted =
-            on_raw!(self, |conn| query.execute(conn).await).expect("insert a sessions row");
+        let inserted = on_raw!(self, |conn| query.execute(conn).await).expect("insert a sessions row");
         assert_eq!(inserted, 1);
     }
 
     /// Rows of `table` whose `owner` column is `owner`.
     pub async fn count_owned(&mut self, table: &str, owner: Owner) -> i64 {
-        let sql = format!(
-            "SELECT COUNT(*) AS n FROM {table} WHERE owner = {}",
-            self.placeholder(1)
-        );
+        let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE owner = {}", self.placeholder(1));
         let query = diesel::sql_query(sql).bind::<Text, _>(owner.to_string());
         let count: Count = on_raw!(self, |conn| query.get_result(conn).await).expect("count rows");
         count.n
@@ -381,8 +346,7 @@ impl RawConn {
             self.placeholder(1)
         );
         let query = diesel::sql_query(sql).bind::<Text, _>(code.to_owned());
-        let rows: Vec<PromoCodeRow> =
-            on_raw!(self, |conn| query.load(conn).await).expect("read promo_codes");
+        let rows: Vec<PromoCodeRow> = on_raw!(self, |conn| query.load(conn).await).expect("read promo_codes");
         assert!(rows.len() <= 1, "promo_codes.code is a primary key");
         rows.into_iter().next().map(|r| PromoCodeRecord {
             code: r.code,
@@ -401,12 +365,8 @@ impl RawConn {
             self.placeholder(1)
         );
         let query = diesel::sql_query(sql).bind::<Text, _>(redemption_id.to_owned());
-        let rows: Vec<PromoGrantRow> =
-            on_raw!(self, |conn| query.load(conn).await).expect("read promo_grants");
-        assert!(
-            rows.len() <= 1,
-            "promo_grants.redemption_id is a primary key"
-        );
+        let rows: Vec<PromoGrantRow> = on_raw!(self, |conn| query.load(conn).await).expect("read promo_grants");
+        assert!(rows.len() <= 1, "promo_grants.redemption_id is a primary key");
         rows.into_iter().next().map(|r| PromoGrantRecord {
             redemption_id: r.redemption_id,
             owner: Owner::parse(&r.owner).expect("stored owner parses"),
@@ -426,12 +386,6 @@ fn database_url_replaces_only_the_database_name() {
         database_url("postgres://postgres@127.0.0.1:5432/test", "redline_test_x"),
         "postgres://postgres@127.0.0.1:5432/redline_test_x"
     );
-    assert_eq!(
-        database_url("postgresql://u:p@h/db?sslmode=disable", "n"),
-        "postgresql://u:p@h/n?sslmode=disable"
-    );
-    assert_eq!(
-        database_url("postgres://h:5432", "n"),
-        "postgres://h:5432/n"
-    );
+    assert_eq!(database_url("postgresql://u:p@h/db?sslmode=disable", "n"), "postgresql://u:p@h/n?sslmode=disable");
+    assert_eq!(database_url("postgres://h:5432", "n"), "postgres://h:5432/n");
 }
