@@ -1,0 +1,55 @@
+//! `cargo xtask`: code generation and the repository's own checks.
+//!
+//! The logic lives here, in a library, so that the unit tests exercise it on in-memory inputs and
+//! `tests/workspace.rs` runs it against the real workspace: `cargo test --release --workspace`
+//! then fails on a wrong dependency arrow, a stale `docs/openapi.json` or a forbidden construct,
+//! the same as `cargo xtask check`.
+
+pub mod arrows;
+pub mod openapi;
+pub mod source_rules;
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root: the parent of this crate's directory.
+pub fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| manifest_dir.to_path_buf())
+}
+
+/// The outcome of one check: its name and every problem it found (none: it passed).
+#[derive(Debug)]
+pub struct CheckReport {
+    pub name: &'static str,
+    pub problems: Vec<String>,
+}
+
+impl CheckReport {
+    pub fn passed(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Runs every check of `cargo xtask check` against the workspace at `root`.
+pub fn run_all_checks(root: &Path) -> Vec<CheckReport> {
+    vec![
+        CheckReport {
+            name: "openapi: docs/openapi.json is up to date",
+            problems: openapi::check_fresh(root).err().into_iter().collect(),
+        },
+        CheckReport {
+            name: "arrows: crate dependencies follow the hexagonal architecture",
+            problems: match arrows::check_workspace(root) {
+                Ok(violations) => violations.iter().map(ToString::to_string).collect(),
+                Err(e) => vec![e],
+            },
+        },
+        CheckReport {
+            name: "source: no ignored tests, no todo!/unimplemented! in non-test code",
+            problems: match source_rules::check_workspace(root) {
+                Ok(findings) => findings.iter().map(ToString::to_string).collect(),
+                Err(e) => vec![e],
+            },
+        },
+    ]
+}
