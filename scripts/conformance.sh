@@ -8,6 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}
 bin=${1:-${CARGO_TARGET_DIR:-$root/target}/release/redline}
 shift || true
+bin=$(realpath -m "$bin")
 [ -x "$bin" ] || { echo "conformance: no redline binary at $bin (build with cargo build --release)" >&2; exit 2; }
 [ -d "$suite" ] || { echo "conformance: suite not found at $suite" >&2; exit 2; }
 

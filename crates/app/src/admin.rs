@@ -4,6 +4,7 @@
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
 use redline_domain::time_util::{iso8601, parse_iso8601};
+use redline_domain::usage::effective_limit;
 use redline_domain::{Email, OrgId, Owner, Password, Plan, UserId};
 use serde_json::{json, Value};
 
@@ -137,10 +138,8 @@ pub async fn run(services: &Services, command: AdminCommand) -> anyhow::Result<V
                 }
             }
             let settings = identity.set_plan(owner.owner()?, plan(&p)?, monthly_limit).await?;
-            let limit = settings
-                .monthly_limit_override
-                .or_else(|| settings.plan.monthly_ops().map(|n| i64::try_from(n).unwrap_or(i64::MAX)))
-                .unwrap_or(-1);
+            let limit = effective_limit(settings.plan, settings.monthly_limit_override)
+                .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
             json!({"subscription_tier": settings.plan.as_str(), "monthly_limit": limit})
         }
         AdminCommand::CreatePromo { code, name, ops, expires_at } => {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use redline_core::identity::IdentityConfig;
 use redline_core::sessions::Sessions;
+use redline_core::usage::Usage;
 use redline_core::Identity;
 use redline_http::metrics::Metrics;
 use redline_http::{AppState, HttpConfig};
@@ -20,6 +21,7 @@ pub struct Services {
     pub db: Arc<Db>,
     pub identity: Arc<Identity>,
     pub sessions: Arc<Sessions>,
+    pub usage: Arc<Usage>,
 }
 
 impl Services {
@@ -33,9 +35,11 @@ impl Services {
             public_base_url: config.public_base_url.clone(),
             ..IdentityConfig::default()
         };
-        let identity = Arc::new(Identity::new(db.clone(), Arc::new(SystemClock), identity_config));
+        let clock = Arc::new(SystemClock);
+        let identity = Arc::new(Identity::new(db.clone(), clock.clone(), identity_config));
         let sessions = Arc::new(Sessions::new(db.clone()));
-        Ok(Self { db, identity, sessions })
+        let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock));
+        Ok(Self { db, identity, sessions, usage })
     }
 }
 
@@ -58,6 +62,7 @@ impl Application {
         let state = Arc::new(AppState {
             identity: services.identity,
             sessions: services.sessions,
+            usage: services.usage,
             health: services.db.clone(),
             metrics: Arc::new(Metrics::default()),
             config: HttpConfig {

@@ -9,5 +9,6 @@ pub mod key_cache;
 pub mod secrets;
 pub mod sessions;
 pub mod throttle;
+pub mod usage;
 
 pub use identity::{Identity, IdentityConfig, IdentityError, Principal};

@@ -9,6 +9,7 @@ pub mod keys;
 pub mod owner;
 pub mod session;
 pub mod time_util;
+pub mod usage;
 
 pub use account::{Email, Password, Plan};
 pub use ids::{KeyId, OrgId, UserId};

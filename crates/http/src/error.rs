@@ -7,6 +7,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use redline_core::identity::AuthFailure;
+use redline_core::usage::UsageError;
 use redline_core::IdentityError;
 use redline_ports::StoreError;
 use serde_json::{json, Value};
@@ -42,6 +43,9 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("too many requests: {detail}")]
     TooManyRequests { detail: String, retry_after_secs: u64 },
+    /// The monthly operations are used up (interface.md Errors 429, Details 4).
+    #[error("quota exhausted")]
+    QuotaExhausted { limit: i64, used: i64, retry_after_secs: u64 },
     #[error("service unavailable: {0}")]
     Unavailable(String),
     #[error("internal error: {0}")]
@@ -67,7 +71,7 @@ impl ResponseError for ApiError {
             ApiError::Gone(_) => StatusCode::GONE,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TooManyRequests { .. } | ApiError::QuotaExhausted { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -85,6 +89,11 @@ impl ResponseError for ApiError {
             | ApiError::Gone(d)
             | ApiError::UnsupportedMediaType(d) => json!({ "detail": d }),
             ApiError::TooManyRequests { detail, .. } => json!({ "detail": detail }),
+            ApiError::QuotaExhausted { limit, used, retry_after_secs } => json!({
+                "detail": format!(
+                    "Monthly operation limit reached ({used} of {limit} used). Billable requests resume when the cycle resets in {retry_after_secs} seconds, or after an upgrade or a promotion grant."
+                ),
+            }),
             ApiError::PayloadTooLarge { request_bytes, max_bytes, contact_email, support_event_id } => json!({
                 "detail": format!(
                     "Request body too large: {} MB exceeds the {} MB limit.",
@@ -116,6 +125,19 @@ impl ResponseError for ApiError {
             ApiError::TooManyRequests { retry_after_secs, .. } => {
                 if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
                     response.headers_mut().insert(header::RETRY_AFTER, v);
+                }
+            }
+            ApiError::QuotaExhausted { limit, used, retry_after_secs } => {
+                let headers = response.headers_mut();
+                for (name, value) in [
+                    (header::RETRY_AFTER.as_str(), retry_after_secs.to_string()),
+                    ("x-usage-limit", limit.to_string()),
+                    ("x-usage-used", used.to_string()),
+                    ("x-usage-remaining", "0".to_owned()),
+                ] {
+                    if let (Ok(n), Ok(v)) = (header::HeaderName::try_from(name), HeaderValue::from_str(&value)) {
+                        headers.insert(n, v);
+                    }
                 }
             }
             ApiError::Unavailable(_) => {
@@ -191,6 +213,23 @@ impl From<IdentityError> for ApiError {
             }),
             IdentityError::Store(e) => e.into(),
             IdentityError::Hashing(cause) => ApiError::Internal(cause),
+        }
+    }
+}
+
+impl From<UsageError> for ApiError {
+    fn from(e: UsageError) -> Self {
+        match e {
+            UsageError::Exhausted { limit, used, retry_after_secs } => {
+                ApiError::QuotaExhausted { limit, used, retry_after_secs }
+            }
+            UsageError::UnknownAccount => ApiError::NotFound("Account not found".to_owned()),
+            UsageError::NotAdmitted(id) => ApiError::Internal(format!("charge without admission for {id}")),
+            UsageError::UnknownCode => ApiError::NotFound("Unknown or expired promotion code".to_owned()),
+            UsageError::AlreadyRedeemed => {
+                ApiError::Conflict("This promotion code was already redeemed by this account.".to_owned())
+            }
+            UsageError::Store(e) => e.into(),
         }
     }
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
 
-use crate::routes::{agents, auth, sessions, users};
+use crate::routes::{agents, auth, sessions, usage, users};
 use crate::validation::ValidationItem;
 
 /// An error: `detail` is a string.
@@ -74,6 +74,8 @@ impl Modify for Security {
         agents::start_handoff,
         agents::handoff_summary,
         agents::claim,
+        usage::usage,
+        usage::redeem,
     ),
     components(schemas(ErrorBody, ValidationErrorBody, ValidationItem)),
     modifiers(&Security),
@@ -83,6 +85,7 @@ impl Modify for Security {
         (name = "users", description = "The signed-in web-app user and their API keys"),
         (name = "organizations", description = "Organizations and their keys"),
         (name = "agents", description = "Agent self-signup and operator handoff"),
+        (name = "usage", description = "Operations used against the monthly quota, and promotions"),
     )
 )]
 struct ApiDoc;

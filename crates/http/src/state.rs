@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use redline_core::sessions::Sessions;
+use redline_core::usage::Usage;
 use redline_core::Identity;
 use redline_ports::HealthCheck;
 
@@ -34,6 +35,7 @@ impl Default for HttpConfig {
 pub struct AppState {
     pub identity: Arc<Identity>,
     pub sessions: Arc<Sessions>,
+    pub usage: Arc<Usage>,
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,

@@ -9,11 +9,13 @@ pub mod error;
 pub mod identity;
 pub mod records;
 pub mod sessions;
+pub mod usage;
 
 pub use clock::{Clock, SystemClock};
 pub use error::StoreError;
 pub use identity::IdentityStore;
 pub use sessions::SessionStore;
+pub use usage::UsageStore;
 
 /// Liveness of the backing store, for `/readyz`.
 #[cfg_attr(feature = "mocks", mockall::automock)]

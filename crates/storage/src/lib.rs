@@ -13,5 +13,6 @@ mod identity;
 mod rows;
 mod schema;
 mod sessions;
+mod usage;
 
 pub use db::{Db, DbConfig};

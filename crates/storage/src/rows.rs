@@ -262,7 +262,7 @@ pub(crate) struct PromoCodeRow {
     pub created_at: i64,
 }
 
-#[derive(Queryable, Selectable, Insertable)]
+#[derive(Queryable, Selectable, Insertable, Clone)]
 #[diesel(table_name = promo_grants)]
 pub(crate) struct PromoGrantRow {
     pub redemption_id: String,
@@ -284,4 +284,63 @@ pub(crate) struct SessionRow {
     pub updated_at: i64,
     pub version_id: Option<String>,
     pub section_count: i64,
+}
+
+#[derive(Queryable, Selectable, Insertable, Clone)]
+#[diesel(table_name = usage_ledger)]
+pub(crate) struct LedgerRow {
+    pub request_id: String,
+    pub owner: String,
+    pub cycle: String,
+    pub status: String,
+    pub tier_ops: i64,
+    pub promo_ops: i64,
+    pub first_redemption: Option<String>,
+    pub created_at: i64,
+    pub settled_at: Option<i64>,
+}
+
+impl TryFrom<LedgerRow> for redline_ports::usage::LedgerEntry {
+    type Error = StoreError;
+
+    fn try_from(r: LedgerRow) -> Result<Self, StoreError> {
+        Ok(redline_ports::usage::LedgerEntry {
+            owner: owner(&r.owner)?,
+            status: redline_ports::usage::LedgerStatus::parse(&r.status).ok_or_else(|| corrupt("ledger status", &r.status))?,
+            request_id: r.request_id,
+            cycle: r.cycle,
+            tier_ops: r.tier_ops,
+            promo_ops: r.promo_ops,
+            first_redemption: r.first_redemption,
+            created_at: r.created_at,
+            settled_at: r.settled_at,
+        })
+    }
+}
+
+impl TryFrom<PromoGrantRow> for PromoGrantRecord {
+    type Error = StoreError;
+
+    fn try_from(r: PromoGrantRow) -> Result<Self, StoreError> {
+        Ok(PromoGrantRecord {
+            owner: owner(&r.owner)?,
+            redemption_id: r.redemption_id,
+            name: r.name,
+            code: r.code,
+            ops_granted: r.ops_granted,
+            ops_remaining: r.ops_remaining,
+            expires_at: r.expires_at,
+            created_at: r.created_at,
+        })
+    }
+}
+
+/// The rules' view of a grant row.
+pub(crate) fn domain_grant(r: &PromoGrantRow) -> redline_domain::usage::Grant {
+    redline_domain::usage::Grant {
+        redemption_id: r.redemption_id.clone(),
+        remaining: u64::try_from(r.ops_remaining.max(0)).unwrap_or(0),
+        expires_at: r.expires_at,
+        created_at: r.created_at,
+    }
 }

@@ -102,6 +102,38 @@ diesel::table! {
 }
 
 diesel::joinable!(org_members -> organizations (org_id));
+
+
+diesel::table! {
+    usage_ledger (request_id) {
+        request_id -> Text,
+        owner -> Text,
+        cycle -> Text,
+        status -> Text,
+        tier_ops -> BigInt,
+        promo_ops -> BigInt,
+        first_redemption -> Nullable<Text>,
+        created_at -> BigInt,
+        settled_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    usage_draws (request_id, redemption_id) {
+        request_id -> Text,
+        redemption_id -> Text,
+        draw_ops -> BigInt,
+    }
+}
+
+diesel::table! {
+    usage_counters (owner, cycle) {
+        owner -> Text,
+        cycle -> Text,
+        tier_used -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     users,
     organizations,
@@ -111,5 +143,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     handoffs,
     promo_codes,
     promo_grants,
-    sessions
+    sessions,
+    usage_ledger,
+    usage_draws,
+    usage_counters,
 );

@@ -5,6 +5,7 @@ pub mod agents;
 pub mod auth;
 pub mod meta;
 pub mod sessions;
+pub mod usage;
 pub mod users;
 
 use actix_web::web;
@@ -16,4 +17,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     users::configure(cfg);
     agents::configure(cfg);
     sessions::configure(cfg);
+    usage::configure(cfg);
 }

@@ -1,0 +1,3 @@
+DROP TABLE usage_counters;
+DROP TABLE usage_draws;
+DROP TABLE usage_ledger;
