@@ -5,6 +5,7 @@
 //! contract suite in `redline-storage` checks every backend against those sentences.
 
 pub mod clock;
+pub mod documents;
 pub mod error;
 pub mod identity;
 pub mod records;
@@ -12,6 +13,7 @@ pub mod sessions;
 pub mod usage;
 
 pub use clock::{Clock, SystemClock};
+pub use documents::{DocumentStore, HtmlSections};
 pub use error::StoreError;
 pub use identity::IdentityStore;
 pub use sessions::SessionStore;

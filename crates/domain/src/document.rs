@@ -1,0 +1,353 @@
+//! The sectioned document (decisions.md §4): HTML whose every top-level block carries a
+//! unique, stable `data-chunk-id`. Edits address sections by id and keep every other id.
+//!
+//! Parsing HTML into sections and sanitizing it is an adapter's job (html5ever, ammonia);
+//! this module holds the sections as the adapter produced them and the rules of editing.
+
+use std::collections::HashSet;
+use std::fmt;
+
+/// Top-level block elements that are sections.
+pub const SECTION_TAGS: [&str; 15] =
+    ["h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "table", "blockquote", "pre", "figure", "hr", "div"];
+
+/// Whether `tag` (lower case) is a section element.
+pub fn is_section_tag(tag: &str) -> bool {
+    SECTION_TAGS.contains(&tag)
+}
+
+/// The longest chunk id accepted.
+pub const CHUNK_ID_MAX_LEN: usize = 64;
+
+/// A section id: 1 to 64 of `A-Z a-z 0-9 _ -`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChunkId(String);
+
+impl ChunkId {
+    pub fn parse(s: &str) -> Option<Self> {
+        let ok = !s.is_empty()
+            && s.len() <= CHUNK_ID_MAX_LEN
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        ok.then(|| Self(s.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ChunkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One top-level block. `html` is its outer HTML, already sanitized, carrying
+/// `data-chunk-id="<id>"` on its root element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub id: ChunkId,
+    /// The root element's tag, lower case.
+    pub tag: String,
+    pub html: String,
+    /// The text content (for outlines, search and diffs), whitespace collapsed.
+    pub text: String,
+}
+
+/// What can go wrong editing a document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    #[error("unknown chunk id {0}")]
+    UnknownChunk(String),
+    #[error("duplicate chunk id {0}")]
+    DuplicateChunk(String),
+}
+
+/// A document: its sections in order. Ids are unique (checked on every change).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Document {
+    sections: Vec<Section>,
+}
+
+/// One line of the outline given to the AI instead of the whole document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlineEntry {
+    pub chunk_id: ChunkId,
+    pub tag: String,
+    /// The text of a heading, else `None`.
+    pub heading: Option<String>,
+    /// The first words of the section.
+    pub first_words: String,
+    /// Characters of text.
+    pub chars: usize,
+}
+
+/// Words of a section shown in the outline.
+const OUTLINE_WORDS: usize = 12;
+
+impl Document {
+    /// A document of these sections; `DuplicateChunk` if two share an id.
+    pub fn new(sections: Vec<Section>) -> Result<Self, DocumentError> {
+        let mut seen = HashSet::with_capacity(sections.len());
+        for s in &sections {
+            if !seen.insert(s.id.as_str()) {
+                return Err(DocumentError::DuplicateChunk(s.id.to_string()));
+            }
+        }
+        Ok(Self { sections })
+    }
+
+    pub fn sections(&self) -> &[Section] {
+        &self.sections
+    }
+
+    pub fn len(&self) -> usize {
+        self.sections.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sections.is_empty()
+    }
+
+    /// Whether the document has any visible content (text, an image, a rule or a table).
+    pub fn has_content(&self) -> bool {
+        self.sections.iter().any(|s| {
+            !s.text.trim().is_empty() || s.tag == "hr" || s.html.contains("<img") || s.tag == "table"
+        })
+    }
+
+    pub fn position(&self, id: &ChunkId) -> Option<usize> {
+        self.sections.iter().position(|s| &s.id == id)
+    }
+
+    pub fn get(&self, id: &ChunkId) -> Option<&Section> {
+        self.sections.iter().find(|s| &s.id == id)
+    }
+
+    fn ensure_new_ids(&self, new: &[Section], replacing: Option<&ChunkId>) -> Result<(), DocumentError> {
+        let mut seen: HashSet<&str> =
+            self.sections.iter().filter(|s| Some(&s.id) != replacing).map(|s| s.id.as_str()).collect();
+        for s in new {
+            if !seen.insert(s.id.as_str()) {
+                return Err(DocumentError::DuplicateChunk(s.id.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the section `id` with `replacement` (one or more sections; the first should
+    /// keep `id`). Returns the old section.
+    pub fn replace(&mut self, id: &ChunkId, replacement: Vec<Section>) -> Result<Section, DocumentError> {
+        let at = self.position(id).ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))?;
+        self.ensure_new_ids(&replacement, Some(id))?;
+        let old = self.sections.splice(at..=at, replacement).next();
+        old.ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))
+    }
+
+    /// Inserts sections after `after` (`None` = at the start).
+    pub fn insert_after(&mut self, after: Option<&ChunkId>, new: Vec<Section>) -> Result<(), DocumentError> {
+        let at = match after {
+            None => 0,
+            Some(id) => self.position(id).ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))? + 1,
+        };
+        self.ensure_new_ids(&new, None)?;
+        self.sections.splice(at..at, new);
+        Ok(())
+    }
+
+    /// Appends sections at the end.
+    pub fn append(&mut self, new: Vec<Section>) -> Result<(), DocumentError> {
+        self.ensure_new_ids(&new, None)?;
+        self.sections.extend(new);
+        Ok(())
+    }
+
+    /// Removes the section `id` and returns it.
+    pub fn delete(&mut self, id: &ChunkId) -> Result<Section, DocumentError> {
+        let at = self.position(id).ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))?;
+        Ok(self.sections.remove(at))
+    }
+
+    /// The document as HTML: the sections' outer HTML, one per line.
+    pub fn to_html(&self) -> String {
+        let mut out = String::with_capacity(self.sections.iter().map(|s| s.html.len() + 1).sum());
+        for s in &self.sections {
+            out.push_str(&s.html);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The text of the whole document, a section per paragraph.
+    pub fn to_text(&self) -> String {
+        self.sections.iter().map(|s| s.text.as_str()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n")
+    }
+
+    /// The outline given to the AI: ids, headings, first words and sizes.
+    pub fn outline(&self) -> Vec<OutlineEntry> {
+        self.sections
+            .iter()
+            .map(|s| {
+                let is_heading = s.tag.len() == 2 && s.tag.starts_with('h') && s.tag.as_bytes()[1].is_ascii_digit();
+                OutlineEntry {
+                    chunk_id: s.id.clone(),
+                    tag: s.tag.clone(),
+                    heading: is_heading.then(|| s.text.clone()),
+                    first_words: s.text.split_whitespace().take(OUTLINE_WORDS).collect::<Vec<_>>().join(" "),
+                    chars: s.text.chars().count(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The change of one section between two documents (`old_html`/`new_html` of a
+/// PendingChange or chunk diff).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SectionDiff {
+    Edited { id: ChunkId, old_html: String, new_html: String },
+    Created { id: ChunkId, after: Option<ChunkId>, new_html: String },
+    Deleted { id: ChunkId, old_html: String },
+}
+
+/// Per-section differences from `before` to `after`, in the order of `after` (deletions
+/// last, in the order of `before`).
+pub fn diff(before: &Document, after: &Document) -> Vec<SectionDiff> {
+    let mut out = Vec::new();
+    let mut previous: Option<ChunkId> = None;
+    for s in after.sections() {
+        match before.get(&s.id) {
+            Some(old) if old.html != s.html => {
+                out.push(SectionDiff::Edited { id: s.id.clone(), old_html: old.html.clone(), new_html: s.html.clone() })
+            }
+            Some(_) => {}
+            None => out.push(SectionDiff::Created { id: s.id.clone(), after: previous.clone(), new_html: s.html.clone() }),
+        }
+        previous = Some(s.id.clone());
+    }
+    for s in before.sections() {
+        if after.get(&s.id).is_none() {
+            out.push(SectionDiff::Deleted { id: s.id.clone(), old_html: s.html.clone() });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sec(id: &str, text: &str) -> Section {
+        Section {
+            id: ChunkId::parse(id).unwrap(),
+            tag: "p".into(),
+            html: format!("<p data-chunk-id=\"{id}\">{text}</p>"),
+            text: text.into(),
+        }
+    }
+
+    fn ids(d: &Document) -> Vec<&str> {
+        d.sections().iter().map(|s| s.id.as_str()).collect()
+    }
+
+    #[test]
+    fn chunk_ids() {
+        assert!(ChunkId::parse("c-1a2b").is_some());
+        assert!(ChunkId::parse("").is_none());
+        assert!(ChunkId::parse("has space").is_none());
+        assert!(ChunkId::parse("\"><script>").is_none());
+        assert!(ChunkId::parse(&"a".repeat(65)).is_none());
+    }
+
+    #[test]
+    fn edits_keep_other_ids() {
+        let mut d = Document::new(vec![sec("a", "one"), sec("b", "two"), sec("c", "three")]).unwrap();
+        let old = d.replace(&ChunkId::parse("b").unwrap(), vec![sec("b", "TWO")]).unwrap();
+        assert_eq!(old.text, "two");
+        d.insert_after(Some(&ChunkId::parse("a").unwrap()), vec![sec("n", "new")]).unwrap();
+        d.insert_after(None, vec![sec("s", "start")]).unwrap();
+        d.delete(&ChunkId::parse("c").unwrap()).unwrap();
+        assert_eq!(ids(&d), ["s", "a", "n", "b"]);
+        assert_eq!(d.insert_after(None, vec![sec("a", "dup")]), Err(DocumentError::DuplicateChunk("a".into())));
+        assert_eq!(d.delete(&ChunkId::parse("zz").unwrap()), Err(DocumentError::UnknownChunk("zz".into())));
+        assert!(Document::new(vec![sec("a", "x"), sec("a", "y")]).is_err());
+    }
+
+    #[test]
+    fn outline_and_content() {
+        let mut h = sec("h", "Title here");
+        h.tag = "h1".into();
+        let d = Document::new(vec![h, sec("p", "one two three four five six seven eight nine ten eleven twelve thirteen")])
+            .unwrap();
+        let o = d.outline();
+        assert_eq!(o[0].heading.as_deref(), Some("Title here"));
+        assert_eq!(o[1].heading, None);
+        assert_eq!(o[1].first_words.split(' ').count(), 12);
+        assert!(d.has_content());
+        assert!(!Document::new(vec![sec("e", "  ")]).unwrap().has_content());
+    }
+
+    #[test]
+    fn diffs() {
+        let before = Document::new(vec![sec("a", "one"), sec("b", "two"), sec("c", "three")]).unwrap();
+        let after = Document::new(vec![sec("a", "one"), sec("n", "new"), sec("b", "TWO")]).unwrap();
+        let d = diff(&before, &after);
+        assert_eq!(d.len(), 3);
+        assert!(matches!(&d[0], SectionDiff::Created { id, after: Some(a), .. } if id.as_str() == "n" && a.as_str() == "a"));
+        assert!(matches!(&d[1], SectionDiff::Edited { id, .. } if id.as_str() == "b"));
+        assert!(matches!(&d[2], SectionDiff::Deleted { id, .. } if id.as_str() == "c"));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Edit(usize),
+        InsertAfter(Option<usize>),
+        Delete(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0usize..50).prop_map(Op::Edit),
+            prop::option::of(0usize..50).prop_map(Op::InsertAfter),
+            (0usize..50).prop_map(Op::Delete),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn ids_stay_unique_and_stable_under_any_edits(ops in prop::collection::vec(op(), 0..60)) {
+            let mut d = Document::new((0..5).map(|i| sec(&format!("s{i}"), "x")).collect()).unwrap();
+            let mut next = 100;
+            for op in ops {
+                let before: Vec<String> = d.sections().iter().map(|s| s.id.to_string()).collect();
+                let n = d.len();
+                match op {
+                    Op::Edit(i) if n > 0 => {
+                        let id = d.sections()[i % n].id.clone();
+                        d.replace(&id, vec![sec(id.as_str(), "edited")]).unwrap();
+                        let after: Vec<String> = d.sections().iter().map(|s| s.id.to_string()).collect();
+                        prop_assert_eq!(before, after);
+                    }
+                    Op::InsertAfter(at) => {
+                        let after_id = if n == 0 { None } else { at.map(|i| d.sections()[i % n].id.clone()) };
+                        next += 1;
+                        d.insert_after(after_id.as_ref(), vec![sec(&format!("n{next}"), "new")]).unwrap();
+                        let kept: Vec<String> = d.sections().iter().map(|s| s.id.to_string()).filter(|i| before.contains(i)).collect();
+                        prop_assert_eq!(before, kept);
+                    }
+                    Op::Delete(i) if n > 0 => {
+                        let id = d.sections()[i % n].id.clone();
+                        d.delete(&id).unwrap();
+                        prop_assert!(d.get(&id).is_none());
+                    }
+                    _ => {}
+                }
+                let mut seen = HashSet::new();
+                for s in d.sections() {
+                    prop_assert!(seen.insert(s.id.clone()), "duplicate id {}", s.id);
+                }
+            }
+        }
+    }
+}

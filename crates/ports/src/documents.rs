@@ -1,0 +1,103 @@
+//! Documents: turning HTML into sections, converting uploaded files, and storing documents
+//! with their versions.
+
+use redline_domain::document::{ChunkId, Section};
+use redline_domain::time_util::Millis;
+use redline_domain::{Owner, SessionId};
+
+use crate::error::StoreError;
+
+/// Why HTML could not be made into sections.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HtmlError {
+    /// Nesting deeper than the parser accepts (an HTML bomb).
+    #[error("the HTML is nested too deeply")]
+    TooDeep,
+}
+
+/// Sanitizes and sections HTML. CPU-bound and synchronous; callers run it on the blocking
+/// pool for large inputs. (No mockall mock: its callback argument defeats the macro; tests
+/// use the real adapter or a small fake.)
+pub trait HtmlSections: Send + Sync {
+    /// Sanitizes `html` (no script, no event handlers, no `javascript:` URLs, only safe
+    /// styles) and splits it into sections: every top-level block (`h1`–`h6`, `p`, `ul`,
+    /// `ol`, `table`, `blockquote`, `pre`, `figure`, `hr`, `div`) is one; runs of inline
+    /// content and bare text between blocks are wrapped in a `<p>`; container elements
+    /// (`section`, `article`, `main`, `header`, `footer`, `aside`, `nav`, `body`, `html`) are
+    /// unwrapped. A block keeps its `data-chunk-id` when it is a valid `ChunkId` not already
+    /// used earlier in the document; every other block gets `new_id()`. `data-chunk-id` on
+    /// anything but a section's root is removed. Whitespace-only input gives no sections.
+    /// MUST be idempotent: sectioning the `to_html()` of its own output gives the same
+    /// sections.
+    fn sectionize(&self, html: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError>;
+}
+
+/// The current state of a session's document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentRecord {
+    pub owner: Owner,
+    pub session_id: SessionId,
+    pub html: String,
+    pub version_id: Option<String>,
+    pub section_count: i64,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+}
+
+/// A stored version of a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionRecord {
+    pub version_id: String,
+    pub html: String,
+    pub section_count: i64,
+    /// What made it: `upload`, `save`, `chat`, `revert`, `template`.
+    pub source: String,
+    pub created_at: Millis,
+}
+
+/// A new version to store as the document's current state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewVersion {
+    pub version_id: String,
+    pub html: String,
+    pub section_count: i64,
+    pub source: String,
+    /// A title for the session when it has none yet (e.g. the uploaded file's name).
+    pub title: Option<String>,
+    pub now: Millis,
+}
+
+/// What `commit_version` answers when the document moved on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    Committed(DocumentRecord),
+    /// `expected_version` was given and is not the current version.
+    Stale { current_version: Option<String> },
+}
+
+#[cfg_attr(feature = "mocks", mockall::automock)]
+#[async_trait::async_trait]
+pub trait DocumentStore: Send + Sync {
+    /// The session's document; `None` when the session does not exist for this owner.
+    async fn document(&self, owner: Owner, session: &SessionId) -> Result<Option<DocumentRecord>, StoreError>;
+
+    /// In one transaction: creates the session on first use, stores `version` as a new
+    /// version and makes it current. With `expected_version = Some(v)` it MUST commit only
+    /// when the current version is `v` (compare-and-swap; `Some(None)` means "the session
+    /// has no document yet"), else answer `Stale` and change nothing.
+    async fn commit_version(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        expected_version: Option<Option<String>>,
+        version: &NewVersion,
+    ) -> Result<CommitOutcome, StoreError>;
+
+    /// Versions of the session's document, newest first (without their HTML).
+    async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError>;
+
+    async fn version(&self, owner: Owner, session: &SessionId, version_id: &str) -> Result<Option<VersionRecord>, StoreError>;
+
+    /// Deletes the session and everything stored with it. `false` when it did not exist.
+    async fn delete_session(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError>;
+}
