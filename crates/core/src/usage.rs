@@ -238,3 +238,6 @@ fn bucket_of(entry: &LedgerEntry) -> (Bucket, Option<String>) {
         (Bucket::Tier, None)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod document;
+pub mod formats;
 pub mod handoff;
 pub mod ids;
 pub mod keys;

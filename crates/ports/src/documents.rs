@@ -101,3 +101,46 @@ pub trait DocumentStore: Send + Sync {
     /// Deletes the session and everything stored with it. `false` when it did not exist.
     async fn delete_session(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError>;
 }
+
+/// An image found in a converted file. The HTML refers to it as `src="{placeholder}"`; the
+/// caller stores the bytes and rewrites the reference to the image's URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractedImage {
+    pub placeholder: String,
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A converted file: HTML (not yet sanitized or sectioned), its images, and what was lost.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Converted {
+    pub html: String,
+    pub images: Vec<ExtractedImage>,
+    pub warnings: Vec<String>,
+}
+
+/// Why a file could not be converted (all answered with 422 and the reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// The bytes are not what the extension says, or the file is damaged.
+    #[error("the file is corrupt or not a valid {format} file: {reason}")]
+    Corrupt { format: String, reason: String },
+    #[error("the file is encrypted or password-protected")]
+    Encrypted,
+    #[error("the file is empty")]
+    Empty,
+    /// e.g. a PDF made only of scanned images.
+    #[error("no text could be extracted: {0}")]
+    NoText(String),
+    /// A zip bomb, too many entries, too deep nesting: refused before it costs memory.
+    #[error("the file is too complex to process safely: {0}")]
+    TooComplex(String),
+}
+
+/// Converts uploaded files to HTML. CPU-bound and synchronous: callers run it on the
+/// blocking pool.
+#[cfg_attr(feature = "mocks", mockall::automock)]
+pub trait DocumentConverter: Send + Sync {
+    /// MUST never panic and MUST bound its memory by a small multiple of the input size.
+    fn convert(&self, format: redline_domain::formats::SourceFormat, bytes: &[u8]) -> Result<Converted, ConvertError>;
+}

@@ -13,7 +13,7 @@ pub mod sessions;
 pub mod usage;
 
 pub use clock::{Clock, SystemClock};
-pub use documents::{DocumentStore, HtmlSections};
+pub use documents::{DocumentConverter, DocumentStore, HtmlSections};
 pub use error::StoreError;
 pub use identity::IdentityStore;
 pub use sessions::SessionStore;

@@ -8,6 +8,7 @@
 
 #[macro_use]
 mod db;
+mod documents;
 mod error;
 mod identity;
 mod rows;

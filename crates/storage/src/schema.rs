@@ -98,6 +98,19 @@ diesel::table! {
         updated_at -> BigInt,
         version_id -> Nullable<Text>,
         section_count -> BigInt,
+        html -> Text,
+    }
+}
+
+diesel::table! {
+    document_versions (version_id) {
+        version_id -> Text,
+        owner -> Text,
+        session_id -> Text,
+        html -> Text,
+        section_count -> BigInt,
+        source -> Text,
+        created_at -> BigInt,
     }
 }
 
@@ -144,6 +157,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     promo_codes,
     promo_grants,
     sessions,
+    document_versions,
     usage_ledger,
     usage_draws,
     usage_counters,

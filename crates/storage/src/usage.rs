@@ -140,12 +140,15 @@ impl UsageStore for Db {
             else {
                 return Err(StoreError::NotFound.into());
             };
+            // Lock, then read the row again: a concurrent settle or release of the same
+            // request may have committed while this one waited for the lock.
+            conn.lock_owner(&row.owner).await?;
+            let row: LedgerRow = usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
             match LedgerStatus::parse(&row.status) {
                 Some(LedgerStatus::Charged) => return Ok(row),
                 Some(LedgerStatus::Held) => {}
                 _ => return Err(StoreError::NotFound.into()),
             }
-            conn.lock_owner(&row.owner).await?;
             let extra = ops_i64(total_ops).saturating_sub(row.tier_ops + row.promo_ops).max(0);
             let (used, grant_rows) = read_state!(conn, &row.owner, &row.cycle);
             let grants: Vec<_> = grant_rows.iter().map(domain_grant).collect();
@@ -188,10 +191,11 @@ impl UsageStore for Db {
             else {
                 return Err(StoreError::NotFound.into());
             };
+            conn.lock_owner(&row.owner).await?;
+            let row: LedgerRow = usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
             if LedgerStatus::parse(&row.status) != Some(LedgerStatus::Held) {
                 return Ok(row);
             }
-            conn.lock_owner(&row.owner).await?;
             diesel::update(usage_counters::table.find((&row.owner, &row.cycle)))
                 .set(usage_counters::tier_used.eq(usage_counters::tier_used - row.tier_ops))
                 .execute(conn)

@@ -4,6 +4,7 @@
 //! on a fresh PostgreSQL database (see `common`).
 
 mod common;
+mod usage;
 
 use std::collections::BTreeSet;
 
@@ -18,7 +19,7 @@ use common::RawConn;
 
 /// One `#[tokio::test]` per backend for each body.
 macro_rules! contract_tests {
-    ($($body:ident => $sqlite:ident, $postgres:ident;)+) => {$(
+    ($($body:path => $sqlite:ident, $postgres:ident;)+) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $sqlite() {
             common::on_sqlite($body).await;
@@ -58,6 +59,20 @@ contract_tests! {
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
     list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
+    usage::hold_admits_once_per_request => sqlite_usage_hold_admits_once_per_request, postgres_usage_hold_admits_once_per_request;
+    usage::hold_refused_writes_nothing => sqlite_usage_hold_refused_writes_nothing, postgres_usage_hold_refused_writes_nothing;
+    usage::holds_draw_the_soonest_expiring_grant_first => sqlite_usage_holds_draw_the_soonest_expiring_grant_first, postgres_usage_holds_draw_the_soonest_expiring_grant_first;
+    usage::settle_charges_the_rest_once => sqlite_usage_settle_charges_the_rest_once, postgres_usage_settle_charges_the_rest_once;
+    usage::release_gives_back_exactly_once => sqlite_usage_release_gives_back_exactly_once, postgres_usage_release_gives_back_exactly_once;
+    usage::the_charge_goes_to_the_cycle_of_the_hold => sqlite_usage_the_charge_goes_to_the_cycle_of_the_hold, postgres_usage_the_charge_goes_to_the_cycle_of_the_hold;
+    usage::redeem_code_grants_once_per_owner => sqlite_usage_redeem_code_grants_once_per_owner, postgres_usage_redeem_code_grants_once_per_owner;
+    usage::concurrent_holds_admit_exactly_the_operations_left => sqlite_usage_concurrent_holds_admit_exactly_the_operations_left, postgres_usage_concurrent_holds_admit_exactly_the_operations_left;
+    usage::concurrent_holds_admit_exactly_the_operations_left_with_grants => sqlite_usage_concurrent_holds_admit_exactly_the_operations_left_with_grants, postgres_usage_concurrent_holds_admit_exactly_the_operations_left_with_grants;
+    usage::concurrent_holds_of_one_request_admit_it_once => sqlite_usage_concurrent_holds_of_one_request_admit_it_once, postgres_usage_concurrent_holds_of_one_request_admit_it_once;
+    usage::concurrent_settles_of_one_request_charge_once => sqlite_usage_concurrent_settles_of_one_request_charge_once, postgres_usage_concurrent_settles_of_one_request_charge_once;
+    usage::concurrent_releases_of_one_request_give_back_once => sqlite_usage_concurrent_releases_of_one_request_give_back_once, postgres_usage_concurrent_releases_of_one_request_give_back_once;
+    usage::concurrent_settles_and_releases_of_one_request_apply_once => sqlite_usage_concurrent_settles_and_releases_of_one_request_apply_once, postgres_usage_concurrent_settles_and_releases_of_one_request_apply_once;
+    usage::ledger_and_counters_agree_after_a_random_mix => sqlite_usage_ledger_and_counters_agree_after_a_random_mix, postgres_usage_ledger_and_counters_agree_after_a_random_mix;
 }
 
 // ---------------------------------------------------------------------------------------------

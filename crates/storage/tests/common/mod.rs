@@ -16,6 +16,7 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use redline_domain::Owner;
 use redline_ports::records::{PromoCodeRecord, PromoGrantRecord, SessionSummary};
+use redline_ports::usage::{LedgerEntry, LedgerStatus};
 use redline_storage::{Db, DbConfig};
 use uuid::Uuid;
 
@@ -278,6 +279,45 @@ struct PromoGrantRow {
     created_at: i64,
 }
 
+#[derive(QueryableByName)]
+struct LedgerRow {
+    #[diesel(sql_type = Text)]
+    request_id: String,
+    #[diesel(sql_type = Text)]
+    owner: String,
+    #[diesel(sql_type = Text)]
+    cycle: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = BigInt)]
+    tier_ops: i64,
+    #[diesel(sql_type = BigInt)]
+    promo_ops: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    first_redemption: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    settled_at: Option<i64>,
+}
+
+#[derive(QueryableByName)]
+struct TierUsedRow {
+    #[diesel(sql_type = BigInt)]
+    tier_used: i64,
+}
+
+/// One row of `usage_draws`: operations a request drew from a grant.
+#[derive(QueryableByName, Debug, Clone, PartialEq, Eq)]
+pub struct DrawRow {
+    #[diesel(sql_type = Text)]
+    pub request_id: String,
+    #[diesel(sql_type = Text)]
+    pub redemption_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub draw_ops: i64,
+}
+
 impl RawConn {
     /// Opens a separate connection to the database of `db`.
     pub async fn open(db: &Db) -> Self {
@@ -377,6 +417,56 @@ impl RawConn {
             expires_at: r.expires_at,
             created_at: r.created_at,
         })
+    }
+
+    /// The ledger rows of `owner`, by request id, read back without the store.
+    pub async fn ledger_rows(&mut self, owner: Owner) -> Vec<LedgerEntry> {
+        let sql = format!(
+            "SELECT request_id, owner, cycle, status, tier_ops, promo_ops, first_redemption, created_at, settled_at \
+             FROM usage_ledger WHERE owner = {} ORDER BY request_id",
+            self.placeholder(1)
+        );
+        let query = diesel::sql_query(sql).bind::<Text, _>(owner.to_string());
+        let rows: Vec<LedgerRow> = on_raw!(self, |conn| query.load(conn).await).expect("read usage_ledger");
+        rows.into_iter()
+            .map(|r| LedgerEntry {
+                request_id: r.request_id,
+                owner: Owner::parse(&r.owner).expect("stored owner parses"),
+                cycle: r.cycle,
+                status: LedgerStatus::parse(&r.status)
+                    .unwrap_or_else(|| panic!("unknown ledger status {:?}", r.status)),
+                tier_ops: r.tier_ops,
+                promo_ops: r.promo_ops,
+                first_redemption: r.first_redemption,
+                created_at: r.created_at,
+                settled_at: r.settled_at,
+            })
+            .collect()
+    }
+
+    /// The `usage_counters` row of `owner` and `cycle`, if any.
+    pub async fn usage_counter(&mut self, owner: Owner, cycle: &str) -> Option<i64> {
+        let sql = format!(
+            "SELECT tier_used FROM usage_counters WHERE owner = {} AND cycle = {}",
+            self.placeholder(1),
+            self.placeholder(2)
+        );
+        let query = diesel::sql_query(sql).bind::<Text, _>(owner.to_string()).bind::<Text, _>(cycle.to_owned());
+        let rows: Vec<TierUsedRow> = on_raw!(self, |conn| query.load(conn).await).expect("read usage_counters");
+        assert!(rows.len() <= 1, "usage_counters (owner, cycle) is a primary key");
+        rows.into_iter().next().map(|r| r.tier_used)
+    }
+
+    /// The `usage_draws` rows of the ledger rows of `owner`, by request id then grant.
+    pub async fn usage_draws(&mut self, owner: Owner) -> Vec<DrawRow> {
+        let sql = format!(
+            "SELECT d.request_id, d.redemption_id, d.draw_ops FROM usage_draws d \
+             JOIN usage_ledger l ON l.request_id = d.request_id \
+             WHERE l.owner = {} ORDER BY d.request_id, d.redemption_id",
+            self.placeholder(1)
+        );
+        let query = diesel::sql_query(sql).bind::<Text, _>(owner.to_string());
+        on_raw!(self, |conn| query.load(conn).await).expect("read usage_draws")
     }
 }
 

@@ -1,0 +1,2 @@
+DROP TABLE document_versions;
+ALTER TABLE sessions DROP COLUMN html;

@@ -1,0 +1,177 @@
+//! `DocumentStore` on both backends.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use redline_domain::{Owner, SessionId};
+use redline_ports::documents::{CommitOutcome, DocumentRecord, NewVersion, VersionRecord};
+use redline_ports::{DocumentStore, StoreError};
+
+use crate::db::{BackendOps, Db};
+use crate::error::DbResult;
+use crate::schema::{document_versions, sessions};
+
+type DocRow = (String, Option<String>, i64, i64, i64);
+
+fn record(owner: Owner, session: &SessionId, (html, version_id, section_count, created_at, updated_at): DocRow) -> DocumentRecord {
+    DocumentRecord { owner, session_id: session.clone(), html, version_id, section_count, created_at, updated_at }
+}
+
+type VersionRow = (String, String, i64, String, i64);
+
+fn version((version_id, html, section_count, source, created_at): VersionRow) -> VersionRecord {
+    VersionRecord { version_id, html, section_count, source, created_at }
+}
+
+#[async_trait::async_trait]
+impl DocumentStore for Db {
+    async fn document(&self, owner: Owner, session: &SessionId) -> Result<Option<DocumentRecord>, StoreError> {
+        let owner_s = owner.to_string();
+        let sid = session.as_str();
+        let row: DbResult<Option<DocRow>> = with_conn!(self, |conn| Ok(sessions::table
+            .find((&owner_s, sid))
+            .select((sessions::html, sessions::version_id, sessions::section_count, sessions::created_at, sessions::updated_at))
+            .first(conn)
+            .await
+            .optional()?));
+        Ok(row?.map(|r| record(owner, session, r)))
+    }
+
+    async fn commit_version(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        expected_version: Option<Option<String>>,
+        new: &NewVersion,
+    ) -> Result<CommitOutcome, StoreError> {
+        let owner_s = owner.to_string();
+        let sid = session.as_str();
+        let lock_key = format!("{owner_s}/{sid}");
+        let r: DbResult<Result<DocRow, Option<String>>> = with_tx!(self, |conn| {
+            conn.lock_owner(&lock_key).await?;
+            let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
+                .find((&owner_s, sid))
+                .select((sessions::version_id, sessions::title, sessions::created_at))
+                .first(conn)
+                .await
+                .optional()?;
+            if let Some(expected) = &expected_version {
+                let current = existing.as_ref().and_then(|(v, _, _)| v.clone());
+                if &current != expected {
+                    return Ok(Err(current));
+                }
+            }
+            let created_at = match &existing {
+                None => {
+                    diesel::insert_into(sessions::table)
+                        .values((
+                            sessions::owner.eq(&owner_s),
+                            sessions::session_id.eq(sid),
+                            sessions::title.eq(&new.title),
+                            sessions::created_at.eq(new.now),
+                            sessions::updated_at.eq(new.now),
+                            sessions::version_id.eq(&new.version_id),
+                            sessions::section_count.eq(new.section_count),
+                            sessions::html.eq(&new.html),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    new.now
+                }
+                Some((_, title, created_at)) => {
+                    let title = title.clone().or_else(|| new.title.clone());
+                    diesel::update(sessions::table.find((&owner_s, sid)))
+                        .set((
+                            sessions::title.eq(title),
+                            sessions::updated_at.eq(new.now),
+                            sessions::version_id.eq(&new.version_id),
+                            sessions::section_count.eq(new.section_count),
+                            sessions::html.eq(&new.html),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    *created_at
+                }
+            };
+            diesel::insert_into(document_versions::table)
+                .values((
+                    document_versions::version_id.eq(&new.version_id),
+                    document_versions::owner.eq(&owner_s),
+                    document_versions::session_id.eq(sid),
+                    document_versions::html.eq(&new.html),
+                    document_versions::section_count.eq(new.section_count),
+                    document_versions::source.eq(&new.source),
+                    document_versions::created_at.eq(new.now),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(Ok((new.html.clone(), Some(new.version_id.clone()), new.section_count, created_at, new.now)))
+        });
+        Ok(match r? {
+            Ok(row) => CommitOutcome::Committed(record(owner, session, row)),
+            Err(current_version) => CommitOutcome::Stale { current_version },
+        })
+    }
+
+    async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError> {
+        let owner_s = owner.to_string();
+        let sid = session.as_str();
+        let rows: DbResult<Vec<(String, i64, String, i64)>> = with_conn!(self, |conn| Ok(document_versions::table
+            .filter(document_versions::owner.eq(&owner_s))
+            .filter(document_versions::session_id.eq(sid))
+            .order((document_versions::created_at.desc(), document_versions::version_id.desc()))
+            .select((
+                document_versions::version_id,
+                document_versions::section_count,
+                document_versions::source,
+                document_versions::created_at,
+            ))
+            .load(conn)
+            .await?));
+        Ok(rows?
+            .into_iter()
+            .map(|(version_id, section_count, source, created_at)| VersionRecord {
+                version_id,
+                html: String::new(),
+                section_count,
+                source,
+                created_at,
+            })
+            .collect())
+    }
+
+    async fn version(&self, owner: Owner, session: &SessionId, version_id: &str) -> Result<Option<VersionRecord>, StoreError> {
+        let owner_s = owner.to_string();
+        let sid = session.as_str();
+        let row: DbResult<Option<VersionRow>> = with_conn!(self, |conn| Ok(document_versions::table
+            .find(version_id)
+            .filter(document_versions::owner.eq(&owner_s))
+            .filter(document_versions::session_id.eq(sid))
+            .select((
+                document_versions::version_id,
+                document_versions::html,
+                document_versions::section_count,
+                document_versions::source,
+                document_versions::created_at,
+            ))
+            .first(conn)
+            .await
+            .optional()?));
+        Ok(row?.map(version))
+    }
+
+    async fn delete_session(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError> {
+        let owner_s = owner.to_string();
+        let sid = session.as_str();
+        let n: DbResult<usize> = with_tx!(self, |conn| {
+            diesel::delete(
+                document_versions::table
+                    .filter(document_versions::owner.eq(&owner_s))
+                    .filter(document_versions::session_id.eq(sid)),
+            )
+            .execute(conn)
+            .await?;
+            Ok(diesel::delete(sessions::table.find((&owner_s, sid))).execute(conn).await?)
+        });
+        Ok(n? > 0)
+    }
+}
