@@ -14,8 +14,11 @@ pub struct Config {
     pub bind: SocketAddr,
     pub data_dir: PathBuf,
     pub database_url: String,
-    pub public_base_url: String,
+    /// `REDLINE_PUBLIC_BASE_URL`; when unset, the listening address (see [`Config::public_base_url_for`]).
+    pub public_base_url: Option<String>,
     pub max_body_bytes: u64,
+    /// Uploads (documents and attachments) above this get 413.
+    pub max_attachment_bytes: u64,
     pub signup_cooldown: Duration,
     pub handoff_ttl: Duration,
     pub http_workers: usize,
@@ -31,6 +34,12 @@ fn cores() -> usize {
 }
 
 impl Config {
+    /// The public base URL: the configured one, else `http://` + the address actually
+    /// listened on (which differs from `REDLINE_BIND` when it asks for port 0).
+    pub fn public_base_url_for(&self, listening: std::net::SocketAddr) -> String {
+        self.public_base_url.clone().unwrap_or_else(|| format!("http://{listening}"))
+    }
+
     /// Reads the process environment.
     pub fn from_env() -> anyhow::Result<Self> {
         let vars: HashMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("REDLINE_")).collect();
@@ -55,15 +64,14 @@ impl Config {
             Some(url) => url.to_owned(),
             None => format!("sqlite://{}", data_dir.join("redline.db").display()),
         };
-        let public_base_url = get("REDLINE_PUBLIC_BASE_URL")
-            .map(|u| u.trim_end_matches('/').to_owned())
-            .unwrap_or_else(|| format!("http://{bind}"));
+        let public_base_url = get("REDLINE_PUBLIC_BASE_URL").map(|u| u.trim_end_matches('/').to_owned());
         let workers = num("REDLINE_HTTP_WORKERS", get("REDLINE_HTTP_WORKERS"), cores())?;
         Ok(Self {
             bind,
             database_url,
             public_base_url,
             max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
+            max_attachment_bytes: num("REDLINE_MAX_ATTACHMENT_BYTES", get("REDLINE_MAX_ATTACHMENT_BYTES"), 52_428_800)?,
             signup_cooldown: Duration::from_secs(num(
                 "REDLINE_SIGNUP_COOLDOWN_SECS",
                 get("REDLINE_SIGNUP_COOLDOWN_SECS"),
@@ -93,7 +101,8 @@ mod tests {
         let c = Config::from_vars(&HashMap::new()).unwrap();
         assert_eq!(c.bind.to_string(), "127.0.0.1:8080");
         assert_eq!(c.database_url, "sqlite://./data/redline.db");
-        assert_eq!(c.public_base_url, "http://127.0.0.1:8080");
+        assert_eq!(c.public_base_url, None);
+        assert_eq!(c.public_base_url_for("127.0.0.1:4000".parse().unwrap()), "http://127.0.0.1:4000");
         assert_eq!(c.max_body_bytes, 104_857_600);
         assert_eq!(c.signup_cooldown, Duration::from_secs(10));
 
@@ -109,7 +118,7 @@ mod tests {
         let c = Config::from_vars(&vars).unwrap();
         assert_eq!(c.database_url, "sqlite:///tmp/x/redline.db");
         assert_eq!(c.max_body_bytes, 1_048_576);
-        assert_eq!(c.public_base_url, "https://redline.example");
+        assert_eq!(c.public_base_url.as_deref(), Some("https://redline.example"));
     }
 
     #[test]

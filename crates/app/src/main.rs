@@ -64,7 +64,8 @@ fn main() -> ExitCode {
         Command::Admin { command } => {
             let result = runtime.block_on(async {
                 std::fs::create_dir_all(&config.data_dir)?;
-                let services = Services::open(&config).await?;
+                let public_base_url = config.public_base_url_for(config.bind);
+                let services = Services::open(&config, &public_base_url).await?;
                 admin::run(&services, command).await
             });
             match result {

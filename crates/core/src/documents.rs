@@ -111,7 +111,11 @@ impl Documents {
     }
 
     /// The current document as sections (an empty document when the session is new).
-    pub async fn current(&self, owner: Owner, session: &SessionId) -> DocumentResult<(Option<DocumentRecord>, Document)> {
+    pub async fn current(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+    ) -> DocumentResult<(Option<DocumentRecord>, Document)> {
         let record = self.store.document(owner, session).await?;
         let sections = match &record {
             Some(r) if !r.html.trim().is_empty() => self.sectionize(r.html.clone()).await?,

@@ -136,7 +136,12 @@ pub struct NewKey {
     pub key: ApiKey,
 }
 
+/// Shards of the single-flight lock of key verification (also the most argon2 verifications
+/// of keys that run at once).
+const VERIFY_SHARDS: usize = 16;
+
 pub struct Identity {
+    verifying: [tokio::sync::Mutex<()>; VERIFY_SHARDS],
     store: Arc<dyn IdentityStore>,
     clock: Arc<dyn Clock>,
     cache: KeyCache,
@@ -147,6 +152,7 @@ pub struct Identity {
 impl Identity {
     pub fn new(store: Arc<dyn IdentityStore>, clock: Arc<dyn Clock>, config: IdentityConfig) -> Self {
         Self {
+            verifying: std::array::from_fn(|_| tokio::sync::Mutex::new(())),
             store,
             clock,
             cache: KeyCache::new(config.key_cache_ttl, config.key_cache_capacity),
@@ -173,6 +179,12 @@ impl Identity {
     pub async fn authenticate_key(&self, presented: &str) -> IdentityResult<Principal> {
         let key = ApiKey::parse(presented).ok_or(IdentityError::Auth(AuthFailure::InvalidKey))?;
         let digest = secrets::sha256(key.expose().as_bytes());
+        if let Some(p) = self.cache.get(&digest) {
+            return Ok(p);
+        }
+        // One verification per key at a time: when a cached entry expires under load, the
+        // requests that miss wait for the first one's argon2 instead of each running their own.
+        let _single_flight = self.verifying[usize::from(digest[0]) % VERIFY_SHARDS].lock().await;
         if let Some(p) = self.cache.get(&digest) {
             return Ok(p);
         }

@@ -111,9 +111,9 @@ impl Document {
 
     /// Whether the document has any visible content (text, an image, a rule or a table).
     pub fn has_content(&self) -> bool {
-        self.sections.iter().any(|s| {
-            !s.text.trim().is_empty() || s.tag == "hr" || s.html.contains("<img") || s.tag == "table"
-        })
+        self.sections
+            .iter()
+            .any(|s| !s.text.trim().is_empty() || s.tag == "hr" || s.html.contains("<img") || s.tag == "table")
     }
 
     pub fn position(&self, id: &ChunkId) -> Option<usize> {
@@ -221,7 +221,9 @@ pub fn diff(before: &Document, after: &Document) -> Vec<SectionDiff> {
                 out.push(SectionDiff::Edited { id: s.id.clone(), old_html: old.html.clone(), new_html: s.html.clone() })
             }
             Some(_) => {}
-            None => out.push(SectionDiff::Created { id: s.id.clone(), after: previous.clone(), new_html: s.html.clone() }),
+            None => {
+                out.push(SectionDiff::Created { id: s.id.clone(), after: previous.clone(), new_html: s.html.clone() })
+            }
         }
         previous = Some(s.id.clone());
     }
@@ -278,8 +280,9 @@ mod tests {
     fn outline_and_content() {
         let mut h = sec("h", "Title here");
         h.tag = "h1".into();
-        let d = Document::new(vec![h, sec("p", "one two three four five six seven eight nine ten eleven twelve thirteen")])
-            .unwrap();
+        let d =
+            Document::new(vec![h, sec("p", "one two three four five six seven eight nine ten eleven twelve thirteen")])
+                .unwrap();
         let o = d.outline();
         assert_eq!(o[0].heading.as_deref(), Some("Title here"));
         assert_eq!(o[1].heading, None);
@@ -294,7 +297,9 @@ mod tests {
         let after = Document::new(vec![sec("a", "one"), sec("n", "new"), sec("b", "TWO")]).unwrap();
         let d = diff(&before, &after);
         assert_eq!(d.len(), 3);
-        assert!(matches!(&d[0], SectionDiff::Created { id, after: Some(a), .. } if id.as_str() == "n" && a.as_str() == "a"));
+        assert!(
+            matches!(&d[0], SectionDiff::Created { id, after: Some(a), .. } if id.as_str() == "n" && a.as_str() == "a")
+        );
         assert!(matches!(&d[1], SectionDiff::Edited { id, .. } if id.as_str() == "b"));
         assert!(matches!(&d[2], SectionDiff::Deleted { id, .. } if id.as_str() == "c"));
     }

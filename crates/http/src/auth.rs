@@ -20,6 +20,16 @@ fn state(req: &HttpRequest) -> Result<Data<AppState>, ApiError> {
     req.app_data::<Data<AppState>>().cloned().ok_or_else(|| ApiError::Internal("application state missing".to_owned()))
 }
 
+/// Runs a store-backed future as its own task so that it always runs to completion.
+///
+/// actix drops the other extractors of a request as soon as one fails (an oversized body,
+/// say); dropping a SQLite query in flight would block the worker thread (diesel-async's
+/// `SyncConnectionWrapper` waits for the query with `block_in_place`, which panics on
+/// actix's single-threaded workers). A detached task is never dropped half-way.
+pub(crate) async fn detached<T: 'static>(f: impl std::future::Future<Output = T> + 'static) -> Result<T, ApiError> {
+    actix_web::rt::spawn(f).await.map_err(|e| ApiError::Internal(format!("task failed: {e}")))
+}
+
 /// The caller of an API-key endpoint.
 pub struct ApiPrincipal(pub Principal);
 
@@ -34,7 +44,9 @@ impl FromRequest for ApiPrincipal {
             req.headers().get(header::AUTHORIZATION).map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
         Box::pin(async move {
             let state = state?;
-            Ok(ApiPrincipal(state.identity.authenticate_header(header.as_deref()).await?))
+            let principal =
+                detached(async move { state.identity.authenticate_header(header.as_deref()).await }).await?;
+            Ok(ApiPrincipal(principal?))
         })
     }
 }
@@ -95,7 +107,8 @@ impl FromRequest for WebUser {
         Box::pin(async move {
             let state = state?;
             let token = credential.map_err(|_| ApiError::Internal("application state missing".to_owned()))??;
-            let user = state.identity.authenticate_session(&token).await?;
+            let checked = token.clone();
+            let user = detached(async move { state.identity.authenticate_session(&checked).await }).await??;
             Ok(WebUser { user, token })
         })
     }

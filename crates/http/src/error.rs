@@ -6,6 +6,7 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
+use redline_core::documents::DocumentError;
 use redline_core::identity::AuthFailure;
 use redline_core::usage::UsageError;
 use redline_core::IdentityError;
@@ -230,6 +231,37 @@ impl From<UsageError> for ApiError {
                 ApiError::Conflict("This promotion code was already redeemed by this account.".to_owned())
             }
             UsageError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<DocumentError> for ApiError {
+    fn from(e: DocumentError) -> Self {
+        match e {
+            DocumentError::NotFound => ApiError::NotFound("Session not found".to_owned()),
+            DocumentError::VersionNotFound => ApiError::NotFound("Version not found".to_owned()),
+            DocumentError::Unsupported(u) => ApiError::UnsupportedMediaType(u.to_string()),
+            DocumentError::Convert(c) => ApiError::Validation(vec![ValidationItem::new(
+                "file_invalid",
+                vec![json!("body"), json!("file")],
+                format!("The file could not be converted: {c}."),
+                Value::Null,
+            )]),
+            DocumentError::TooDeep => ApiError::Validation(vec![ValidationItem::new(
+                "html_too_deep",
+                vec![json!("body"), json!("html")],
+                "The HTML is nested too deeply to process.",
+                Value::Null,
+            )]),
+            DocumentError::WouldEmpty => ApiError::BadRequest(
+                "Refusing to save a document with no content over a document that has content: the document is unchanged. Delete the session to start over.".to_owned(),
+            ),
+            DocumentError::Stale { current_version } => ApiError::Conflict(format!(
+                "The document changed since version base_version_id: the current version is {}. Reload it and apply your edit again.",
+                current_version.as_deref().unwrap_or("none")
+            )),
+            DocumentError::Store(e) => e.into(),
+            DocumentError::Worker(cause) => ApiError::Internal(cause),
         }
     }
 }

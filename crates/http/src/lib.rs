@@ -8,6 +8,7 @@ pub mod body;
 pub mod error;
 pub mod metrics;
 pub mod middleware;
+pub mod multipart;
 pub mod openapi;
 pub mod routes;
 pub mod state;

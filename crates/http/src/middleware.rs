@@ -21,6 +21,21 @@ pub struct RequestId(pub String);
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
+/// Path prefixes whose next segment is a secret (a capability token): logged as `<redacted>`.
+const CAPABILITY_PREFIXES: [&str; 4] =
+    ["/v1/agents/handoff/", "/v1/documents/export/download/", "/v1/documents/images/", "/v1/attachments/upload/"];
+
+/// The path as it may be logged: capability tokens replaced by `<redacted>`.
+pub fn loggable_path(path: &str) -> String {
+    for prefix in CAPABILITY_PREFIXES {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            let tail = rest.find('/').map_or("", |i| &rest[i..]);
+            return format!("{prefix}<redacted>{tail}");
+        }
+    }
+    path.to_owned()
+}
+
 fn incoming_id(req: &ServiceRequest) -> Option<String> {
     let v = req.headers().get(REQUEST_ID_HEADER)?.to_str().ok()?;
     let ok = !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
@@ -34,7 +49,8 @@ pub async fn observe(
     let id = incoming_id(&req).unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string());
     req.extensions_mut().insert(RequestId(id.clone()));
     let metrics = req.app_data::<Data<AppState>>().map(|s| s.metrics.clone());
-    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path());
+    let span =
+        tracing::info_span!("request", request_id = %id, method = %req.method(), path = %loggable_path(req.path()));
     let started = Instant::now();
     if let Some(m) = &metrics {
         m.started();
@@ -57,4 +73,17 @@ pub async fn observe(
         }
         res
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_tokens_are_not_logged() {
+        assert_eq!(loggable_path("/v1/agents/handoff/ho_secret/claim"), "/v1/agents/handoff/<redacted>/claim");
+        assert_eq!(loggable_path("/v1/agents/handoff/ho_secret"), "/v1/agents/handoff/<redacted>");
+        assert_eq!(loggable_path("/v1/agents/handoff"), "/v1/agents/handoff");
+        assert_eq!(loggable_path("/v1/sessions"), "/v1/sessions");
+    }
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
 
-use crate::routes::{agents, auth, sessions, usage, users};
+use crate::routes::{agents, auth, documents, sessions, usage, users};
 use crate::validation::ValidationItem;
 
 /// An error: `detail` is a string.
@@ -76,6 +76,12 @@ impl Modify for Security {
         agents::claim,
         usage::usage,
         usage::redeem,
+        documents::upload,
+        documents::get_document,
+        documents::save_document,
+        documents::list_versions,
+        documents::get_version,
+        documents::delete_session,
     ),
     components(schemas(ErrorBody, ValidationErrorBody, ValidationItem)),
     modifiers(&Security),
@@ -85,6 +91,7 @@ impl Modify for Security {
         (name = "users", description = "The signed-in web-app user and their API keys"),
         (name = "organizations", description = "Organizations and their keys"),
         (name = "agents", description = "Agent self-signup and operator handoff"),
+        (name = "documents", description = "Uploading, reading and saving documents; versions"),
         (name = "usage", description = "Operations used against the monthly quota, and promotions"),
     )
 )]

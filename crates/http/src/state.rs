@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use redline_core::documents::Documents;
 use redline_core::sessions::Sessions;
 use redline_core::usage::Usage;
 use redline_core::Identity;
@@ -19,6 +20,8 @@ pub struct HttpConfig {
     /// The public origin of the service (scheme://host[:port]); cookie-authenticated writes
     /// must come from it.
     pub public_base_url: String,
+    /// Uploads (documents and attachments) above this are answered with 413.
+    pub max_upload_bytes: u64,
 }
 
 impl Default for HttpConfig {
@@ -27,6 +30,7 @@ impl Default for HttpConfig {
             max_body_bytes: 104_857_600,
             contact_email: "support@redline.invalid".to_owned(),
             public_base_url: "http://127.0.0.1:8080".to_owned(),
+            max_upload_bytes: 52_428_800,
         }
     }
 }
@@ -36,6 +40,7 @@ pub struct AppState {
     pub identity: Arc<Identity>,
     pub sessions: Arc<Sessions>,
     pub usage: Arc<Usage>,
+    pub documents: Arc<Documents>,
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,

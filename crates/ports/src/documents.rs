@@ -72,7 +72,9 @@ pub struct NewVersion {
 pub enum CommitOutcome {
     Committed(DocumentRecord),
     /// `expected_version` was given and is not the current version.
-    Stale { current_version: Option<String> },
+    Stale {
+        current_version: Option<String>,
+    },
 }
 
 #[cfg_attr(feature = "mocks", mockall::automock)]
@@ -96,7 +98,12 @@ pub trait DocumentStore: Send + Sync {
     /// Versions of the session's document, newest first (without their HTML).
     async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError>;
 
-    async fn version(&self, owner: Owner, session: &SessionId, version_id: &str) -> Result<Option<VersionRecord>, StoreError>;
+    async fn version(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        version_id: &str,
+    ) -> Result<Option<VersionRecord>, StoreError>;
 
     /// Deletes the session and everything stored with it. `false` when it did not exist.
     async fn delete_session(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError>;

@@ -100,6 +100,8 @@ impl Db {
                 }
             }
             let mut mc = ManagerConfig::<SqliteConn>::default();
+            // A local file does not drop connections: skip the `SELECT 1` on every checkout.
+            mc.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
             mc.custom_setup = Box::new(|url| {
                 async move {
                     let mut conn = SqliteConn::establish(url).await?;

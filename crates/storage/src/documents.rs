@@ -12,7 +12,11 @@ use crate::schema::{document_versions, sessions};
 
 type DocRow = (String, Option<String>, i64, i64, i64);
 
-fn record(owner: Owner, session: &SessionId, (html, version_id, section_count, created_at, updated_at): DocRow) -> DocumentRecord {
+fn record(
+    owner: Owner,
+    session: &SessionId,
+    (html, version_id, section_count, created_at, updated_at): DocRow,
+) -> DocumentRecord {
     DocumentRecord { owner, session_id: session.clone(), html, version_id, section_count, created_at, updated_at }
 }
 
@@ -29,7 +33,13 @@ impl DocumentStore for Db {
         let sid = session.as_str();
         let row: DbResult<Option<DocRow>> = with_conn!(self, |conn| Ok(sessions::table
             .find((&owner_s, sid))
-            .select((sessions::html, sessions::version_id, sessions::section_count, sessions::created_at, sessions::updated_at))
+            .select((
+                sessions::html,
+                sessions::version_id,
+                sessions::section_count,
+                sessions::created_at,
+                sessions::updated_at
+            ))
             .first(conn)
             .await
             .optional()?));
@@ -139,7 +149,12 @@ impl DocumentStore for Db {
             .collect())
     }
 
-    async fn version(&self, owner: Owner, session: &SessionId, version_id: &str) -> Result<Option<VersionRecord>, StoreError> {
+    async fn version(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        version_id: &str,
+    ) -> Result<Option<VersionRecord>, StoreError> {
         let owner_s = owner.to_string();
         let sid = session.as_str();
         let row: DbResult<Option<VersionRow>> = with_conn!(self, |conn| Ok(document_versions::table

@@ -306,7 +306,8 @@ impl TryFrom<LedgerRow> for redline_ports::usage::LedgerEntry {
     fn try_from(r: LedgerRow) -> Result<Self, StoreError> {
         Ok(redline_ports::usage::LedgerEntry {
             owner: owner(&r.owner)?,
-            status: redline_ports::usage::LedgerStatus::parse(&r.status).ok_or_else(|| corrupt("ledger status", &r.status))?,
+            status: redline_ports::usage::LedgerStatus::parse(&r.status)
+                .ok_or_else(|| corrupt("ledger status", &r.status))?,
             request_id: r.request_id,
             cycle: r.cycle,
             tier_ops: r.tier_ops,

@@ -116,7 +116,6 @@ diesel::table! {
 
 diesel::joinable!(org_members -> organizations (org_id));
 
-
 diesel::table! {
     usage_ledger (request_id) {
         request_id -> Text,

@@ -26,7 +26,11 @@ macro_rules! apply_draw {
     ($conn:expr, $owner:expr, $cycle:expr, $request_id:expr, $draw:expr) => {{
         let tier = ops_i64($draw.tier);
         diesel::insert_into(usage_counters::table)
-            .values((usage_counters::owner.eq($owner), usage_counters::cycle.eq($cycle), usage_counters::tier_used.eq(tier)))
+            .values((
+                usage_counters::owner.eq($owner),
+                usage_counters::cycle.eq($cycle),
+                usage_counters::tier_used.eq(tier),
+            ))
             .on_conflict((usage_counters::owner, usage_counters::cycle))
             .do_update()
             .set(usage_counters::tier_used.eq(usage_counters::tier_used + tier))
@@ -92,12 +96,8 @@ impl UsageStore for Db {
         let owner_s = owner.to_string();
         let r: DbResult<Option<LedgerRow>> = with_tx!(self, |conn| {
             conn.lock_owner(&owner_s).await?;
-            let existing: Option<LedgerRow> = usage_ledger::table
-                .find(request_id)
-                .select(LedgerRow::as_select())
-                .first(conn)
-                .await
-                .optional()?;
+            let existing: Option<LedgerRow> =
+                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await.optional()?;
             if let Some(row) = existing {
                 return Ok(Some(row));
             }
@@ -129,21 +129,24 @@ impl UsageStore for Db {
         }
     }
 
-    async fn settle(&self, request_id: &str, total_ops: u64, limit: Option<u64>, now: Millis) -> Result<LedgerEntry, StoreError> {
+    async fn settle(
+        &self,
+        request_id: &str,
+        total_ops: u64,
+        limit: Option<u64>,
+        now: Millis,
+    ) -> Result<LedgerEntry, StoreError> {
         let r: DbResult<LedgerRow> = with_tx!(self, |conn| {
-            let Some(row) = usage_ledger::table
-                .find(request_id)
-                .select(LedgerRow::as_select())
-                .first(conn)
-                .await
-                .optional()?
+            let Some(row) =
+                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await.optional()?
             else {
                 return Err(StoreError::NotFound.into());
             };
             // Lock, then read the row again: a concurrent settle or release of the same
             // request may have committed while this one waited for the lock.
             conn.lock_owner(&row.owner).await?;
-            let row: LedgerRow = usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
+            let row: LedgerRow =
+                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
             match LedgerStatus::parse(&row.status) {
                 Some(LedgerStatus::Charged) => return Ok(row),
                 Some(LedgerStatus::Held) => {}
@@ -182,17 +185,14 @@ impl UsageStore for Db {
 
     async fn release(&self, request_id: &str, now: Millis) -> Result<LedgerEntry, StoreError> {
         let r: DbResult<LedgerRow> = with_tx!(self, |conn| {
-            let Some(row) = usage_ledger::table
-                .find(request_id)
-                .select(LedgerRow::as_select())
-                .first(conn)
-                .await
-                .optional()?
+            let Some(row) =
+                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await.optional()?
             else {
                 return Err(StoreError::NotFound.into());
             };
             conn.lock_owner(&row.owner).await?;
-            let row: LedgerRow = usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
+            let row: LedgerRow =
+                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
             if LedgerStatus::parse(&row.status) != Some(LedgerStatus::Held) {
                 return Ok(row);
             }
@@ -211,7 +211,8 @@ impl UsageStore for Db {
                     .execute(conn)
                     .await?;
             }
-            let released = LedgerRow { status: LedgerStatus::Released.as_str().to_owned(), settled_at: Some(now), ..row };
+            let released =
+                LedgerRow { status: LedgerStatus::Released.as_str().to_owned(), settled_at: Some(now), ..row };
             diesel::update(usage_ledger::table.find(request_id))
                 .set((usage_ledger::status.eq(&released.status), usage_ledger::settled_at.eq(released.settled_at)))
                 .execute(conn)
@@ -240,12 +241,8 @@ impl UsageStore for Db {
     ) -> Result<PromoGrantRecord, StoreError> {
         let owner_s = owner.to_string();
         let r: DbResult<PromoGrantRow> = with_tx!(self, |conn| {
-            let promo: Option<PromoCodeRow> = promo_codes::table
-                .find(code)
-                .select(PromoCodeRow::as_select())
-                .first(conn)
-                .await
-                .optional()?;
+            let promo: Option<PromoCodeRow> =
+                promo_codes::table.find(code).select(PromoCodeRow::as_select()).first(conn).await.optional()?;
             let Some(promo) = promo.filter(|p| p.expires_at.is_none_or(|at| at > now)) else {
                 return Err(StoreError::NotFound.into());
             };

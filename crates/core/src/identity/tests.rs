@@ -140,3 +140,32 @@ fn session_token_shape() {
     assert!(!is_session_token_shaped("ws_short"));
     assert!(!is_session_token_shaped(&format!("sk_{}", "a".repeat(43))));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_misses_verify_a_key_once() {
+    let key = secrets::new_api_key(KeyKind::User);
+    let hash = secrets::hash_secret(key.expose().to_owned()).await.unwrap();
+    let record = KeyRecord {
+        id: KeyId::new(),
+        owner: Owner::User(UserId::new()),
+        name: "k".into(),
+        lookup_prefix: key.lookup_prefix().into(),
+        hash,
+        created_at: 0,
+        revoked_at: None,
+    };
+    let mut store = MockIdentityStore::new();
+    store.expect_live_keys_by_prefix().times(1).returning(move |_| Ok(vec![record.clone()]));
+    let id = Arc::new(identity(store, 0));
+    let header = format!("Bearer {}", key.expose());
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let id = id.clone();
+            let header = header.clone();
+            tokio::spawn(async move { id.authenticate_header(Some(&header)).await.map(|p| p.key_id) })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.unwrap().is_ok());
+    }
+}

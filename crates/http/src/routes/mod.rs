@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod auth;
+pub mod documents;
 pub mod meta;
 pub mod sessions;
 pub mod usage;
@@ -17,5 +18,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     users::configure(cfg);
     agents::configure(cfg);
     sessions::configure(cfg);
+    documents::configure(cfg);
     usage::configure(cfg);
 }

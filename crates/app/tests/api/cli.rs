@@ -1,0 +1,115 @@
+//! The operator CLI `redline admin …` on the app's own database (decisions.md §10).
+
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn create_user_with_a_plan_can_sign_in() {
+    let app = spawn_app().await;
+    let email = unique_email();
+    let out = app.admin(&["create-user", "--email", &email, "--password", "operator made", "--plan", "plus"]);
+    let user_id = out["user_id"].as_str().unwrap_or_else(|| panic!("user_id in {out}"));
+    let token = app.login_token(&email, "operator made").await;
+    let me = app.send(app.get("/v1/users/me").bearer_auth(&token)).await;
+    me.expect_status(200);
+    assert_eq!(me.json["user_id"], user_id);
+    assert_eq!(me.json["subscription_tier"], "plus");
+}
+
+#[tokio::test]
+async fn orgs_keys_and_plans_from_the_cli() {
+    let app = spawn_app().await;
+    let email = unique_email();
+    let user = app.admin(&["create-user", "--email", &email, "--password", "org owner pw"]);
+    let user_id = user["user_id"].as_str().expect("user_id").to_owned();
+
+    let org = app.admin(&["create-org", "--name", "Acme", "--owner-email", &email]);
+    let org_id = org["org_id"].as_str().unwrap_or_else(|| panic!("org_id in {org}")).to_owned();
+
+    let key = app.admin(&["create-key", "--org-id", &org_id]);
+    let org_key = key["api_key"].as_str().unwrap_or_else(|| panic!("api_key in {key}"));
+    assert!(is_org_key(org_key), "{org_key:?}");
+    assert!(key["key_id"].as_str().is_some_and(|s| !s.is_empty()), "{key}");
+    app.assert_key_works(org_key).await;
+
+    let key = app.admin(&["create-key", "--user-id", &user_id, "--name", "ci"]);
+    let user_key = key["api_key"].as_str().expect("api_key");
+    assert!(is_user_key(user_key), "{user_key:?}");
+    app.assert_key_works(user_key).await;
+
+    let plan = app.admin(&["set-plan", "--org-id", &org_id, "--plan", "enterprise"]);
+    assert_eq!(plan, json!({"subscription_tier": "enterprise", "monthly_limit": -1}));
+
+    let plan = app.admin(&["set-plan", "--user-id", &user_id, "--plan", "pro", "--monthly-limit", "42"]);
+    assert_eq!(plan["subscription_tier"], "pro");
+    assert_eq!(plan["monthly_limit"], 42);
+
+    // The web app sees what the operator did.
+    let token = app.login_token(&email, "org owner pw").await;
+    let me = app.send(app.get("/v1/users/me").bearer_auth(&token)).await;
+    me.expect_status(200);
+    assert_eq!(me.json["subscription_tier"], "pro");
+    let orgs = me.json["organizations"].as_array().unwrap_or_else(|| panic!("organizations: {me:?}"));
+    assert!(orgs.iter().any(|o| o["org_id"] == org_id.as_str()), "{me:?}");
+    let got = app.send(app.get(&format!("/v1/users/me/organizations/{org_id}")).bearer_auth(&token)).await;
+    got.expect_status(200);
+    assert_eq!(got.json["subscription_tier"], "enterprise");
+}
+
+#[tokio::test]
+async fn promotions_from_the_cli() {
+    let app = spawn_app().await;
+    let code = format!("WELCOME{}", &random_hex()[..8]);
+    let out = app.admin(&["create-promo", "--code", &code, "--name", "Welcome", "--ops", "100"]);
+    assert_eq!(out["code"], code.as_str());
+    let out = app.admin(&[
+        "create-promo",
+        "--code",
+        &format!("{code}X"),
+        "--name",
+        "Expiring",
+        "--ops",
+        "5",
+        "--expires-at",
+        "2099-01-01T00:00:00Z",
+    ]);
+    assert_eq!(out["code"], format!("{code}X"));
+    app.admin_fails(&["create-promo", "--code", &code, "--name", "Again", "--ops", "1"]);
+
+    let agent = app.agent_signup().await;
+    let user_id = agent["user_id"].as_str().expect("user_id");
+    let out = app.admin(&["grant-promo", "--user-id", user_id, "--name", "Launch credit", "--ops", "50"]);
+    assert!(out["redemption_id"].as_str().is_some_and(|s| !s.is_empty()), "{out}");
+}
+
+#[tokio::test]
+async fn cli_failures_exit_non_zero_with_a_message() {
+    let app = spawn_app().await;
+    let email = unique_email();
+    let user = app.admin(&["create-user", "--email", &email, "--password", "a good password"]);
+    let user_id = user["user_id"].as_str().expect("user_id").to_owned();
+    let unknown = uuid::Uuid::new_v4().to_string();
+
+    let err =
+        app.admin_fails(&["create-user", "--email", &unique_email(), "--password", "pw long enough", "--plan", "gold"]);
+    assert!(err.contains("gold"), "the message should name the unknown plan: {err}");
+    app.admin_fails(&["set-plan", "--user-id", &user_id, "--plan", "gold"]);
+    app.admin_fails(&["create-key", "--user-id", &unknown]);
+    app.admin_fails(&["create-key", "--org-id", &unknown]);
+    app.admin_fails(&["set-plan", "--user-id", &unknown, "--plan", "pro"]);
+    app.admin_fails(&["grant-promo", "--user-id", &unknown, "--name", "n", "--ops", "5"]);
+    app.admin_fails(&["create-key", "--user-id", &user_id, "--org-id", &unknown]);
+    app.admin_fails(&["create-key"]);
+    app.admin_fails(&["create-key", "--user-id", "not-an-id"]);
+    app.admin_fails(&["create-org", "--name", "Nobody's", "--owner-email", &unique_email()]);
+    app.admin_fails(&["create-user", "--email", &email, "--password", "duplicate pw"]);
+    app.admin_fails(&["create-user", "--email", "not-an-email", "--password", "a good password"]);
+    app.admin_fails(&["create-user", "--email", &unique_email(), "--password", "short"]);
+    app.admin_fails(&["create-promo", "--code", "ZERO", "--name", "n", "--ops", "0"]);
+    app.admin_fails(&["create-promo", "--code", "BADDATE", "--name", "n", "--ops", "1", "--expires-at", "tomorrow"]);
+    // The user is unchanged by the failed commands.
+    let token = app.login_token(&email, "a good password").await;
+    let me = app.send(app.get("/v1/users/me").bearer_auth(&token)).await;
+    assert_eq!(me.json["subscription_tier"], "free");
+}

@@ -1,0 +1,299 @@
+//! The harness: every test starts its own app (port 0, fresh temp data folder) through the
+//! library, talks to it over real HTTP with reqwest, and can run the real `redline` binary's
+//! operator CLI on the same database.
+
+use std::collections::HashMap;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use redline_app::{Application, Config};
+use reqwest::header::HeaderMap;
+use reqwest::{RequestBuilder, StatusCode};
+use serde_json::{json, Value};
+
+/// The detail of a request without `Authorization` (decisions.md §2).
+pub const MISSING_HEADER: &str = "Missing Authorization header. Expected 'Authorization: Bearer <API_KEY>'";
+/// What the detail of a header that is not `Bearer <key>` must mention.
+pub const BEARER_FORMAT: &str = "Bearer <API_KEY>";
+/// The detail of an unknown or revoked key.
+pub const INVALID_KEY: &str = "Invalid API key";
+
+/// A running app of one test.
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    /// Kept alive (removed on drop) for the app's database.
+    _dir: tempfile::TempDir,
+    vars: HashMap<String, String>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(120))
+        .build()
+        .expect("reqwest client")
+}
+
+/// An app with the test defaults (no signup cooldown).
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(&[]).await
+}
+
+/// An app with the test defaults overridden by `extra`.
+pub async fn spawn_app_with(extra: &[(&str, &str)]) -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut vars: HashMap<String, String> = [
+        ("REDLINE_BIND", "127.0.0.1:0"),
+        ("REDLINE_SIGNUP_COOLDOWN_SECS", "0"),
+        ("REDLINE_HTTP_WORKERS", "2"),
+        ("REDLINE_DB_CONNECTIONS", "4"),
+        ("REDLINE_SHUTDOWN_TIMEOUT_SECS", "1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    vars.insert("REDLINE_DATA_DIR".to_owned(), dir.path().display().to_string());
+    for (k, v) in extra {
+        vars.insert((*k).to_owned(), (*v).to_owned());
+    }
+    let config = Config::from_vars(&vars).expect("test configuration");
+    let app = Application::build(config).await.expect("the app builds");
+    let port = app.port();
+    let server = tokio::spawn(async move {
+        let _ = app.run_until_stopped().await;
+    });
+    TestApp { base: format!("http://127.0.0.1:{port}"), client: client(), _dir: dir, vars, server }
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub text: String,
+    pub json: Value,
+}
+
+impl Reply {
+    pub async fn of(resp: reqwest::Response) -> Self {
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("response body");
+        let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Self { status, headers, text, json }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(|v| v.to_str().expect("ASCII header value"))
+    }
+
+    /// `detail` as a string; panics (showing the reply) when it is not one.
+    pub fn detail(&self) -> &str {
+        self.json["detail"].as_str().unwrap_or_else(|| panic!("expected a string detail in {self:?}"))
+    }
+
+    pub fn expect_status(&self, status: u16) -> &Self {
+        assert_eq!(self.status.as_u16(), status, "unexpected status; reply: {self:?}");
+        self
+    }
+
+    /// A JSON error body.
+    pub fn expect_json(&self) -> &Self {
+        let ct = self.header("content-type").unwrap_or_default();
+        assert!(ct.starts_with("application/json"), "expected JSON, got content-type {ct:?}; reply: {self:?}");
+        assert!(!self.json.is_null(), "body is not JSON: {self:?}");
+        self
+    }
+
+    /// A 401 with `WWW-Authenticate: Bearer` and a string detail.
+    pub fn expect_401(&self) -> &str {
+        self.expect_status(401).expect_json();
+        assert_eq!(self.header("www-authenticate"), Some("Bearer"), "401 without WWW-Authenticate: {self:?}");
+        self.detail()
+    }
+
+    /// A 422 whose `detail` array has an item at `loc`; returns that item.
+    pub fn expect_422_at(&self, loc: &[Value]) -> &Value {
+        self.expect_status(422).expect_json();
+        let items = self.json["detail"].as_array().unwrap_or_else(|| panic!("422 detail is not an array: {self:?}"));
+        for item in items {
+            assert!(item["type"].is_string() && item["msg"].is_string() && item["loc"].is_array(), "item {item}");
+        }
+        items
+            .iter()
+            .find(|i| i["loc"].as_array().map(Vec::as_slice) == Some(loc))
+            .unwrap_or_else(|| panic!("no validation item at {loc:?}: {self:?}"))
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.client.get(self.url(path))
+    }
+
+    pub fn post(&self, path: &str) -> RequestBuilder {
+        self.client.post(self.url(path))
+    }
+
+    pub fn delete(&self, path: &str) -> RequestBuilder {
+        self.client.delete(self.url(path))
+    }
+
+    pub async fn send(&self, req: RequestBuilder) -> Reply {
+        Reply::of(req.send().await.expect("request sent")).await
+    }
+
+    /// `GET /v1/sessions` with `Authorization: Bearer <key>`.
+    pub async fn sessions_with_key(&self, key: &str) -> Reply {
+        self.send(self.get("/v1/sessions").bearer_auth(key)).await
+    }
+
+    /// Asserts that `key` works: `GET /v1/sessions` answers 200 with a JSON list.
+    pub async fn assert_key_works(&self, key: &str) {
+        let r = self.sessions_with_key(key).await;
+        r.expect_status(200).expect_json();
+        assert!(r.json.is_array(), "GET /v1/sessions must answer a bare list: {r:?}");
+    }
+
+    /// Asserts that `key` is refused as unknown/revoked.
+    pub async fn assert_key_refused(&self, key: &str) {
+        let r = self.sessions_with_key(key).await;
+        assert_eq!(r.expect_401(), INVALID_KEY);
+    }
+
+    /// A new agent account; returns the signup body.
+    pub async fn agent_signup(&self) -> Value {
+        let r = self.send(self.post("/v1/agents/signup").json(&json!({"name": "test agent"}))).await;
+        r.expect_status(201);
+        r.json
+    }
+
+    /// A new agent's key.
+    pub async fn agent_key(&self) -> String {
+        self.agent_signup().await["api_key"].as_str().expect("api_key").to_owned()
+    }
+
+    pub async fn web_signup(&self, email: &str, password: &str) -> Reply {
+        self.send(self.post("/v1/auth/signup").json(&json!({"email": email, "password": password}))).await
+    }
+
+    pub async fn login(&self, email: &str, password: &str) -> Reply {
+        self.send(self.post("/v1/auth/login").json(&json!({"email": email, "password": password}))).await
+    }
+
+    /// Signs in and returns the session token.
+    pub async fn login_token(&self, email: &str, password: &str) -> String {
+        let r = self.login(email, password).await;
+        r.expect_status(200);
+        r.json["token"].as_str().unwrap_or_else(|| panic!("no token in {r:?}")).to_owned()
+    }
+
+    /// A new web user, signed in: (email, password, session token).
+    pub async fn web_user(&self) -> (String, String, String) {
+        let email = unique_email();
+        let password = format!("pw-{}", uuid::Uuid::new_v4().simple());
+        self.web_signup(&email, &password).await.expect_status(201);
+        let token = self.login_token(&email, &password).await;
+        (email, password, token)
+    }
+
+    /// Creates a key through the web app; returns the 201 body.
+    pub async fn create_key(&self, token: &str, name: &str) -> Reply {
+        self.send(self.post("/v1/users/me/api-keys").bearer_auth(token).json(&json!({"name": name}))).await
+    }
+
+    pub async fn list_keys(&self, token: &str) -> Reply {
+        self.send(self.get("/v1/users/me/api-keys").bearer_auth(token)).await
+    }
+
+    pub async fn revoke_key(&self, token: &str, key_id: &str) -> Reply {
+        self.send(self.delete(&format!("/v1/users/me/api-keys/{key_id}")).bearer_auth(token)).await
+    }
+
+    /// Runs `redline <args>` on this app's database and configuration.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_redline"));
+        cmd.env_clear().args(args);
+        for key in ["REDLINE_DATA_DIR", "REDLINE_DATABASE_URL"] {
+            if let Some(v) = self.vars.get(key) {
+                cmd.env(key, v);
+            }
+        }
+        cmd.output().expect("the redline binary runs")
+    }
+
+    /// Runs an admin command that must succeed; returns the one JSON object it printed.
+    pub fn admin(&self, args: &[&str]) -> Value {
+        let mut all = vec!["admin"];
+        all.extend_from_slice(args);
+        let out = self.cli(&all);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "redline {all:?} failed ({}): stdout {stdout:?} stderr {stderr:?}", out.status);
+        let value: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("redline {all:?} printed no single JSON object ({e}): {stdout:?}"));
+        assert!(value.is_object(), "redline {all:?} printed {value}, not an object");
+        assert_eq!(stdout.trim().lines().count(), 1, "one JSON object on one line: {stdout:?}");
+        value
+    }
+
+    /// Runs an admin command that must fail: non-zero exit, a message on stderr, nothing on
+    /// stdout. Returns stderr.
+    pub fn admin_fails(&self, args: &[&str]) -> String {
+        let mut all = vec!["admin"];
+        all.extend_from_slice(args);
+        let out = self.cli(&all);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "redline {all:?} should have failed; stdout {stdout:?}");
+        assert!(stdout.trim().is_empty(), "a failing redline {all:?} printed on stdout: {stdout:?}");
+        assert!(!stderr.trim().is_empty(), "a failing redline {all:?} printed no message on stderr");
+        stderr
+    }
+}
+
+pub fn unique_email() -> String {
+    format!("user-{}@example.com", uuid::Uuid::new_v4().simple())
+}
+
+/// 32 random lowercase hex characters.
+pub fn random_hex() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// `sk_` + 32 lowercase hex.
+pub fn is_user_key(s: &str) -> bool {
+    s.strip_prefix("sk_").is_some_and(is_lower_hex_32)
+}
+
+/// `lce_` + 32 lowercase hex.
+pub fn is_org_key(s: &str) -> bool {
+    s.strip_prefix("lce_").is_some_and(is_lower_hex_32)
+}
+
+fn is_lower_hex_32(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// `^ws_[A-Za-z0-9_-]{43}$`
+pub fn is_session_token(s: &str) -> bool {
+    s.strip_prefix("ws_")
+        .is_some_and(|t| t.len() == 43 && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+}
+
+/// The path segment after the last `/` of a URL.
+pub fn last_segment(url: &str) -> &str {
+    url.rsplit('/').next().unwrap_or_default()
+}

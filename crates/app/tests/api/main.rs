@@ -1,0 +1,15 @@
+//! Black-box tests of the real app: each test starts its own server (port 0, fresh data
+//! folder) and talks to it over HTTP; the operator CLI and the log checks run the real
+//! `redline` binary. Contract: shared/spec/interface.md and decisions.md §2, §3, §10.
+
+mod agents;
+mod auth_header;
+mod body_cap;
+mod cli;
+mod handoff;
+mod helpers;
+mod keys;
+mod logging;
+mod misc;
+mod orgs;
+mod web_users;

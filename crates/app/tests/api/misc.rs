@@ -1,0 +1,100 @@
+//! Operational endpoints, the 404 of unknown paths, request ids.
+
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn healthz_and_readyz() {
+    let app = spawn_app().await;
+    let r = app.send(app.get("/healthz")).await;
+    r.expect_status(200);
+    let r = app.send(app.get("/readyz")).await;
+    r.expect_status(200).expect_json();
+    assert_eq!(r.json["status"], "ready", "{r:?}");
+}
+
+#[tokio::test]
+async fn metrics_count_requests() {
+    let app = spawn_app().await;
+    app.send(app.get("/healthz")).await.expect_status(200);
+    app.send(app.get("/v1/sessions")).await.expect_status(401);
+    let r = app.send(app.get("/metrics")).await;
+    r.expect_status(200);
+    assert!(r.header("content-type").unwrap_or_default().starts_with("text/plain"), "{r:?}");
+    assert!(r.text.contains("redline_http_requests_total"), "{}", r.text);
+    assert!(r.text.contains("redline_http_requests_total{status=\"4xx\"} 1"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn openapi_document_and_docs() {
+    let app = spawn_app().await;
+    let r = app.send(app.get("/openapi.json")).await;
+    r.expect_status(200).expect_json();
+    let version = r.json["openapi"].as_str().unwrap_or_else(|| panic!("openapi field: {}", r.text));
+    assert!(version.starts_with("3.1"), "openapi {version}");
+    assert_eq!(r.json["info"]["version"], "2.0.0");
+    assert!(r.json["paths"]["/v1/sessions"].is_object(), "GET /v1/sessions is documented");
+    assert!(r.json["paths"]["/v1/agents/signup"].is_object());
+    let r = app.send(app.get("/docs")).await;
+    r.expect_status(200);
+    assert!(r.header("content-type").unwrap_or_default().starts_with("text/html"), "{r:?}");
+    assert!(r.text.contains("/openapi.json"));
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404_json() {
+    let app = spawn_app().await;
+    for path in ["/nope", "/v1/nope", "/v1/sessions/x/y/z/w", "/v2/sessions"] {
+        let r = app.send(app.get(path)).await;
+        r.expect_status(404).expect_json();
+        assert!(!r.detail().is_empty(), "{path}: {r:?}");
+        assert_eq!(r.json.as_object().map(|o| o.len()), Some(1), "{path}: {r:?}");
+    }
+}
+
+#[tokio::test]
+async fn wrong_methods_get_a_json_error() {
+    let app = spawn_app().await;
+    for (method, path) in [("GET", "/v1/agents/signup"), ("DELETE", "/v1/sessions"), ("PUT", "/v1/users/me")] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let r = app.send(app.client.request(method.clone(), app.url(path))).await;
+        assert!(matches!(r.status.as_u16(), 404 | 405), "{method} {path}: {r:?}");
+        r.expect_json();
+        assert!(!r.detail().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn every_response_has_a_request_id() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let replies = [
+        app.send(app.get("/healthz")).await,
+        app.send(app.get("/readyz")).await,
+        app.send(app.get("/metrics")).await,
+        app.send(app.get("/openapi.json")).await,
+        app.send(app.get("/nope")).await,
+        app.send(app.get("/v1/sessions")).await,
+        app.sessions_with_key(&key).await,
+        app.send(app.post("/v1/agents/signup").json(&json!({}))).await,
+        app.send(app.post("/v1/agents/signup").json(&json!({"name": 1}))).await,
+        app.send(app.post("/v1/agents/signup").header("content-type", "text/plain").body("x")).await,
+        app.send(app.post("/v1/auth/login").json(&json!({"email": "a@b.c", "password": "nope nope"}))).await,
+    ];
+    let mut ids = std::collections::HashSet::new();
+    for r in &replies {
+        let id = r.header("x-request-id").unwrap_or_else(|| panic!("no x-request-id: {r:?}"));
+        assert!(!id.is_empty());
+        assert!(ids.insert(id.to_owned()), "request ids must differ: {id}");
+    }
+}
+
+#[tokio::test]
+async fn sessions_of_a_fresh_key_is_an_empty_list() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let r = app.sessions_with_key(&key).await;
+    r.expect_status(200).expect_json();
+    assert_eq!(r.json, json!([]));
+}

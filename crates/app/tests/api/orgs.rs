@@ -1,0 +1,165 @@
+//! Organizations over HTTP and their `lce_` keys (decisions.md §2).
+
+use serde_json::json;
+
+use crate::helpers::*;
+
+async fn create_org(app: &TestApp, token: &str, name: &str) -> String {
+    let r = app.send(app.post("/v1/users/me/organizations").bearer_auth(token).json(&json!({"name": name}))).await;
+    r.expect_status(201).expect_json();
+    assert_eq!(r.json["name"], name);
+    r.json["org_id"].as_str().unwrap_or_else(|| panic!("org_id: {r:?}")).to_owned()
+}
+
+#[tokio::test]
+async fn create_an_organization_and_see_it() {
+    let app = spawn_app().await;
+    let (_, _, token) = app.web_user().await;
+    let org_id = create_org(&app, &token, "Acme Corp").await;
+    let got = app.send(app.get(&format!("/v1/users/me/organizations/{org_id}")).bearer_auth(&token)).await;
+    got.expect_status(200);
+    assert_eq!(got.json["org_id"], org_id.as_str());
+    assert_eq!(got.json["name"], "Acme Corp");
+    let me = app.send(app.get("/v1/users/me").bearer_auth(&token)).await;
+    let orgs = me.json["organizations"].as_array().unwrap_or_else(|| panic!("{me:?}"));
+    assert!(orgs.iter().any(|o| o["org_id"] == org_id.as_str()), "{me:?}");
+}
+
+#[tokio::test]
+async fn organization_name_is_validated() {
+    let app = spawn_app().await;
+    let (_, _, token) = app.web_user().await;
+    for body in [json!({}), json!({"name": 7}), json!({"name": "   "})] {
+        let r = app.send(app.post("/v1/users/me/organizations").bearer_auth(&token).json(&body)).await;
+        r.expect_422_at(&[json!("body"), json!("name")]);
+    }
+}
+
+#[tokio::test]
+async fn org_keys_are_lce_keys_that_work() {
+    let app = spawn_app().await;
+    let (_, _, token) = app.web_user().await;
+    let org_id = create_org(&app, &token, "Keys Inc").await;
+    let path = format!("/v1/users/me/organizations/{org_id}/api-keys");
+    let r = app.send(app.post(&path).bearer_auth(&token).json(&json!({"name": "backend"}))).await;
+    r.expect_status(201).expect_json();
+    let key = r.json["api_key"].as_str().unwrap_or_else(|| panic!("{r:?}")).to_owned();
+    let key_id = r.json["key_id"].as_str().unwrap_or_else(|| panic!("{r:?}")).to_owned();
+    assert!(is_org_key(&key), "{key:?}");
+    app.assert_key_works(&key).await;
+    assert_eq!(app.sessions_with_key(&key).await.json, json!([]));
+
+    let list = app.send(app.get(&path).bearer_auth(&token)).await;
+    list.expect_status(200);
+    assert!(list.text.contains(&key_id), "{list:?}");
+    assert!(!list.text.contains(&key), "org key listing shows the key: {}", list.text);
+    assert!(!list.text.contains(&key[key.len() - 24..]), "{}", list.text);
+    // The user's own key listing is separate.
+    assert!(!app.list_keys(&token).await.text.contains(&key_id));
+
+    // An organization key is not a web-app session.
+    app.send(app.get("/v1/users/me").bearer_auth(&key)).await.expect_401();
+    app.send(app.get("/v1/users/me/api-keys").bearer_auth(&key)).await.expect_401();
+    app.send(app.get(&path).bearer_auth(&key)).await.expect_401();
+
+    // Revoked at once.
+    app.send(app.delete(&format!("{path}/{key_id}")).bearer_auth(&token)).await.expect_status(204);
+    app.assert_key_refused(&key).await;
+}
+
+#[tokio::test]
+async fn non_members_get_404() {
+    let app = spawn_app().await;
+    let (_, _, owner) = app.web_user().await;
+    let (_, _, stranger) = app.web_user().await;
+    let org_id = create_org(&app, &owner, "Private").await;
+    let path = format!("/v1/users/me/organizations/{org_id}/api-keys");
+    let r = app.send(app.post(&path).bearer_auth(&owner).json(&json!({}))).await;
+    r.expect_status(201);
+    let key_id = r.json["key_id"].as_str().expect("key_id").to_owned();
+    let key = r.json["api_key"].as_str().expect("api_key").to_owned();
+
+    let org_path = format!("/v1/users/me/organizations/{org_id}");
+    app.send(app.get(&org_path).bearer_auth(&stranger)).await.expect_status(404).expect_json();
+    app.send(app.get(&path).bearer_auth(&stranger)).await.expect_status(404);
+    let r = app.send(app.post(&path).bearer_auth(&stranger).json(&json!({"name": "mine now"}))).await;
+    r.expect_status(404);
+    assert!(r.json.get("api_key").is_none());
+    app.send(app.delete(&format!("{path}/{key_id}")).bearer_auth(&stranger)).await.expect_status(404);
+    app.send(app.get(&format!("{org_path}/members")).bearer_auth(&stranger)).await.expect_status(404);
+    app.assert_key_works(&key).await;
+    // An unknown or malformed org id is 404 too.
+    app.send(app.get(&format!("/v1/users/me/organizations/{}", uuid::Uuid::new_v4())).bearer_auth(&owner))
+        .await
+        .expect_status(404);
+    app.send(app.get("/v1/users/me/organizations/not-an-id").bearer_auth(&owner)).await.expect_status(404);
+}
+
+#[tokio::test]
+async fn sessions_are_owner_scoped_and_empty_for_new_owners() {
+    let app = spawn_app().await;
+    let (_, _, token) = app.web_user().await;
+    let org_id = create_org(&app, &token, "Scoped").await;
+    let r = app
+        .send(app.post(&format!("/v1/users/me/organizations/{org_id}/api-keys")).bearer_auth(&token).json(&json!({})))
+        .await;
+    let org_key = r.json["api_key"].as_str().expect("api_key").to_owned();
+    let user_key = app.create_key(&token, "mine").await.json["api_key"].as_str().expect("api_key").to_owned();
+    let agent_key = app.agent_key().await;
+    for key in [org_key, user_key, agent_key] {
+        let r = app.sessions_with_key(&key).await;
+        r.expect_status(200).expect_json();
+        assert_eq!(r.json, json!([]), "a new owner has no sessions");
+    }
+}
+
+#[tokio::test]
+async fn members_see_the_org_but_only_owners_and_admins_manage_keys() {
+    let app = spawn_app().await;
+    let (_, _, owner) = app.web_user().await;
+    let (member_email, _, member) = app.web_user().await;
+    let (admin_email, _, admin) = app.web_user().await;
+    let org_id = create_org(&app, &owner, "Team").await;
+    let members = format!("/v1/users/me/organizations/{org_id}/members");
+    let keys = format!("/v1/users/me/organizations/{org_id}/api-keys");
+    let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": member_email}))).await;
+    r.expect_status(201);
+    let r =
+        app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": admin_email, "role": "admin"}))).await;
+    r.expect_status(201);
+    // Adding someone twice is a conflict; an unknown e-mail is not found.
+    let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": member_email}))).await;
+    r.expect_status(409);
+    let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": unique_email()}))).await;
+    r.expect_status(404);
+
+    app.send(app.get(&format!("/v1/users/me/organizations/{org_id}")).bearer_auth(&member)).await.expect_status(200);
+    let r = app.send(app.post(&keys).bearer_auth(&member).json(&json!({}))).await;
+    r.expect_status(403).expect_json();
+    assert!(r.json.get("api_key").is_none());
+    app.send(app.get(&keys).bearer_auth(&member)).await.expect_status(403);
+    let r = app.send(app.post(&members).bearer_auth(&member).json(&json!({"email": unique_email()}))).await;
+    r.expect_status(403);
+
+    let r = app.send(app.post(&keys).bearer_auth(&admin).json(&json!({}))).await;
+    r.expect_status(201);
+    assert!(is_org_key(r.json["api_key"].as_str().expect("api_key")));
+}
+
+#[tokio::test]
+async fn org_key_limit_follows_the_org_plan() {
+    let app = spawn_app().await;
+    let email = unique_email();
+    app.web_signup(&email, "limit owner pw").await.expect_status(201);
+    let token = app.login_token(&email, "limit owner pw").await;
+    let org_id = create_org(&app, &token, "Limited").await;
+    let keys = format!("/v1/users/me/organizations/{org_id}/api-keys");
+    for i in 0..5 {
+        let r = app.send(app.post(&keys).bearer_auth(&token).json(&json!({"name": format!("k{i}")}))).await;
+        assert_eq!(r.status.as_u16(), 201, "org key {i} on free: {r:?}");
+    }
+    app.send(app.post(&keys).bearer_auth(&token).json(&json!({}))).await.expect_status(409);
+    let plan = app.admin(&["set-plan", "--org-id", &org_id, "--plan", "enterprise"]);
+    assert_eq!(plan, json!({"subscription_tier": "enterprise", "monthly_limit": -1}));
+    app.send(app.post(&keys).bearer_auth(&token).json(&json!({}))).await.expect_status(201);
+}

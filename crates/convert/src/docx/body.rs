@@ -1,0 +1,818 @@
+//! Walking a story (the document body, a footnote, an endnote) and writing its HTML.
+
+use std::collections::HashMap;
+
+use redline_ports::documents::{ConvertError, ExtractedImage};
+
+use super::html::{Blocks, Format, Inline, Kind, Row, Table, VMerge};
+use super::numbering::Numbering;
+use super::package::{Package, Part, Rels};
+use super::styles::{parse_ppr, parse_rpr, shading_fill, ParaProps, RunProps, Styles};
+use super::xml::{attr, local, num_attr, on_off, val, Ev, Xml};
+use super::{Warnings, PLACEHOLDER_PREFIX};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum NoteKind {
+    Foot,
+    End,
+}
+
+/// A complex field (`w:fldChar` begin … separate … end) being read.
+#[derive(Debug, Default)]
+struct Field {
+    instr: String,
+    /// Past `separate`: the field's result is showing.
+    result: bool,
+    link: Option<String>,
+}
+
+/// Everything a conversion shares across the parts it reads.
+pub(super) struct Ctx<'b> {
+    pub(super) pkg: Package<'b>,
+    pub(super) styles: Styles,
+    pub(super) numbering: Numbering,
+    /// The relationships of the part being read.
+    pub(super) rels: Rels,
+    /// Reading a note: note references are not followed.
+    pub(super) in_note: bool,
+    pub(super) warnings: Warnings,
+    pub(super) images: Vec<ExtractedImage>,
+    /// Image part → its placeholder (`None`: unusable, skipped).
+    image_parts: HashMap<String, Option<String>>,
+    /// Notes in the order of their first reference; their number is the position + 1.
+    pub(super) notes: Vec<(NoteKind, String)>,
+    note_numbers: HashMap<(NoteKind, String), u32>,
+    fields: Vec<Field>,
+    cells: usize,
+    /// Constructs being read by recursion (see `enter`).
+    nesting: usize,
+}
+
+/// A paragraph being read.
+struct Para {
+    inline: Inline,
+    /// The `w:hyperlink` around the runs being read.
+    link: Option<String>,
+    /// Blocks that follow the paragraph (text boxes anchored in it).
+    after: String,
+    props: ParaProps,
+    heading: Option<u8>,
+    /// Run properties every run starts from (document defaults + paragraph style).
+    base: RunProps,
+}
+
+/// `w:sym` characters of the Symbol font that have a Unicode equivalent.
+fn symbol_char(font: &str, code: u32) -> Option<char> {
+    if !font.eq_ignore_ascii_case("Symbol") {
+        // Other symbol fonts (Wingdings, …) have no Unicode mapping here; real Unicode passes.
+        return (code >= 0x20 && !(0xE000..=0xF8FF).contains(&code)).then(|| char::from_u32(code)).flatten();
+    }
+    let code = if (0xF000..=0xF0FF).contains(&code) { code - 0xF000 } else { code };
+    const GREEK_UPPER: &str = "ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖ";
+    const GREEK_LOWER: &str = "αβχδεφγηιϕκλμνοπθρστυϖωξψζ";
+    Some(match code {
+        0x41..=0x5A => GREEK_UPPER.chars().nth((code - 0x41) as usize)?,
+        0x61..=0x7A => GREEK_LOWER.chars().nth((code - 0x61) as usize)?,
+        0xB7 => '•',
+        0xD7 => '×',
+        0xB1 => '±',
+        0xA3 => '≤',
+        0xB3 => '≥',
+        0xB9 => '≠',
+        0xBB => '≈',
+        0xB0 => '°',
+        0xAE => '→',
+        0xAC => '←',
+        0xAD => '↑',
+        0xAF => '↓',
+        0xDE => '⇒',
+        0xA5 => '∞',
+        0xD6 => '√',
+        0xE5 => '∑',
+        0xF2 => '∫',
+        0xB6 => '∂',
+        0xD2 | 0xE2 => '®',
+        0xD3 | 0xE3 => '©',
+        0xD4 | 0xE4 => '™',
+        0x20..=0x40 => char::from_u32(code)?,
+        _ => return None,
+    })
+}
+
+/// The URL of a `HYPERLINK "…"` field (internal `\l` links are not links here).
+fn field_hyperlink(instr: &str) -> Option<String> {
+    let rest = instr.trim_start();
+    let rest = rest.strip_prefix("HYPERLINK").or_else(|| rest.strip_prefix("hyperlink"))?;
+    let rest = rest.trim_start();
+    if rest.starts_with('\\') {
+        return None;
+    }
+    let url = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split_whitespace().next()?,
+    };
+    safe_href(url)
+}
+
+/// Only link targets a reader can follow safely are kept.
+pub(super) fn safe_href(url: &str) -> Option<String> {
+    let url = url.trim();
+    let lower = url.to_ascii_lowercase();
+    ["http://", "https://", "mailto:", "ftp://", "tel:"]
+        .iter()
+        .any(|scheme| lower.starts_with(scheme) && lower.len() > scheme.len())
+        .then(|| url.to_owned())
+}
+
+/// Sniffs the picture formats a browser shows.
+fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(b"\xFF\xD8\xFF") {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.starts_with(b"BM") && bytes.len() > 26 {
+        Some("image/bmp")
+    } else if bytes.len() > 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+impl<'b> Ctx<'b> {
+    pub(super) fn new(pkg: Package<'b>, styles: Styles, numbering: Numbering, rels: Rels) -> Self {
+        Ctx {
+            pkg,
+            styles,
+            numbering,
+            rels,
+            in_note: false,
+            warnings: Warnings::default(),
+            images: Vec::new(),
+            image_parts: HashMap::new(),
+            notes: Vec::new(),
+            note_numbers: HashMap::new(),
+            fields: Vec::new(),
+            cells: 0,
+            nesting: 0,
+        }
+    }
+
+    /// Counts one more construct read by recursion (a table, a run, a link, a picture or
+    /// text box): nesting them deeper than the limit is refused, so that the stack a
+    /// conversion needs stays small whatever the XML depth limit.
+    fn enter(&mut self) -> Result<(), ConvertError> {
+        self.nesting += 1;
+        let max = self.pkg.limits.max_nesting;
+        if self.nesting > max {
+            return Err(ConvertError::TooComplex(format!(
+                "tables, links, runs or text boxes are nested more than {max} deep"
+            )));
+        }
+        Ok(())
+    }
+
+    fn inline(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
+        self.enter()?;
+        let result = self.inline_inner(x, p);
+        self.nesting -= 1;
+        result
+    }
+
+    fn run(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
+        self.enter()?;
+        let result = self.run_inner(x, p);
+        self.nesting -= 1;
+        result
+    }
+
+    fn graphic(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
+        self.enter()?;
+        let result = self.graphic_inner(x, p);
+        self.nesting -= 1;
+        result
+    }
+
+    fn table(&mut self, x: &mut Xml<'_>) -> Result<String, ConvertError> {
+        self.enter()?;
+        let result = self.table_inner(x);
+        self.nesting -= 1;
+        result
+    }
+
+    /// Reads block content until the element being read ends.
+    pub(super) fn blocks(&mut self, x: &mut Xml<'_>, out: &mut Blocks) -> Result<(), ConvertError> {
+        let base = x.depth();
+        loop {
+            match x.next()? {
+                Ev::Start(e) => match local(&e) {
+                    "p" => self.paragraph(x, out)?,
+                    "tbl" => {
+                        let html = self.table(x)?;
+                        out.block(&html);
+                    }
+                    "altChunk" => {
+                        self.warnings.add("an embedded document part (altChunk) was skipped");
+                        x.skip()?;
+                    }
+                    "background" => x.skip()?,
+                    // sdt, sdtContent, customXml, ins, moveTo, body, …: their content counts.
+                    _ => {}
+                },
+                Ev::Empty(e) if local(&e) == "altChunk" => {
+                    self.warnings.add("an embedded document part (altChunk) was skipped");
+                }
+                Ev::End if x.depth() < base => return Ok(()),
+                Ev::Eof => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    fn new_para(&self) -> Para {
+        let mut p = Para {
+            inline: Inline::default(),
+            link: None,
+            after: String::new(),
+            props: ParaProps::default(),
+            heading: None,
+            base: RunProps::default(),
+        };
+        self.set_props(&mut p, ParaProps::default());
+        p
+    }
+
+    fn set_props(&self, p: &mut Para, props: ParaProps) {
+        let style = self.styles.paragraph(props.style.as_deref());
+        p.heading = match props.outline {
+            Some(o) => (o < 9).then(|| (o + 1).min(6)),
+            None => match style {
+                Some(s) => s.heading,
+                None => props.style.as_deref().and_then(Styles::heading_from_id),
+            },
+        };
+        p.base = self.styles.defaults.clone();
+        p.base.style = None;
+        if p.heading.is_none() {
+            if let Some(s) = style {
+                p.base.apply(&s.rpr);
+            }
+        }
+        p.props = props;
+    }
+
+    fn paragraph(&mut self, x: &mut Xml<'_>, out: &mut Blocks) -> Result<(), ConvertError> {
+        let mut p = self.new_para();
+        self.inline(x, &mut p)?;
+        // A field's instructions never run past its paragraph: show what follows.
+        for f in &mut self.fields {
+            f.result = true;
+        }
+        if p.inline.has_content() {
+            let kind = self.kind(&p);
+            let inner = p.inline.finish();
+            out.paragraph(kind, &inner);
+        }
+        if !p.after.is_empty() {
+            out.block(&p.after);
+        }
+        Ok(())
+    }
+
+    fn kind(&mut self, p: &Para) -> Kind {
+        if let Some(level) = p.heading {
+            return Kind::Heading(level.clamp(1, 6));
+        }
+        let style = self.styles.paragraph(p.props.style.as_deref());
+        let num_id = p.props.num_id.or(style.and_then(|s| s.num_id));
+        let ilvl = p.props.ilvl.or(style.and_then(|s| s.ilvl)).unwrap_or(0);
+        let Some(num_id) = num_id else { return Kind::Plain };
+        let Some(level) = self.numbering.level(num_id, ilvl, &self.styles) else { return Kind::Plain };
+        let number = self.numbering.count(&level, ilvl);
+        Kind::Item { ordered: level.ordered, ol_type: level.ol_type, num_id, ilvl, number }
+    }
+
+    fn hyperlink_target(&self, e: &quick_xml::events::BytesStart<'_>) -> Option<String> {
+        let id = attr(e, "id")?;
+        let rel = self.rels.get(&id)?;
+        if !rel.external {
+            return None;
+        }
+        let mut target = rel.target.clone();
+        if let Some(anchor) = attr(e, "anchor") {
+            if !target.contains('#') {
+                target.push('#');
+                target.push_str(&anchor);
+            }
+        }
+        safe_href(&target)
+    }
+
+    /// Reads inline content (runs, links, fields) until the element being read ends.
+    fn inline_inner(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
+        let base = x.depth();
+        loop {
+            match x.next()? {
+                Ev::Start(e) => match local(&e) {
+                    "pPr" => {
+                        let props = parse_ppr(x)?;
+                        self.set_props(p, props);
+                    }
+                    "r" => self.run(x, p)?,
+                    "hyperlink" => {
+                        let link = self.hyperlink_target(&e).or_else(|| p.link.clone());
+                        let saved = std::mem::replace(&mut p.link, link);
+                        self.inline(x, p)?;
+                        p.link = saved;
+                    }
+                    "fldSimple" => {
+                        let link = attr(&e, "instr").and_then(|i| field_hyperlink(&i)).or_else(|| p.link.clone());
+                        let saved = std::mem::replace(&mut p.link, link);
+                        self.inline(x, p)?;
+                        p.link = saved;
+                    }
+                    "oMath" | "oMathPara" => self.warnings.add("equations were converted to plain text"),
+                    // A fraction's denominator (`m:f/m:den`): "3/4" rather than "34".
+                    "den" => {
+                        let link = p.link.clone();
+                        p.inline.text("/", link.as_deref(), &Format::default());
+                    }
+                    "drawing" | "pict" | "object" => self.graphic(x, p)?,
+                    _ => {}
+                },
+                Ev::Empty(e) if local(&e) == "commentRangeStart" => {
+                    self.warnings.add("comments were not imported");
+                }
+                Ev::End if x.depth() < base => return Ok(()),
+                Ev::Eof => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    fn format(&self, p: &Para, direct: &RunProps) -> (Format, bool) {
+        let mut rp = p.base.clone();
+        if let Some(style) = direct.style.as_deref().and_then(|id| self.styles.character(id)) {
+            rp.apply(&style.rpr);
+        }
+        rp.apply(direct);
+        let format = Format {
+            bold: rp.bold == Some(true),
+            italic: rp.italic == Some(true),
+            underline: rp.underline == Some(true),
+            strike: rp.strike == Some(true),
+            valign: rp.valign.unwrap_or(0),
+            // Black and near-black (LibreOffice's default #00000A) are the default colour.
+            color: rp.color.flatten().filter(|c| c.iter().any(|&v| v > 0x10)),
+            background: rp.highlight.flatten().or(rp.shading.flatten()),
+        };
+        (format, rp.hidden == Some(true))
+    }
+
+    /// Text is not shown while a field's instructions are being read.
+    fn suppressed(&self) -> bool {
+        self.fields.iter().any(|f| !f.result)
+    }
+
+    fn field_link(&self) -> Option<&str> {
+        self.fields.iter().rev().find_map(|f| f.link.as_deref())
+    }
+
+    fn field_char(&mut self, e: &quick_xml::events::BytesStart<'_>) {
+        match attr(e, "fldCharType").as_deref() {
+            Some("begin") if self.fields.len() < 64 => self.fields.push(Field::default()),
+            Some("separate") => {
+                if let Some(f) = self.fields.last_mut() {
+                    f.result = true;
+                    f.link = field_hyperlink(&f.instr);
+                }
+            }
+            Some("end") => {
+                self.fields.pop();
+            }
+            _ => {}
+        }
+    }
+
+    fn note_reference(&mut self, kind: NoteKind, e: &quick_xml::events::BytesStart<'_>, p: &mut Para) {
+        if self.in_note {
+            return;
+        }
+        let Some(id) = attr(e, "id") else { return };
+        let key = (kind, id.into_owned());
+        let n = match self.note_numbers.get(&key) {
+            Some(&n) => n,
+            None => {
+                self.notes.push(key.clone());
+                let n = self.notes.len() as u32;
+                self.note_numbers.insert(key, n);
+                n
+            }
+        };
+        p.inline.note_mark(n);
+    }
+
+    fn run_inner(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
+        let base = x.depth();
+        let mut direct = RunProps::default();
+        let (mut format, mut hidden) = self.format(p, &direct);
+        loop {
+            match x.next()? {
+                Ev::Start(e) => match local(&e) {
+                    "rPr" => {
+                        direct.apply_with_style(parse_rpr(x)?);
+                        (format, hidden) = self.format(p, &direct);
+                    }
+                    "t" => {
+                        if hidden || self.suppressed() {
+                            x.skip()?;
+                        } else {
+                            let link = p.link.as_deref().or_else(|| self.field_link());
+                            let inline = &mut p.inline;
+                            x.text(|s| inline.text(s, link, &format))?;
+                        }
+                    }
+                    "instrText" => {
+                        let field = self.fields.last_mut().filter(|f| !f.result);
+                        match field {
+                            Some(f) => x.text(|s| {
+                                if f.instr.len() < 2048 {
+                                    f.instr.push_str(s);
+                                }
+                            })?,
+                            None => x.skip()?,
+                        }
+                    }
+                    "drawing" | "pict" | "object" => {
+                        if hidden || self.suppressed() {
+                            x.skip()?;
+                        } else {
+                            self.graphic(x, p)?;
+                        }
+                    }
+                    "r" => self.run(x, p)?,
+                    "fldChar" => self.field_char(&e),
+                    _ => {}
+                },
+                Ev::Empty(e) => {
+                    let name = local(&e);
+                    match name {
+                        "fldChar" => {
+                            self.field_char(&e);
+                            continue;
+                        }
+                        "commentReference" => {
+                            self.warnings.add("comments were not imported");
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    if hidden || self.suppressed() {
+                        continue;
+                    }
+                    let link = p.link.as_deref().or_else(|| self.field_link());
+                    match name {
+                        "tab" | "ptab" => p.inline.text("\t", link, &format),
+                        "br" if !matches!(attr(&e, "type").as_deref(), Some("page" | "column")) => {
+                            p.inline.line_break(link, &format);
+                        }
+                        "cr" => p.inline.line_break(link, &format),
+                        "noBreakHyphen" => p.inline.text("\u{2011}", link, &format),
+                        "softHyphen" => p.inline.text("\u{ad}", link, &format),
+                        "sym" => {
+                            let font = attr(&e, "font").unwrap_or_default();
+                            let code = attr(&e, "char").and_then(|c| u32::from_str_radix(c.trim(), 16).ok());
+                            if let Some(c) = code.and_then(|code| symbol_char(&font, code)) {
+                                let mut buf = [0u8; 4];
+                                p.inline.text(c.encode_utf8(&mut buf), link, &format);
+                            }
+                        }
+                        "footnoteReference" => self.note_reference(NoteKind::Foot, &e, p),
+                        "endnoteReference" => self.note_reference(NoteKind::End, &e, p),
+                        _ => {}
+                    }
+                }
+                Ev::End if x.depth() < base => return Ok(()),
+                Ev::Eof => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    /// A `w:drawing`, `w:pict` or `w:object`: pictures, and text boxes (whose blocks follow
+    /// the paragraph).
+    fn graphic_inner(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
+        let base = x.depth();
+        let mut alt = String::new();
+        loop {
+            let (e, is_start) = match x.next()? {
+                Ev::Start(e) => (e, true),
+                Ev::Empty(e) => (e, false),
+                Ev::End if x.depth() < base => return Ok(()),
+                Ev::Eof => return Ok(()),
+                _ => continue,
+            };
+            match local(&e) {
+                "docPr" | "cNvPr" => {
+                    if let Some(a) = attr(&e, "descr").or_else(|| attr(&e, "title")).filter(|a| !a.trim().is_empty()) {
+                        alt = a.into_owned();
+                    }
+                }
+                "shape" => {
+                    if let Some(a) = attr(&e, "alt").filter(|a| !a.trim().is_empty()) {
+                        alt = a.into_owned();
+                    }
+                }
+                "blip" => {
+                    if let Some(id) = attr(&e, "embed") {
+                        self.image(p, &id, &alt)?;
+                    } else if attr(&e, "link").is_some() {
+                        self.warnings.add("a linked picture (not embedded in the file) was skipped");
+                    }
+                }
+                "imagedata" => {
+                    if let Some(id) = attr(&e, "id").or_else(|| attr(&e, "relid")) {
+                        if alt.is_empty() {
+                            if let Some(t) = attr(&e, "title").filter(|t| !t.trim().is_empty()) {
+                                alt = t.into_owned();
+                            }
+                        }
+                        self.image(p, &id, &alt)?;
+                    }
+                }
+                "txbxContent" if is_start => {
+                    let mut blocks = Blocks::new(true);
+                    self.blocks(x, &mut blocks)?;
+                    p.after.push_str(&blocks.finish());
+                }
+                "chart" => self.warnings.add("a chart was skipped"),
+                "relIds" => self.warnings.add("a SmartArt diagram was skipped"),
+                _ => {}
+            }
+        }
+    }
+
+    fn image(&mut self, p: &mut Para, rel_id: &str, alt: &str) -> Result<(), ConvertError> {
+        let Some(rel) = self.rels.get(rel_id) else { return Ok(()) };
+        if rel.external {
+            self.warnings.add("a linked picture (not embedded in the file) was skipped");
+            return Ok(());
+        }
+        let target = rel.target.clone();
+        let placeholder = match self.image_parts.get(&target) {
+            Some(known) => known.clone(),
+            None => {
+                let loaded = self.load_image(&target)?;
+                self.image_parts.insert(target, loaded.clone());
+                loaded
+            }
+        };
+        if let Some(placeholder) = placeholder {
+            let link = p.link.clone().or_else(|| self.field_link().map(str::to_owned));
+            p.inline.image(&placeholder, alt, link.as_deref());
+        }
+        Ok(())
+    }
+
+    fn load_image(&mut self, part: &str) -> Result<Option<String>, ConvertError> {
+        let ext = part.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        match ext.as_str() {
+            "svg" => {
+                self.warnings.add("an SVG picture was skipped (SVG can carry scripts)");
+                return Ok(None);
+            }
+            "emf" | "wmf" | "emz" | "wmz" => {
+                self.warnings.add("a picture in a Windows metafile format (EMF/WMF) was skipped");
+                return Ok(None);
+            }
+            _ => {}
+        }
+        let cap = self.pkg.limits.max_image_bytes;
+        let bytes = match self.pkg.read_part(part, cap)? {
+            Part::Bytes(bytes) => bytes,
+            Part::Missing => {
+                self.warnings.add("a picture whose part is missing from the file was skipped");
+                return Ok(None);
+            }
+            Part::TooBig => {
+                self.warnings.add(&format!("a picture larger than {} MiB was skipped", cap >> 20));
+                return Ok(None);
+            }
+        };
+        let Some(content_type) = image_type(&bytes) else {
+            self.warnings.add(&format!("a picture in an unsupported format ({ext}) was skipped"));
+            return Ok(None);
+        };
+        let placeholder = format!("{PLACEHOLDER_PREFIX}{}", self.images.len());
+        self.images.push(ExtractedImage { placeholder: placeholder.clone(), content_type: content_type.into(), bytes });
+        Ok(Some(placeholder))
+    }
+
+    fn table_inner(&mut self, x: &mut Xml<'_>) -> Result<String, ConvertError> {
+        let base = x.depth();
+        let mut table = Table::default();
+        loop {
+            match x.next()? {
+                Ev::Start(e) => match local(&e) {
+                    "tr" => self.row(x, &mut table)?,
+                    "tblPr" | "tblGrid" => x.skip()?,
+                    _ => {}
+                },
+                Ev::End if x.depth() < base => break,
+                Ev::Eof => break,
+                _ => {}
+            }
+        }
+        if table.is_blank() {
+            return Ok(String::new());
+        }
+        Ok(table.render())
+    }
+
+    fn row(&mut self, x: &mut Xml<'_>, table: &mut Table) -> Result<(), ConvertError> {
+        let base = x.depth();
+        let mut row = Row::default();
+        let mut col = 0u32;
+        loop {
+            match x.next()? {
+                Ev::Start(e) => match local(&e) {
+                    "trPr" => {
+                        let trpr = x.depth();
+                        loop {
+                            match x.next()? {
+                                Ev::Start(c) | Ev::Empty(c) => match local(&c) {
+                                    "tblHeader" => row.header = on_off(&c),
+                                    "gridBefore" => {
+                                        col = col.saturating_add(num_attr(&c, "val").unwrap_or(0).min(1000))
+                                    }
+                                    _ => {}
+                                },
+                                Ev::End if x.depth() < trpr => break,
+                                Ev::Eof => break,
+                                _ => {}
+                            }
+                        }
+                    }
+                    "tblPrEx" => x.skip()?,
+                    "tc" => self.cell(x, table, &mut row, &mut col)?,
+                    _ => {}
+                },
+                Ev::Empty(e) if local(&e) == "tc" => {
+                    self.count_cell()?;
+                    table.push_cell(&mut row, col, 1, VMerge::None, None, "");
+                    col = col.saturating_add(1);
+                }
+                Ev::End if x.depth() < base => break,
+                Ev::Eof => break,
+                _ => {}
+            }
+        }
+        table.rows.push(row);
+        Ok(())
+    }
+
+    fn count_cell(&mut self) -> Result<(), ConvertError> {
+        self.cells += 1;
+        if self.cells > self.pkg.limits.max_cells {
+            return Err(ConvertError::TooComplex(format!(
+                "the document has more than {} table cells",
+                self.pkg.limits.max_cells
+            )));
+        }
+        Ok(())
+    }
+
+    fn cell(&mut self, x: &mut Xml<'_>, table: &mut Table, row: &mut Row, col: &mut u32) -> Result<(), ConvertError> {
+        self.count_cell()?;
+        let base = x.depth();
+        let mut span = 1u32;
+        let mut vmerge = VMerge::None;
+        let mut hmerge_continue = false;
+        let mut background = None;
+        let mut blocks = Blocks::new(false);
+        loop {
+            match x.next()? {
+                Ev::Start(e) => match local(&e) {
+                    "tcPr" => {
+                        let tcpr = x.depth();
+                        loop {
+                            match x.next()? {
+                                Ev::Start(c) | Ev::Empty(c) if x.depth() <= tcpr + 1 => match local(&c) {
+                                    "gridSpan" => span = num_attr(&c, "val").unwrap_or(1).clamp(1, 1000),
+                                    "vMerge" => {
+                                        vmerge = if val(&c).as_deref() == Some("restart") {
+                                            VMerge::Restart
+                                        } else {
+                                            VMerge::Continue
+                                        }
+                                    }
+                                    "hMerge" => hmerge_continue = val(&c).as_deref() != Some("restart"),
+                                    "shd" => background = shading_fill(&c),
+                                    _ => {}
+                                },
+                                Ev::End if x.depth() < tcpr => break,
+                                Ev::Eof => break,
+                                _ => {}
+                            }
+                        }
+                    }
+                    "p" => self.paragraph(x, &mut blocks)?,
+                    "tbl" => {
+                        let html = self.table(x)?;
+                        blocks.block(&html);
+                    }
+                    _ => {}
+                },
+                Ev::End if x.depth() < base => break,
+                Ev::Eof => break,
+                _ => {}
+            }
+        }
+        let html = if blocks.is_empty() { String::new() } else { blocks.finish_cell() };
+        if !(hmerge_continue && table.widen_last(row, span, &html)) {
+            table.push_cell(row, *col, span, vmerge, background, &html);
+        }
+        *col = col.saturating_add(span);
+        Ok(())
+    }
+
+    /// Renders the referenced notes of one kind from their part; answers note key → HTML.
+    pub(super) fn render_notes(
+        &mut self,
+        kind: NoteKind,
+        text: &str,
+        part: &str,
+        out: &mut HashMap<(NoteKind, String), String>,
+    ) -> Result<(), ConvertError> {
+        let element = match kind {
+            NoteKind::Foot => "footnote",
+            NoteKind::End => "endnote",
+        };
+        let mut x = Xml::new(text, part, self.pkg.limits.max_depth);
+        loop {
+            match x.next()? {
+                Ev::Start(e) if local(&e) == element => {
+                    let id = attr(&e, "id").map(|v| v.into_owned()).unwrap_or_default();
+                    let key = (kind, id);
+                    if self.note_numbers.contains_key(&key) && !out.contains_key(&key) {
+                        let mut blocks = Blocks::new(true);
+                        self.blocks(&mut x, &mut blocks)?;
+                        out.insert(key, blocks.finish());
+                    } else {
+                        x.skip()?;
+                    }
+                }
+                Ev::Eof => break,
+                _ => {}
+            }
+        }
+        self.fields.clear();
+        Ok(())
+    }
+}
+
+impl RunProps {
+    /// Direct run properties, read possibly in pieces (`w:rPr` and `m:rPr` in math runs).
+    fn apply_with_style(&mut self, other: RunProps) {
+        if other.style.is_some() {
+            self.style = other.style.clone();
+        }
+        self.apply(&other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_links_and_safe_hrefs() {
+        assert_eq!(
+            field_hyperlink(" HYPERLINK \"https://example.com/a\" \\o \"tip\""),
+            Some("https://example.com/a".into())
+        );
+        assert_eq!(field_hyperlink("HYPERLINK \\l \"_Toc1\""), None);
+        assert_eq!(field_hyperlink("PAGE"), None);
+        assert_eq!(safe_href("javascript:alert(1)"), None);
+        assert_eq!(safe_href("JAVASCRIPT:alert(1)"), None);
+        assert_eq!(safe_href("https://"), None);
+        assert_eq!(safe_href("mailto:a@b.c"), Some("mailto:a@b.c".into()));
+    }
+
+    #[test]
+    fn symbols() {
+        assert_eq!(symbol_char("Symbol", 0xF0B7), Some('•'));
+        assert_eq!(symbol_char("Symbol", 0xF061), Some('α'));
+        assert_eq!(symbol_char("Wingdings", 0xF0FC), None);
+        assert_eq!(symbol_char("Arial", 0x263A), Some('☺'));
+    }
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(image_type(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
+        assert_eq!(image_type(b"\xFF\xD8\xFF\xE0"), Some("image/jpeg"));
+        assert_eq!(image_type(b"<svg xmlns=..."), None);
+    }
+}

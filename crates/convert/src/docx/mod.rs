@@ -1,0 +1,232 @@
+//! DOCX (Office Open XML word processing) → HTML.
+//!
+//! A DOCX is a zip of XML parts. The converter reads only the parts it needs — the main
+//! document, its relationships, styles, numbering, the notes that are referenced and the
+//! pictures that are shown — each through a hard cap on its decompressed size, and parses
+//! them with a streaming XML reader that bounds nesting depth and refuses DTDs.
+//!
+//! What it renders: headings (from paragraph styles, including localised style ids, and
+//! outline levels), nested bulleted and numbered lists, tables with column and row spans and
+//! cell shading, bold/italic/underline/strike/super-/subscript, text colour, highlight and
+//! shading, hyperlinks, footnotes and endnotes (marks `[n]` in the text, the notes at the
+//! end), embedded PNG/JPEG/GIF/BMP/WebP pictures (as `<img src="redline-image:N">` plus an
+//! [`ExtractedImage`]), line breaks, tabs, soft hyphens, content controls, text boxes (their
+//! blocks follow the paragraph they are anchored in), tracked changes as accepted.
+//!
+//! What it leaves out (with a warning): SVG, EMF/WMF and linked pictures, charts, SmartArt,
+//! comments; equations become plain text. Headers and footers are not read.
+
+mod body;
+mod html;
+mod numbering;
+mod package;
+mod styles;
+mod xml;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use redline_ports::documents::{ConvertError, Converted, ExtractedImage};
+
+use body::{Ctx, NoteKind};
+use html::Blocks;
+use numbering::Numbering;
+use package::Package;
+use styles::Styles;
+use xml::Xml;
+
+/// `src` of extracted pictures: `redline-image:0`, `redline-image:1`, …
+pub(crate) const PLACEHOLDER_PREFIX: &str = "redline-image:";
+
+const MIB: u64 = 1024 * 1024;
+
+/// What a conversion may cost. The defaults are for production; tests lower them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Zip entries (a DOCX has a few dozen).
+    pub(crate) max_entries: usize,
+    /// Decompressed size of one XML part.
+    pub(crate) max_part_bytes: u64,
+    /// Decompressed size of one picture.
+    pub(crate) max_image_bytes: u64,
+    /// Total decompressed bytes: `total_ratio` × the input size, at least `total_floor`,
+    /// at most `max_total_bytes`.
+    pub(crate) total_ratio: u64,
+    pub(crate) total_floor: u64,
+    pub(crate) max_total_bytes: u64,
+    /// XML nesting depth.
+    pub(crate) max_depth: usize,
+    /// Tables, runs, links, pictures and text boxes inside one another (each is read by
+    /// recursion: this bounds the stack).
+    pub(crate) max_nesting: usize,
+    /// Table cells in the whole document.
+    pub(crate) max_cells: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_entries: 10_000,
+            max_part_bytes: 64 * MIB,
+            max_image_bytes: 32 * MIB,
+            total_ratio: 20,
+            total_floor: 32 * MIB,
+            max_total_bytes: 256 * MIB,
+            max_depth: 512,
+            max_nesting: 64,
+            max_cells: 1_000_000,
+        }
+    }
+}
+
+impl Limits {
+    fn total_budget(&self, input_len: usize) -> u64 {
+        (input_len as u64).saturating_mul(self.total_ratio).max(self.total_floor).min(self.max_total_bytes)
+    }
+}
+
+/// Warnings for the user, each said once.
+#[derive(Debug, Default)]
+pub(crate) struct Warnings(Vec<String>);
+
+impl Warnings {
+    pub(crate) fn add(&mut self, warning: &str) {
+        if self.0.len() < 32 && !self.0.iter().any(|w| w == warning) {
+            self.0.push(warning.to_owned());
+        }
+    }
+}
+
+pub(crate) fn corrupt(reason: impl Into<String>) -> ConvertError {
+    ConvertError::Corrupt { format: "DOCX".into(), reason: reason.into() }
+}
+
+pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
+    convert_with(bytes, Limits::default())
+}
+
+const OLE_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+
+fn contains_utf16(haystack: &[u8], needle: &str) -> bool {
+    let needle: Vec<u8> = needle.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    haystack.windows(needle.len()).any(|w| w == needle.as_slice())
+}
+
+/// An OLE compound file: an encrypted OOXML package, or a legacy binary document.
+fn ole_error(bytes: &[u8]) -> ConvertError {
+    if contains_utf16(bytes, "EncryptionInfo") || contains_utf16(bytes, "EncryptedPackage") {
+        ConvertError::Encrypted
+    } else if contains_utf16(bytes, "WordDocument") {
+        corrupt("this looks like a legacy Word 97–2003 .doc file, not a .docx; save it as .docx and upload it again")
+    } else {
+        corrupt("an OLE compound file (an old Office format), not a .docx zip package")
+    }
+}
+
+/// A part that helps (styles, numbering, notes): damage costs its formatting, not the
+/// document; a limit exceeded still refuses the document.
+fn optional<T: Default>(
+    result: Result<T, ConvertError>,
+    warnings: &mut Warnings,
+    what: &str,
+) -> Result<T, ConvertError> {
+    match result {
+        Ok(v) => Ok(v),
+        Err(ConvertError::Corrupt { .. }) => {
+            warnings.add(&format!("the {what} could not be read and were ignored"));
+            Ok(T::default())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, ConvertError> {
+    if bytes.is_empty() {
+        return Err(ConvertError::Empty);
+    }
+    if bytes.starts_with(OLE_MAGIC) {
+        return Err(ole_error(bytes));
+    }
+    if !bytes.starts_with(b"PK") {
+        return Err(corrupt("not a zip archive (a .docx file is a zip of XML parts)"));
+    }
+    let mut pkg = Package::open(bytes, limits)?;
+    let mut early = Warnings::default();
+
+    let root = optional(pkg.rels_of(""), &mut early, "package relationships")?;
+    let main = root
+        .first_of("officeDocument")
+        .filter(|p| pkg.has(p))
+        .map(str::to_owned)
+        .unwrap_or_else(|| "word/document.xml".to_owned());
+    let Some(text) = pkg.read_xml(&main)? else {
+        return Err(corrupt("the archive has no word/document.xml: it is not a Word document"));
+    };
+    let rels = optional(pkg.rels_of(&main), &mut early, "document relationships (links, pictures)")?;
+
+    let styles_part = rels.first_of("styles").unwrap_or("word/styles.xml").to_owned();
+    let styles = match pkg.read_xml(&styles_part)? {
+        Some(t) => optional(Styles::parse(&t, &styles_part, limits.max_depth), &mut early, "styles")?,
+        None => Styles::default(),
+    };
+    let numbering_part = rels.first_of("numbering").unwrap_or("word/numbering.xml").to_owned();
+    let numbering = match pkg.read_xml(&numbering_part)? {
+        Some(t) => optional(Numbering::parse(&t, &numbering_part, limits.max_depth), &mut early, "list definitions")?,
+        None => Numbering::default(),
+    };
+    let note_parts = [
+        (NoteKind::Foot, rels.first_of("footnotes").unwrap_or("word/footnotes.xml").to_owned()),
+        (NoteKind::End, rels.first_of("endnotes").unwrap_or("word/endnotes.xml").to_owned()),
+    ];
+
+    let mut ctx = Ctx::new(pkg, styles, numbering, rels);
+    ctx.warnings = early;
+    let mut out = Blocks::new(true);
+    let mut x = Xml::new(&text, &main, limits.max_depth);
+    ctx.blocks(&mut x, &mut out)?;
+    let dropped = x.dropped;
+    drop(x);
+    drop(text);
+
+    if !ctx.notes.is_empty() {
+        let mut rendered: HashMap<(NoteKind, String), String> = HashMap::new();
+        ctx.in_note = true;
+        for (kind, part) in &note_parts {
+            if !ctx.notes.iter().any(|(k, _)| k == kind) {
+                continue;
+            }
+            let Some(notes_text) = ctx.pkg.read_xml(part)? else { continue };
+            ctx.rels = ctx.pkg.rels_of(part).or_else(|e| optional(Err(e), &mut ctx.warnings, "notes"))?;
+            let result = ctx.render_notes(*kind, &notes_text, part, &mut rendered);
+            optional(result, &mut ctx.warnings, "footnotes or endnotes")?;
+        }
+        let mut notes_html = String::new();
+        for (i, key) in ctx.notes.iter().enumerate() {
+            let n = i + 1;
+            let body = rendered.get(key).map(String::as_str).unwrap_or("");
+            match body.strip_prefix("<p>") {
+                Some(rest) => {
+                    notes_html.push_str(&format!("<p>[{n}] "));
+                    notes_html.push_str(rest);
+                }
+                None => {
+                    notes_html.push_str(&format!("<p>[{n}]</p>\n"));
+                    notes_html.push_str(body);
+                }
+            }
+        }
+        out.block(&notes_html);
+    }
+
+    if dropped.tracked_deletions {
+        ctx.warnings.add("tracked changes are shown as accepted: deleted text was left out");
+    }
+    let html = out.finish();
+    let images: Vec<ExtractedImage> = std::mem::take(&mut ctx.images);
+    if html.trim().is_empty() && images.is_empty() {
+        return Err(ConvertError::Empty);
+    }
+    Ok(Converted { html, images, warnings: ctx.warnings.0 })
+}

@@ -1,0 +1,31 @@
+//! Markdown (CommonMark with GitHub tables, strikethrough and task lists).
+
+use pulldown_cmark::{html, Options, Parser};
+use redline_ports::documents::{ConvertError, Converted};
+
+use crate::utf8;
+
+pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
+    let text = utf8(bytes, "Markdown")?;
+    if text.trim().is_empty() {
+        return Err(ConvertError::Empty);
+    }
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut out = String::with_capacity(text.len() * 2);
+    html::push_html(&mut out, Parser::new_ext(&text, options));
+    Ok(Converted { html: out, ..Converted::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headings_lists_tables() {
+        let out = convert(b"# Title\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n~~gone~~").unwrap().html;
+        assert!(out.contains("<h1>Title</h1>"));
+        assert!(out.contains("<ul>") && out.contains("<li>a</li>"));
+        assert!(out.contains("<table>") && out.contains("<td>1</td>"));
+        assert!(out.contains("<del>gone</del>"));
+    }
+}

@@ -1,0 +1,337 @@
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use redline_ports::documents::ConvertError;
+
+use super::*;
+
+fn html(rtf: &str) -> String {
+    convert(rtf.as_bytes()).expect("the RTF converts").html
+}
+
+#[test]
+fn not_rtf_is_corrupt() {
+    for bytes in [&b"hello"[..], b"{\\rtx1 hi}", b"\\rtf1 hi", b"{rtf1}"] {
+        let err = convert(bytes).unwrap_err();
+        assert!(matches!(err, ConvertError::Corrupt { ref format, .. } if format == "RTF"), "{err:?}");
+    }
+}
+
+#[test]
+fn a_bom_and_leading_whitespace_are_allowed() {
+    assert_eq!(html("\u{FEFF}\r\n {\\rtf1 Hi\\par}"), "<p>Hi</p>\n");
+}
+
+#[test]
+fn paragraphs_end_with_par() {
+    assert_eq!(html("{\\rtf1\\ansi Hello\\par World\\par}"), "<p>Hello</p>\n<p>World</p>\n");
+    // The last paragraph needs no \par; empty paragraphs vanish; line ends are not text.
+    assert_eq!(html("{\\rtf1 One\\par\\par\r\nTw\r\no}"), "<p>One</p>\n<p>Two</p>\n");
+}
+
+#[test]
+fn a_document_without_text_has_no_text() {
+    assert!(matches!(convert(b"{\\rtf1{\\fonttbl{\\f0 Arial;}}\\par}").unwrap_err(), ConvertError::NoText(_)));
+}
+
+#[test]
+fn bold_italic_underline_and_their_zero_forms() {
+    assert_eq!(
+        html("{\\rtf1 a \\b bold\\b0  \\i it\\i0  \\ul under\\ul0  \\ul again\\ulnone  \\strike gone\\strike0  z}"),
+        "<p>a <strong>bold</strong> <em>it</em> <u>under</u> <u>again</u> <s>gone</s> z</p>\n"
+    );
+    // Groups restore the formatting.
+    assert_eq!(html("{\\rtf1 {\\b\\i both} plain}"), "<p><strong><em>both</em></strong> plain</p>\n");
+    // \plain resets it.
+    assert_eq!(html("{\\rtf1 \\b x\\plain  y}"), "<p><strong>x</strong> y</p>\n");
+}
+
+#[test]
+fn tags_change_only_where_the_formatting_does() {
+    assert_eq!(html("{\\rtf1 \\b bold \\i both\\i0  bold}"), "<p><strong>bold <em>both</em> bold</strong></p>\n");
+}
+
+#[test]
+fn superscript_and_subscript() {
+    assert_eq!(html("{\\rtf1 x{\\super 2} H{\\sub 2}O}"), "<p>x<sup>2</sup> H<sub>2</sub>O</p>\n");
+}
+
+#[test]
+fn colours_and_highlights_come_from_the_colour_table() {
+    let rtf = "{\\rtf1{\\colortbl;\\red255\\green0\\blue0;\\red0\\green0\\blue255;\\red255\\green255\\blue0;}\
+               \\cf1 red\\cf0  plain \\highlight3 marked\\highlight0  \\cb2 blue\\cb0 \\par}";
+    assert_eq!(
+        html(rtf),
+        "<p><span style=\"color: #ff0000\">red</span> plain <span style=\"background-color: #ffff00\">marked</span> \
+         <span style=\"background-color: #0000ff\">blue</span></p>\n"
+    );
+}
+
+#[test]
+fn colours_out_of_the_table_are_ignored() {
+    assert_eq!(html("{\\rtf1{\\colortbl;\\red1\\green2\\blue3;}\\cf9 x\\cf-1 y}"), "<p>xy</p>\n");
+    assert_eq!(
+        html("{\\rtf1{\\colortbl;\\red1\\green2\\blue3;}\\cf1 x}"),
+        "<p><span style=\"color: #010203\">x</span></p>\n"
+    );
+}
+
+#[test]
+fn unicode_escapes_skip_their_fallback() {
+    assert_eq!(html("{\\rtf1 \\u8364?5}"), "<p>€5</p>\n");
+    // \uc2: two fallback bytes; a negative N is N + 65536 (U+FF21).
+    assert_eq!(html("{\\rtf1\\uc2 \\u-223\\'82\\'60A}"), "<p>ＡA</p>\n");
+    // \uc0: no fallback.
+    assert_eq!(html("{\\rtf1\\uc0 \\u233 t\\u233 }"), "<p>été</p>\n");
+    // A surrogate pair.
+    assert_eq!(html("{\\rtf1 \\u-10179?\\u-8704?!}"), "<p>😀!</p>\n");
+    // The skip count ends with the group.
+    assert_eq!(html("{\\rtf1 {\\uc3 \\u946 ab}cd}"), "<p>βcd</p>\n");
+}
+
+#[test]
+fn hex_escapes_use_the_code_page() {
+    assert_eq!(html("{\\rtf1\\ansi\\ansicpg1252 \\'e9t\\'e9 \\'80 \\'93q\\'94}"), "<p>été € “q”</p>\n");
+    assert_eq!(html("{\\rtf1\\ansi\\ansicpg1251 \\'cf\\'f0\\'e8\\'e2\\'e5\\'f2}"), "<p>Привет</p>\n");
+    assert_eq!(html("{\\rtf1\\ansi\\ansicpg932 \\'82\\'a0\\'82\\'a2}"), "<p>あい</p>\n");
+    // A double-byte character whose trail byte is written as plain text.
+    assert_eq!(html("{\\rtf1\\ansi\\ansicpg932 \\'83A}"), "<p>ア</p>\n");
+}
+
+#[test]
+fn a_fonts_charset_sets_its_code_page() {
+    let rtf = "{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss Arial;}{\\f1\\fcharset128 MS Mincho;}}\
+               \\f0 caf\\'e9 \\f1 \\'82\\'a0}";
+    assert_eq!(html(rtf), "<p>café あ</p>\n");
+}
+
+#[test]
+fn destinations_without_body_text_are_skipped() {
+    let rtf = "{\\rtf1{\\fonttbl{\\f0 Times;}}{\\stylesheet{\\s0 Normal;}}{\\info{\\title T}{\\author A}}\
+               {\\*\\generator Word;}{\\header head}{\\footer foot}{\\*\\unknown x}{\\*\\bkmkstart b}\
+               {\\field{\\*\\fldinst PAGE}{\\fldrslt 1}}Body\\par}";
+    assert_eq!(html(rtf), "<p>1Body</p>\n");
+}
+
+#[test]
+fn pictures_are_skipped_with_a_warning() {
+    let converted =
+        convert(b"{\\rtf1 before{\\pict\\pngblip\\picw10 89504e470d0a1a0a}{\\*\\shppict{\\pict 00}}after}").unwrap();
+    assert_eq!(converted.html, "<p>beforeafter</p>\n");
+    assert_eq!(converted.warnings, ["the RTF's pictures were not imported"]);
+}
+
+#[test]
+fn binary_data_is_skipped() {
+    // The four bytes after `\bin4 ` are `}{\}`: the picture's group goes on after them.
+    assert_eq!(html("{\\rtf1 a{\\pict\\bin4 }{\\}}b}"), "<p>ab</p>\n");
+    assert_eq!(html("{\\rtf1 a\\bin3 xyzb}"), "<p>ab</p>\n");
+}
+
+#[test]
+fn line_breaks_tabs_and_special_characters() {
+    assert_eq!(
+        html("{\\rtf1 a\\line b\\tab c\\~d\\emdash e\\endash f\\lquote g\\rquote\\ldblquote h\\rdblquote\\bullet}"),
+        "<p>a<br>b\tc\u{A0}d—e–f‘g’“h”•</p>\n"
+    );
+    assert_eq!(html("{\\rtf1 \\{braces\\} and \\\\ backslash}"), "<p>{braces} and \\ backslash</p>\n");
+}
+
+#[test]
+fn text_is_escaped() {
+    assert_eq!(html("{\\rtf1 <script>&\"'}"), "<p>&lt;script&gt;&amp;&quot;&#39;</p>\n");
+}
+
+#[test]
+fn hidden_text_is_left_out() {
+    assert_eq!(html("{\\rtf1 shown {\\v hidden} shown\\v  gone\\v0  back}"), "<p>shown  shown back</p>\n");
+}
+
+#[test]
+fn outline_levels_make_headings() {
+    assert_eq!(
+        html("{\\rtf1 {\\pard\\outlinelevel0 Title\\par}{\\pard\\outlinelevel1 Part\\par}\\pard Body\\par}"),
+        "<h1>Title</h1>\n<h2>Part</h2>\n<p>Body</p>\n"
+    );
+}
+
+#[test]
+fn hyperlinks_from_fields() {
+    let rtf =
+        "{\\rtf1 see {\\field{\\*\\fldinst{ HYPERLINK \"https://example.com/a?b=1&c=2\" }}{\\fldrslt{\\ul site}}} now}";
+    assert_eq!(html(rtf), "<p>see <a href=\"https://example.com/a?b=1&amp;c=2\"><u>site</u></a> now</p>\n");
+    // Links to bookmarks are not links.
+    assert_eq!(html("{\\rtf1 {\\field{\\*\\fldinst HYPERLINK \\\\l \"x\"}{\\fldrslt here}}}"), "<p>here</p>\n");
+}
+
+#[test]
+fn tables() {
+    let rtf = "{\\rtf1 Before\\par\\trowd\\cellx1000\\cellx2000\\pard\\intbl A\\cell B\\par B2\\cell\\row\
+               \\trowd\\cellx1000\\cellx2000\\pard\\intbl C\\cell\\cell\\row\\pard After\\par}";
+    assert_eq!(
+        html(rtf),
+        "<p>Before</p>\n<table>\n<tr><td>A</td><td>B<br>B2</td></tr>\n<tr><td>C</td><td></td></tr>\n</table>\n\
+         <p>After</p>\n"
+    );
+}
+
+#[test]
+fn a_table_at_the_end_is_closed() {
+    assert_eq!(html("{\\rtf1\\trowd\\intbl A\\cell B"), "<table>\n<tr><td>A</td><td>B</td></tr>\n</table>\n");
+}
+
+#[test]
+fn nested_tables_are_flattened_into_their_cell() {
+    let rtf = "{\\rtf1\\trowd\\cellx5000\\pard\\intbl\\itap2 Deep A\\nestcell Deep B\\nestcell\
+               {\\*\\nesttableprops\\trowd\\cellx2000\\nestrow}{\\nonesttables FALLBACK\\par}\
+               \\pard\\intbl\\itap1 Outer\\cell\\row\\pard\\itap0 Outside\\par}";
+    assert_eq!(html(rtf), "<table>\n<tr><td>Deep A<br>Deep B<br>Outer</td></tr>\n</table>\n<p>Outside</p>\n");
+}
+
+#[test]
+fn footnotes_are_gathered_at_the_end() {
+    let rtf = "{\\rtf1 Text{\\super\\chftn}{\\footnote\\pard{\\super\\chftn} The note.}, more.\\par}";
+    assert_eq!(html(rtf), "<p>Text<sup>1</sup>, more.</p>\n<hr>\n<p><sup>1</sup> The note.</p>\n");
+}
+
+#[test]
+fn deep_nesting_is_refused() {
+    let mut rtf = String::from("{\\rtf1 ");
+    rtf.push_str(&"{".repeat(MAX_DEPTH + 1));
+    rtf.push('x');
+    assert!(matches!(convert(rtf.as_bytes()).unwrap_err(), ConvertError::TooComplex(_)));
+    // Just under the cap is fine.
+    let mut rtf = String::from("{\\rtf1 ");
+    rtf.push_str(&"{".repeat(MAX_DEPTH - 1));
+    rtf.push('x');
+    rtf.push_str(&"}".repeat(MAX_DEPTH));
+    assert_eq!(html(&rtf), "<p>x</p>\n");
+}
+
+#[test]
+fn unbalanced_and_truncated_input_is_read_as_far_as_it_goes() {
+    assert_eq!(html("{\\rtf1 {\\b open"), "<p><strong>open</strong></p>\n");
+    assert_eq!(html("{\\rtf1 a}} trailing text"), "<p>a</p>\n");
+    assert_eq!(html("{\\rtf1 a\\'4"), "<p>a4</p>\n");
+    assert_eq!(html("{\\rtf1 a\\"), "<p>a</p>\n");
+}
+
+#[test]
+fn large_parameters_do_not_overflow() {
+    let out = html("{\\rtf1\\uc99999999999 \\u99999999999 x\\cf-99999999999 y\\bin99999999999}");
+    assert!(out.contains('\u{FFFD}'), "{out}");
+}
+
+#[test]
+fn output_stays_a_small_multiple_of_the_input() {
+    let mut rtf = String::from("{\\rtf1{\\colortbl;\\red1\\green2\\blue3;\\red4\\green5\\blue6;}");
+    for _ in 0..10_000 {
+        rtf.push_str("\\cf1\\b\\i\\ul a\\cf2 b\\line\\cell\\row");
+    }
+    let out = html(&rtf);
+    assert!(out.len() < rtf.len() * 12, "{} bytes from {}", out.len(), rtf.len());
+}
+
+/// RTF-like fragments for the token soup.
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("{".to_owned()),
+        Just("}".to_owned()),
+        Just("\\par ".to_owned()),
+        Just("\\pard".to_owned()),
+        Just("\\*".to_owned()),
+        Just("\\cell ".to_owned()),
+        Just("\\row ".to_owned()),
+        Just("\\intbl ".to_owned()),
+        Just("\\nestcell ".to_owned()),
+        Just("{\\footnote ".to_owned()),
+        Just("{\\field{\\*\\fldinst HYPERLINK \"http://x\"}{\\fldrslt ".to_owned()),
+        Just("{\\colortbl;\\red9\\green8\\blue7;".to_owned()),
+        Just("{\\fonttbl{\\f1\\fcharset128 X;}".to_owned()),
+        Just("\\f1 ".to_owned()),
+        Just("\\'".to_owned()),
+        Just("\\bin".to_owned()),
+        Just("\\\\".to_owned()),
+        Just(";".to_owned()),
+        "\\\\[a-z]{1,8}-?[0-9]{0,12} ?",
+        "\\\\'[0-9a-fA-F]{0,2}",
+        "\\\\u-?[0-9]{1,6}",
+        "[ -~]{0,8}",
+        any::<char>().prop_map(|c| c.to_string()),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn random_bytes_never_panic(mut bytes in proptest::collection::vec(any::<u8>(), 0..512), rtf_header in any::<bool>()) {
+        if rtf_header {
+            let mut with = b"{\\rtf1 ".to_vec();
+            with.append(&mut bytes);
+            bytes = with;
+        }
+        let _ = convert(&bytes);
+    }
+
+    #[test]
+    fn rtf_token_soup_never_panics(parts in proptest::collection::vec(fragment(), 0..200)) {
+        let rtf = format!("{{\\rtf1 {}", parts.concat());
+        if let Ok(converted) = convert(rtf.as_bytes()) {
+            prop_assert!(converted.html.len() <= rtf.len() * 40 + 64);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The shared corpus.
+
+/// `file → (features, notes)` from the corpus MANIFEST.tsv.
+fn manifest() -> std::collections::HashMap<String, (Vec<String>, String)> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/MANIFEST.tsv");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            let features = cols.get(5)?.split(',').filter(|f| !f.is_empty()).map(str::to_owned).collect();
+            Some((cols[0].to_owned(), (features, cols.get(6).copied().unwrap_or("").to_owned())))
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_rtfs_convert() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/rtf");
+    if !dir.is_dir() {
+        eprintln!("skipped: no corpus at {}", dir.display());
+        return;
+    }
+    let manifest = manifest();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("read the corpus").flatten().map(|e| e.path()).collect();
+    files.sort();
+    let mut report = Vec::new();
+    for path in files {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        let bytes = std::fs::read(&path).expect("read");
+        let (features, _) = manifest.get(&format!("rtf/{name}")).cloned().unwrap_or_default();
+        let has = |f: &str| features.iter().any(|x| x == f);
+        let result = convert(&bytes);
+        let ok = match &result {
+            Err(ConvertError::Encrypted) => has("encrypted"),
+            Err(ConvertError::NoText(m)) if has("images") => m.contains("only pictures"),
+            _ if has("broken") => true,
+            Ok(c) => c.html.contains("</p>") || c.html.contains("</td>") || c.html.contains("</h"),
+            Err(_) => false,
+        };
+        report.push(format!(
+            "{} {name}: {}",
+            if ok { "ok  " } else { "FAIL" },
+            match &result {
+                Ok(c) => format!("{} bytes of HTML, warnings {:?}", c.html.len(), c.warnings),
+                Err(e) => format!("{e:?}"),
+            }
+        ));
+    }
+    let report = report.join("\n");
+    eprintln!("{report}");
+    assert!(!report.contains("FAIL"), "{report}");
+}

@@ -1,0 +1,104 @@
+//! The `HtmlSections` adapter: sanitizes HTML with ammonia and splits it into the sections of
+//! a document (decisions.md §4) with html5ever.
+//!
+//! The steps of [`Html5everSections::sectionize`]:
+//! 1. a cheap parse that only measures nesting refuses HTML bombs ([`MAX_DEPTH`]);
+//! 2. ammonia sanitizes with Redline's allow-list (see `sanitize.rs`);
+//! 3. html5ever parses the sanitized HTML as the children of a `div`. Blocks outside the
+//!    model (`dl`, `center`, …, and containers below the top) become `div`s (`menu`/`dir`:
+//!    `ul`), and the result is parsed once more if anything was renamed;
+//! 4. the top-level nodes are walked: section elements are sections, containers are
+//!    unwrapped, runs of inline content are wrapped in a `<p>` (a `<div>` when they hold
+//!    block content, which a `<p>` cannot hold), stray `li`s in a `<ul>`;
+//! 5. each section gets its id and is serialized with html5ever.
+//!
+//! Idempotence (the port's contract) rests on html5ever's serialize-then-parse giving the
+//! same tree, on every change made after the last parse being one that parses back the same,
+//! and on a canonical attribute order; `tests/props.rs` checks it on generated tag soup.
+//!
+//! Nothing recurses on the document's structure: every walk keeps an explicit stack.
+
+mod depth;
+mod sanitize;
+mod sections;
+mod text;
+
+use html5ever::tendril::TendrilSink;
+use html5ever::{local_name, namespace_url, ns, Parser, QualName};
+use markup5ever_rcdom::RcDom;
+use redline_domain::document::{ChunkId, Section};
+use redline_ports::documents::HtmlError;
+use redline_ports::HtmlSections;
+
+/// The deepest nesting of elements accepted: a top-level element has depth 1. Deeper input
+/// (or output, counting the `<p>`/`<ul>` a run or stray item is wrapped in) is
+/// [`HtmlError::TooDeep`].
+pub const MAX_DEPTH: usize = 256;
+
+/// Sanitizes and sections HTML with ammonia and html5ever.
+pub struct Html5everSections {
+    cleaner: ammonia::Builder<'static>,
+}
+
+impl Html5everSections {
+    pub fn new() -> Self {
+        Self { cleaner: sanitize::builder() }
+    }
+
+    /// The sanitized HTML, before sectioning (same allow-list as `sectionize`).
+    pub fn sanitize(&self, html: &str) -> Result<String, HtmlError> {
+        if depth::too_deep(html, MAX_DEPTH) {
+            return Err(HtmlError::TooDeep);
+        }
+        Ok(self.cleaner.clean(html).to_string())
+    }
+}
+
+impl Default for Html5everSections {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Html5everSections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Html5everSections").finish_non_exhaustive()
+    }
+}
+
+impl HtmlSections for Html5everSections {
+    fn sectionize(&self, html: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError> {
+        if html.bytes().all(|b| text::is_html_space(b as char)) {
+            return Ok(Vec::new());
+        }
+        let clean = self.sanitize(html)?;
+        sections::sections_of_clean(&clean, new_id)
+    }
+}
+
+/// The text content of an HTML fragment, as in [`Section::text`]: white space collapsed to
+/// single spaces, a space between blocks, items, cells and at `<br>`; the content of
+/// `script`, `style`, `template` and similar elements left out. Nothing is sanitized (the
+/// result is plain text). Input nested deeper than [`MAX_DEPTH`] is read only up to there.
+pub fn text_of(html: &str) -> String {
+    let prefix = html.get(..depth::within_limit_prefix(html, MAX_DEPTH)).unwrap_or_default();
+    let dom = parse_fragment(prefix);
+    let root = dom.document.children.borrow().first().cloned();
+    root.map(|root| text::text_of_children(&root)).unwrap_or_default()
+}
+
+/// An html5ever parser of a fragment in a `div` (the context ammonia uses too).
+fn fragment_parser<S: html5ever::interface::TreeSink>(sink: S) -> Parser<S> {
+    html5ever::parse_fragment(
+        sink,
+        html5ever::ParseOpts::default(),
+        QualName::new(None, ns!(html), local_name!("div")),
+        Vec::new(),
+    )
+}
+
+/// Parses `html` as the children of a `div`: the document's only child is an `html`
+/// element holding the fragment's top-level nodes.
+fn parse_fragment(html: &str) -> RcDom {
+    fragment_parser(RcDom::default()).one(html)
+}

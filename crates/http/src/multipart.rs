@@ -1,0 +1,118 @@
+//! Multipart form uploads: every field read as a stream under caps, the file field kept in
+//! memory up to the upload limit (413 beyond it), text fields up to a few KB.
+
+use actix_multipart::{Field, Multipart};
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{HttpMessage, HttpRequest};
+use futures_util::StreamExt;
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::middleware::RequestId;
+use crate::state::AppState;
+use crate::validation::ValidationItem;
+
+/// Longest text field accepted.
+const TEXT_FIELD_MAX: usize = 8 * 1024;
+
+/// An uploaded file.
+pub struct UploadedFile {
+    pub filename: String,
+    pub content_type: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+/// The fields of a multipart form.
+#[derive(Default)]
+pub struct Form {
+    pub file: Option<UploadedFile>,
+    pub text: Vec<(String, String)>,
+}
+
+impl Form {
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.text.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+fn too_large(req: &HttpRequest, state: &AppState, seen: u64, max: u64) -> ApiError {
+    ApiError::PayloadTooLarge {
+        request_bytes: seen,
+        max_bytes: max,
+        contact_email: state.config.contact_email.clone(),
+        support_event_id: req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default(),
+    }
+}
+
+async fn read_field(field: &mut Field, cap: u64, buf: &mut Vec<u8>) -> Result<Option<u64>, ApiError> {
+    while let Some(chunk) = field.next().await {
+        let chunk = chunk.map_err(|e| ApiError::BadRequest(format!("Could not read the upload: {e}")))?;
+        if (buf.len() + chunk.len()) as u64 > cap {
+            return Ok(Some(buf.len() as u64 + chunk.len() as u64));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(None)
+}
+
+/// Reads a `multipart/form-data` body whose file field is `file_field`, capped at
+/// `max_file_bytes` (413 JSON beyond it). A body that is not multipart → 415.
+pub async fn read_form(
+    req: &HttpRequest,
+    payload: Payload,
+    state: &AppState,
+    file_field: &str,
+    max_file_bytes: u64,
+) -> Result<Form, ApiError> {
+    let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !ct.to_ascii_lowercase().starts_with("multipart/form-data") {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "Unsupported content type '{ct}': this endpoint expects 'multipart/form-data' with a '{file_field}' file field."
+        )));
+    }
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    // The body may exceed the file by its other fields and boundaries: a few KB.
+    let body_cap = max_file_bytes.saturating_add(64 * 1024).min(state.config.max_body_bytes.max(max_file_bytes));
+    if let Some(len) = declared.filter(|l| *l > body_cap) {
+        return Err(too_large(req, state, len, max_file_bytes));
+    }
+    let mut multipart = Multipart::new(req.headers(), payload);
+    let mut form = Form::default();
+    while let Some(field) = multipart.next().await {
+        let mut field = field.map_err(|e| {
+            ApiError::Validation(vec![ValidationItem::new(
+                "multipart_invalid",
+                vec![json!("body")],
+                format!("Malformed multipart body: {e}"),
+                serde_json::Value::Null,
+            )])
+        })?;
+        let name = field.name().unwrap_or_default().to_owned();
+        let filename = field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned);
+        if name == file_field && form.file.is_none() {
+            let content_type = field.content_type().map(|m| m.essence_str().to_owned());
+            let mut bytes = Vec::new();
+            if let Some(seen) = read_field(&mut field, max_file_bytes, &mut bytes).await? {
+                return Err(too_large(req, state, seen, max_file_bytes));
+            }
+            form.file = Some(UploadedFile { filename: filename.unwrap_or_default(), content_type, bytes });
+        } else {
+            let mut bytes = Vec::new();
+            if read_field(&mut field, TEXT_FIELD_MAX as u64, &mut bytes).await?.is_some() {
+                return Err(ApiError::Validation(vec![ValidationItem::new(
+                    "string_too_long",
+                    vec![json!("body"), json!(name)],
+                    format!("Form field should have at most {TEXT_FIELD_MAX} bytes"),
+                    serde_json::Value::Null,
+                )]));
+            }
+            if filename.is_none() {
+                let value = String::from_utf8_lossy(&bytes).into_owned();
+                form.text.push((name, value));
+            }
+        }
+    }
+    Ok(form)
+}

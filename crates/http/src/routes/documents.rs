@@ -1,0 +1,271 @@
+//! Documents (decisions.md §4): upload, read, save, versions; and deleting a session.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use redline_core::documents::OpenMode;
+use redline_domain::time_util::iso8601;
+use redline_domain::SessionId;
+use redline_ports::documents::DocumentRecord;
+use serde::Serialize;
+use serde_json::{json, Value};
+use utoipa::ToSchema;
+
+use crate::auth::ApiPrincipal;
+use crate::body::JsonBody;
+use crate::error::{ApiError, ApiResult};
+use crate::multipart::read_form;
+use crate::state::AppState;
+use crate::validation::{session_id_at, Fields, ValidationItem};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/documents/upload", web::post().to(upload))
+        .route("/v1/documents/{session_id}", web::get().to(get_document))
+        .route("/v1/documents/{session_id}", web::put().to(save_document))
+        .route("/v1/documents/{session_id}/versions", web::get().to(list_versions))
+        .route("/v1/documents/{session_id}/versions/{version_id}", web::get().to(get_version))
+        .route("/v1/sessions/{session_id}", web::delete().to(delete_session));
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct DocumentBody {
+    pub session_id: String,
+    /// Sanitized HTML; every top-level block carries a unique `data-chunk-id`.
+    pub html: String,
+    pub version_id: Option<String>,
+    pub section_count: i64,
+    pub updated_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UploadBody {
+    pub session_id: String,
+    pub html: String,
+    pub version_id: Option<String>,
+    pub filename: String,
+    pub section_count: i64,
+    /// Images extracted from the file, in document order.
+    pub images: Vec<ImageBody>,
+    /// What the conversion could not keep.
+    pub warnings: Vec<String>,
+    /// Whether the document was indexed for search now (`?index=true`).
+    pub indexed: bool,
+}
+
+/// An image extracted from an uploaded file. (Until the blob store lands, images are embedded
+/// in the HTML as `data:` URLs.)
+#[derive(Serialize, ToSchema)]
+pub struct ImageBody {
+    pub content_type: String,
+    pub size_bytes: usize,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct VersionInfo {
+    pub version_id: String,
+    pub created_at: String,
+    pub section_count: i64,
+    /// What made it: upload, save, chat, revert.
+    pub source: String,
+}
+
+fn document_body(d: DocumentRecord) -> DocumentBody {
+    DocumentBody {
+        session_id: d.session_id.to_string(),
+        html: d.html,
+        version_id: d.version_id,
+        section_count: d.section_count,
+        updated_at: iso8601(d.updated_at),
+    }
+}
+
+/// A session id from the path (422 at `["path", "session_id"]`).
+pub fn path_session(raw: &str) -> ApiResult<SessionId> {
+    session_id_at(raw, vec![json!("path"), json!("session_id")]).map_err(|item| ApiError::Validation(vec![*item]))
+}
+
+/// Uploads a file and loads it into the session's document (multipart: `file`,
+/// `session_id`, `open_mode` = `replace` | `append`).
+#[utoipa::path(post, path = "/v1/documents/upload", tag = "documents", security(("bearer" = [])),
+    params(("index" = Option<String>, Query, description = "`true` to index the document for search now")),
+    request_body(content_type = "multipart/form-data", content = Object, description = "`file`, `session_id`, `open_mode?`"),
+    responses(
+        (status = 200, body = UploadBody),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 413, description = "File above the upload limit"),
+        (status = 415, description = "Unsupported extension", body = crate::openapi::ErrorBody),
+        (status = 422, description = "Missing fields, or a corrupt, encrypted or empty file", body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn upload(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
+    let form = read_form(&req, payload.into_inner(), &state, "file", state.config.max_upload_bytes).await?;
+    let mut errors = Vec::new();
+    let session = match form.text("session_id") {
+        None => {
+            errors.push(ValidationItem::new(
+                "missing",
+                vec![json!("body"), json!("session_id")],
+                "Field required",
+                Value::Null,
+            ));
+            None
+        }
+        Some(raw) => match session_id_at(raw, vec![json!("body"), json!("session_id")]) {
+            Ok(s) => Some(s),
+            Err(item) => {
+                errors.push(*item);
+                None
+            }
+        },
+    };
+    let mode = match form.text("open_mode").map(str::trim) {
+        None | Some("") | Some("replace") => OpenMode::Replace,
+        Some("append") => OpenMode::Append,
+        Some(other) => {
+            errors.push(
+                ValidationItem::new(
+                    "literal_error",
+                    vec![json!("body"), json!("open_mode")],
+                    "Input should be 'replace' or 'append'",
+                    json!(other),
+                )
+                .with_ctx(json!({"expected": "'replace' or 'append'"})),
+            );
+            OpenMode::Replace
+        }
+    };
+    if form.file.is_none() {
+        errors.push(ValidationItem::new("missing", vec![json!("body"), json!("file")], "Field required", Value::Null));
+    }
+    let (Some(session), Some(file), true) = (session, form.file, errors.is_empty()) else {
+        return Err(ApiError::Validation(errors));
+    };
+    let indexed = req.query_string().split('&').any(|kv| kv.eq_ignore_ascii_case("index=true"));
+    let filename = file.filename.clone();
+    let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode).await?;
+    let mut warnings = out.warnings;
+    if indexed {
+        warnings
+            .push("Search indexing of uploaded documents is not available yet; the document was loaded.".to_owned());
+    }
+    let d = out.document;
+    Ok(HttpResponse::Ok().json(UploadBody {
+        session_id: d.session_id.to_string(),
+        html: d.html,
+        version_id: d.version_id,
+        filename,
+        section_count: d.section_count,
+        images: out
+            .images
+            .into_iter()
+            .map(|i| ImageBody { content_type: i.content_type, size_bytes: i.size_bytes })
+            .collect(),
+        warnings,
+        indexed: false,
+    }))
+}
+
+/// The session's document.
+#[utoipa::path(get, path = "/v1/documents/{session_id}", tag = "documents", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    responses((status = 200, body = DocumentBody), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn get_document(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path)?;
+    let d = state.documents.get(principal.0.owner, &session).await?;
+    Ok(HttpResponse::Ok().json(document_body(d)))
+}
+
+/// Saves the document from the editor (`{html, base_version_id?}`). Saving no content over a
+/// document with content → 400; a stale `base_version_id` → 409.
+#[utoipa::path(put, path = "/v1/documents/{session_id}", tag = "documents", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    request_body(content = Object, description = "`{html, base_version_id?}`"),
+    responses((status = 200, body = DocumentBody), (status = 400, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
+        (status = 413, description = "Body above the cap"), (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn save_document(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path);
+    let mut f = Fields::body(&body.0)?;
+    let html = f.required_str("html");
+    let base = f.optional_str("base_version_id");
+    f.finish()?;
+    let session = session?;
+    let d = state
+        .documents
+        .save(principal.0.owner, &session, html.unwrap_or_default().to_owned(), base.map(str::to_owned))
+        .await?;
+    Ok(HttpResponse::Ok().json(document_body(d)))
+}
+
+/// Versions of the document, newest first.
+#[utoipa::path(get, path = "/v1/documents/{session_id}/versions", tag = "documents", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    responses((status = 200, body = Vec<VersionInfo>), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn list_versions(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path)?;
+    let versions: Vec<VersionInfo> = state
+        .documents
+        .versions(principal.0.owner, &session)
+        .await?
+        .into_iter()
+        .map(|v| VersionInfo {
+            version_id: v.version_id,
+            created_at: iso8601(v.created_at),
+            section_count: v.section_count,
+            source: v.source,
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({"session_id": session.as_str(), "versions": versions, "total": versions.len()})))
+}
+
+/// One version with its HTML.
+#[utoipa::path(get, path = "/v1/documents/{session_id}/versions/{version_id}", tag = "documents", security(("bearer" = [])),
+    params(("session_id" = String, Path), ("version_id" = String, Path)),
+    responses((status = 200, description = "`{version_id, html, created_at, section_count, source}`"), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn get_version(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<(String, String)>,
+) -> ApiResult<HttpResponse> {
+    let (session, version) = path.into_inner();
+    let session = path_session(&session)?;
+    let v = state.documents.version(principal.0.owner, &session, &version).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "session_id": session.as_str(),
+        "version_id": v.version_id,
+        "html": v.html,
+        "created_at": iso8601(v.created_at),
+        "section_count": v.section_count,
+        "source": v.source,
+    })))
+}
+
+/// Deletes the session: its document, versions and everything stored with it.
+#[utoipa::path(delete, path = "/v1/sessions/{session_id}", tag = "sessions", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn delete_session(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path)?;
+    state.documents.delete_session(principal.0.owner, &session).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
