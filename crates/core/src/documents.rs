@@ -239,7 +239,8 @@ fn title_of(filename: &str) -> String {
 fn inline_images(mut converted: Converted) -> Converted {
     for image in std::mem::take(&mut converted.images) {
         let url = format!("data:{};base64,{}", image.content_type, STANDARD.encode(&image.bytes));
-        converted.html = converted.html.replace(&image.placeholder, &url);
+        // Match the whole attribute value: `redline-image:1` must not hit `redline-image:10`.
+        converted.html = converted.html.replace(&format!("src=\"{}\"", image.placeholder), &format!("src=\"{url}\""));
     }
     converted
 }
@@ -247,6 +248,26 @@ fn inline_images(mut converted: Converted) -> Converted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn images_are_matched_by_their_whole_placeholder() {
+        let image = |n: usize| redline_ports::documents::ExtractedImage {
+            placeholder: format!("redline-image:{n}"),
+            content_type: "image/png".into(),
+            bytes: vec![n as u8],
+        };
+        let converted = Converted {
+            html: r#"<img src="redline-image:1"><img src="redline-image:10"><p>redline-image:1</p>"#.into(),
+            images: (0..11).map(image).collect(),
+            warnings: vec![],
+        };
+        let html = inline_images(converted).html;
+        assert!(
+            html.contains(r#"<img src="data:image/png;base64,AQ=="><img src="data:image/png;base64,Cg==">"#),
+            "{html}"
+        );
+        assert!(html.contains("<p>redline-image:1</p>"));
+    }
 
     #[test]
     fn titles_and_ids() {
