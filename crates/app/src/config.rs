@@ -27,6 +27,31 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// `json` for one JSON object per log line, anything else for readable text.
     pub log_format: String,
+    /// The language model: `builtin` (default) or `openai`.
+    pub llm: LlmConfig,
+    /// Tunables of chat jobs (decisions.md §10).
+    pub jobs: JobsConfig,
+    /// Blob store, mail, signed links and export caps.
+    pub outbound: crate::outbound::OutboundConfig,
+}
+
+/// Which language model answers chat turns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LlmConfig {
+    Builtin,
+    OpenAi { base_url: String, api_key: Option<String>, model: String, timeout: Duration },
+}
+
+/// Tunables of the job machinery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobsConfig {
+    pub retention: Duration,
+    pub chat_timeout: Duration,
+    pub approval_timeout: Duration,
+    /// Jobs run at once on this replica.
+    pub workers: usize,
+    /// How long a crashed replica's job stays claimed before another takes it.
+    pub lease: Duration,
 }
 
 fn cores() -> usize {
@@ -42,7 +67,8 @@ impl Config {
 
     /// Reads the process environment.
     pub fn from_env() -> anyhow::Result<Self> {
-        let vars: HashMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("REDLINE_")).collect();
+        let vars: HashMap<String, String> =
+            std::env::vars().filter(|(k, _)| k.starts_with("REDLINE_") || k.starts_with("AWS_")).collect();
         Self::from_vars(&vars)
     }
 
@@ -66,6 +92,26 @@ impl Config {
         };
         let public_base_url = get("REDLINE_PUBLIC_BASE_URL").map(|u| u.trim_end_matches('/').to_owned());
         let workers = num("REDLINE_HTTP_WORKERS", get("REDLINE_HTTP_WORKERS"), cores())?;
+        let secs = |name: &str, default: u64| -> anyhow::Result<Duration> {
+            Ok(Duration::from_secs(num(name, get(name), default)?))
+        };
+        let llm = match get("REDLINE_LLM_PROVIDER").unwrap_or("builtin") {
+            "builtin" => LlmConfig::Builtin,
+            "openai" => LlmConfig::OpenAi {
+                base_url: get("REDLINE_OPENAI_BASE_URL").unwrap_or("https://api.openai.com/v1").to_owned(),
+                api_key: get("REDLINE_OPENAI_API_KEY").map(str::to_owned),
+                model: get("REDLINE_OPENAI_MODEL").unwrap_or("gpt-4o-mini").to_owned(),
+                timeout: secs("REDLINE_OPENAI_TIMEOUT_SECS", 120)?,
+            },
+            other => return Err(anyhow!("REDLINE_LLM_PROVIDER={other:?}: expected builtin or openai")),
+        };
+        let jobs = JobsConfig {
+            retention: secs("REDLINE_JOB_RETENTION_SECS", 3600)?,
+            chat_timeout: secs("REDLINE_CHAT_TIMEOUT_SECS", 1800)?,
+            approval_timeout: secs("REDLINE_APPROVAL_TIMEOUT_SECS", 86_400)?,
+            workers: num("REDLINE_WORKERS", get("REDLINE_WORKERS"), cores().max(4))?,
+            lease: secs("REDLINE_JOB_LEASE_SECS", 30)?,
+        };
         Ok(Self {
             bind,
             database_url,
@@ -88,6 +134,9 @@ impl Config {
             )?),
             log_format: get("REDLINE_LOG_FORMAT").unwrap_or("text").to_owned(),
             data_dir,
+            llm,
+            jobs,
+            outbound: crate::outbound::OutboundConfig::from_vars(vars)?,
         })
     }
 }

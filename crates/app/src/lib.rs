@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod config;
+pub mod outbound;
 pub mod startup;
 pub mod telemetry;
 

@@ -5,9 +5,11 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use anyhow::Context;
-use redline_core::documents::Documents;
+use redline_core::documents::{Documents, ImageStorage};
+use redline_core::exports::{ExportConfig, ExportPorts, Exports, LinkSigner};
 use redline_core::identity::IdentityConfig;
 use redline_core::sessions::Sessions;
+use redline_core::templates::Templates;
 use redline_core::usage::Usage;
 use redline_core::Identity;
 use redline_http::metrics::Metrics;
@@ -15,7 +17,11 @@ use redline_http::{AppState, HttpConfig};
 use redline_ports::SystemClock;
 use redline_storage::{Db, DbConfig};
 
-use crate::config::Config;
+use redline_core::chat::{Chat, ChatConfig, ChatPorts};
+use redline_core::worker::Workers;
+use redline_ports::{EventBus, LanguageModel};
+
+use crate::config::{Config, LlmConfig};
 
 /// The services every entry point (server and CLI) works with.
 pub struct Services {
@@ -24,6 +30,22 @@ pub struct Services {
     pub sessions: Arc<Sessions>,
     pub usage: Arc<Usage>,
     pub documents: Arc<Documents>,
+    pub chat: Arc<Chat>,
+    pub workers: Arc<Workers>,
+    pub exports: Arc<Exports>,
+    pub templates: Arc<Templates>,
+}
+
+fn language_model(config: &LlmConfig) -> anyhow::Result<Arc<dyn LanguageModel>> {
+    Ok(match config {
+        LlmConfig::Builtin => Arc::new(redline_llm::builtin::Builtin),
+        LlmConfig::OpenAi { base_url, api_key, model, timeout } => {
+            let mut c = redline_llm::openai::OpenAiConfig::new(base_url.clone(), model.clone());
+            c.api_key = api_key.clone();
+            c.timeout = *timeout;
+            Arc::new(redline_llm::openai::OpenAiModel::new(c).map_err(|e| anyhow::anyhow!("{e}"))?)
+        }
+    })
 }
 
 impl Services {
@@ -42,13 +64,67 @@ impl Services {
         let identity = Arc::new(Identity::new(db.clone(), clock.clone(), identity_config));
         let sessions = Arc::new(Sessions::new(db.clone()));
         let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock.clone()));
+        let (blobs, blobs_at) = config.outbound.blob_store(&config.data_dir)?;
+        tracing::debug!(blobs = %blobs_at, "blob store opened");
+        let sections = Arc::new(redline_html::Html5everSections::new());
         let documents = Arc::new(Documents::new(
             db.clone(),
-            Arc::new(redline_html::Html5everSections::new()),
+            sections.clone(),
             Arc::new(redline_convert::Converters),
-            clock,
+            clock.clone(),
+            ImageStorage { blobs: blobs.clone(), files: db.clone(), public_base_url: public_base_url.to_owned() },
         ));
-        Ok(Self { db, identity, sessions, usage, documents })
+        let exports = Arc::new(Exports::new(
+            ExportPorts {
+                documents: db.clone(),
+                exporter: Arc::new(redline_export::FileExporter::new()),
+                blobs,
+                files: db.clone(),
+                identity: db.clone(),
+                mailer: config.outbound.mailer(&config.data_dir)?,
+                clock: clock.clone(),
+            },
+            LinkSigner::new(config.outbound.signing_key(&config.data_dir)?),
+            ExportConfig {
+                default_cap_bytes: config.outbound.export_cap_bytes,
+                cap_overrides: config.outbound.export_cap_overrides.clone(),
+                link_ttl_ms: millis(config.outbound.export_link_ttl),
+                public_base_url: public_base_url.to_owned(),
+            },
+        ));
+        let templates = Arc::new(
+            Templates::new(db.clone(), documents.clone(), sections.as_ref(), clock.clone())
+                .map_err(|e| anyhow::anyhow!("cannot prepare the built-in templates: {e}"))?,
+        );
+        let bus: Arc<dyn EventBus> = if db.backend_name() == "postgres" {
+            Arc::new(redline_storage::bus::PgBus::start(&config.database_url))
+        } else {
+            Arc::new(redline_storage::bus::LocalBus::default())
+        };
+        let chat_config = ChatConfig {
+            chat_timeout: config.jobs.chat_timeout,
+            lease: config.jobs.lease,
+            approval_timeout: config.jobs.approval_timeout,
+            retention: config.jobs.retention,
+            ..ChatConfig::default()
+        };
+        let chat = Arc::new(Chat::new(
+            ChatPorts {
+                jobs: db.clone(),
+                history: db.clone(),
+                sessions: db.clone(),
+                store: db.clone(),
+                llm: language_model(&config.llm)?,
+                bus,
+                clock: clock.clone(),
+                attachments: None,
+            },
+            documents.clone(),
+            usage.clone(),
+            chat_config,
+        ));
+        let workers = Workers::new(chat.clone(), None, db.clone(), clock);
+        Ok(Self { db, identity, sessions, usage, documents, chat, workers, exports, templates })
     }
 }
 
@@ -59,6 +135,8 @@ fn millis(d: std::time::Duration) -> i64 {
 pub struct Application {
     port: u16,
     server: actix_web::dev::Server,
+    stop_workers: tokio::sync::watch::Sender<bool>,
+    workers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Application {
@@ -75,6 +153,9 @@ impl Application {
             sessions: services.sessions,
             usage: services.usage,
             documents: services.documents,
+            exports: services.exports,
+            templates: services.templates,
+            chat: services.chat,
             health: services.db.clone(),
             metrics: Arc::new(Metrics::default()),
             config: HttpConfig {
@@ -85,13 +166,15 @@ impl Application {
             },
         });
         let server = redline_http::server(listener, state, config.http_workers, config.shutdown_timeout)?;
+        let (stop_workers, stopped) = tokio::sync::watch::channel(false);
+        let workers = services.workers.start(config.jobs.workers, stopped);
         tracing::info!(
             port,
             database = services.db.backend_name(),
             data_dir = %config.data_dir.display(),
             "redline is listening"
         );
-        Ok(Self { port, server })
+        Ok(Self { port, server, stop_workers, workers })
     }
 
     pub fn port(&self) -> u16 {
@@ -100,6 +183,12 @@ impl Application {
 
     /// Serves until a stop signal; in-flight requests are drained.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let served = self.server.await;
+        // Workers finish the job in hand; a job cut off is taken again by any replica once
+        // its lease runs out.
+        let _ = self.stop_workers.send(true);
+        let _ =
+            tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::future::join_all(self.workers)).await;
+        served
     }
 }

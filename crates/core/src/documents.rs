@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
 use rand::RngCore;
 use redline_domain::document::{ChunkId, Document, Section};
 use redline_domain::formats::{SourceFormat, UnsupportedExtension};
@@ -12,7 +10,10 @@ use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{
     CommitOutcome, ConvertError, Converted, DocumentRecord, HtmlError, NewVersion, VersionRecord,
 };
-use redline_ports::{Clock, DocumentConverter, DocumentStore, HtmlSections, StoreError};
+use redline_ports::files::ImageRecord;
+use redline_ports::{
+    BlobError, BlobStore, Clock, DocumentConverter, DocumentStore, FileIndex, HtmlSections, StoreError,
+};
 
 /// How an upload meets the session's document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +44,60 @@ pub enum DocumentError {
     Stale { current_version: Option<String> },
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The blob store failed (images of an upload, files of a deleted session).
+    #[error(transparent)]
+    Blob(#[from] BlobError),
+    /// No image has this id (or its bytes are gone).
+    #[error("image not found")]
+    ImageNotFound,
     #[error("worker failed: {0}")]
     Worker(String),
 }
 
 pub type DocumentResult<T> = Result<T, DocumentError>;
+
+/// The path under which images are served: `GET {IMAGE_PATH}{image_id}`, without
+/// authorization (the id is the capability).
+pub const IMAGE_PATH: &str = "/v1/documents/images/";
+
+/// Where extracted images go: their bytes to the blob store under `images/<id>`, their owner
+/// and session to the file index; the HTML refers to them as
+/// `{public_base_url}/v1/documents/images/{id}`.
+pub struct ImageStorage {
+    pub blobs: Arc<dyn BlobStore>,
+    pub files: Arc<dyn FileIndex>,
+    /// scheme://host[:port] of the service, without a trailing slash.
+    pub public_base_url: String,
+}
+
+/// A stored image, ready to serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageBytes {
+    pub content_type: String,
+    pub bytes: bytes::Bytes,
+}
+
+/// The blob key of an image.
+pub fn image_key(image_id: &str) -> String {
+    format!("images/{image_id}")
+}
+
+/// The blob key of a rendered export.
+pub fn export_key(export_id: &str) -> String {
+    format!("exports/{export_id}")
+}
+
+/// A fresh image id: `img_` + 32 hex characters (128 random bits, an unguessable capability).
+pub fn new_image_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("img_{}", hex::encode(bytes))
+}
+
+/// Whether `s` has the shape of an image id (anything else is not looked up).
+pub fn is_image_id(s: &str) -> bool {
+    s.strip_prefix("img_").is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
 
 /// An image found in an uploaded file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +119,7 @@ pub struct Documents {
     html: Arc<dyn HtmlSections>,
     converter: Arc<dyn DocumentConverter>,
     clock: Arc<dyn Clock>,
+    images: ImageStorage,
 }
 
 /// A fresh chunk id: `c` + 12 hex characters.
@@ -91,8 +142,9 @@ impl Documents {
         html: Arc<dyn HtmlSections>,
         converter: Arc<dyn DocumentConverter>,
         clock: Arc<dyn Clock>,
+        images: ImageStorage,
     ) -> Self {
-        Self { store, html, converter, clock }
+        Self { store, html, converter, clock, images }
     }
 
     /// Sanitizes and sections HTML on the blocking pool.
@@ -144,7 +196,7 @@ impl Documents {
             .iter()
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
-        let Converted { html, warnings, .. } = inline_images(converted);
+        let (Converted { html, warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
         let new_sections = self.sectionize(html).await?;
         let mut doc = match mode {
             OpenMode::Replace => Document::default(),
@@ -162,9 +214,72 @@ impl Documents {
             title: Some(title_of(filename)),
             now: self.clock.now_ms(),
         };
-        match self.store.commit_version(owner, session, None, &version).await? {
-            CommitOutcome::Committed(document) => Ok(Uploaded { document, images, warnings }),
-            CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
+        // Everything was checked: the images are stored, then the version that shows them.
+        // A failure on the way removes what was stored for this upload.
+        self.put_images(&pending).await?;
+        let committed = match self.store.commit_version(owner, session, None, &version).await {
+            Ok(CommitOutcome::Committed(document)) => Ok(document),
+            Ok(CommitOutcome::Stale { current_version }) => Err(DocumentError::Stale { current_version }),
+            Err(e) => Err(e.into()),
+        };
+        let document = match committed {
+            Ok(document) => document,
+            Err(e) => {
+                self.discard_images(&pending).await;
+                return Err(e);
+            }
+        };
+        let now = self.clock.now_ms();
+        let records: Vec<ImageRecord> = pending
+            .iter()
+            .map(|p| ImageRecord {
+                image_id: p.image_id.clone(),
+                owner,
+                session_id: session.clone(),
+                content_type: p.content_type.clone(),
+                size_bytes: i64::try_from(p.bytes.len()).unwrap_or(i64::MAX),
+                created_at: now,
+            })
+            .collect();
+        if let Err(e) = self.images.files.insert_images(&records).await {
+            self.discard_images(&pending).await;
+            return Err(e.into());
+        }
+        Ok(Uploaded { document, images, warnings })
+    }
+
+    async fn put_images(&self, pending: &[PendingImage]) -> DocumentResult<()> {
+        for (i, image) in pending.iter().enumerate() {
+            if let Err(e) = self.images.blobs.put(&image_key(&image.image_id), image.bytes.clone()).await {
+                self.discard_images(&pending[..i]).await;
+                return Err(e.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Best-effort removal of the blobs of an upload that did not complete (the failure
+    /// being reported is the one that stopped the upload; a blob left here is unreachable,
+    /// as no row names it).
+    async fn discard_images(&self, pending: &[PendingImage]) {
+        for image in pending {
+            if let Err(e) = self.images.blobs.delete(&image_key(&image.image_id)).await {
+                tracing::warn!(image_id = %image.image_id, error = %e, "could not remove the image of a failed upload");
+            }
+        }
+    }
+
+    /// An image by its id, for `GET /v1/documents/images/{image_id}` (no owner: the id is
+    /// the capability).
+    pub async fn image(&self, image_id: &str) -> DocumentResult<ImageBytes> {
+        if !is_image_id(image_id) {
+            return Err(DocumentError::ImageNotFound);
+        }
+        let record = self.images.files.image(image_id).await?.ok_or(DocumentError::ImageNotFound)?;
+        match self.images.blobs.get(&image_key(image_id)).await {
+            Ok(bytes) => Ok(ImageBytes { content_type: record.content_type, bytes }),
+            Err(BlobError::NotFound) => Err(DocumentError::ImageNotFound),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -206,6 +321,32 @@ impl Documents {
         }
     }
 
+    /// Makes `html` (sanitized and sectioned here) the session's document as a new version
+    /// made by `source`, creating the session on first use. `title` names a session that has
+    /// no title yet.
+    pub async fn commit_html(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        html: String,
+        source: &str,
+        title: Option<String>,
+    ) -> DocumentResult<DocumentRecord> {
+        let doc = Document::new(self.sectionize(html).await?).map_err(|e| DocumentError::Worker(e.to_string()))?;
+        let version = NewVersion {
+            version_id: new_version_id(),
+            html: doc.to_html(),
+            section_count: i64::try_from(doc.len()).unwrap_or(i64::MAX),
+            source: source.to_owned(),
+            title,
+            now: self.clock.now_ms(),
+        };
+        match self.store.commit_version(owner, session, None, &version).await? {
+            CommitOutcome::Committed(document) => Ok(document),
+            CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
+        }
+    }
+
     pub async fn versions(&self, owner: Owner, session: &SessionId) -> DocumentResult<Vec<VersionRecord>> {
         if self.store.document(owner, session).await?.is_none() {
             return Err(DocumentError::NotFound);
@@ -217,8 +358,15 @@ impl Documents {
         self.store.version(owner, session, version_id).await?.ok_or(DocumentError::VersionNotFound)
     }
 
-    /// Deletes the session with everything stored with it.
+    /// Deletes the session with everything stored with it: its blobs (images, exports)
+    /// first, so that a failure leaves the session in place to delete again, then the rows.
     pub async fn delete_session(&self, owner: Owner, session: &SessionId) -> DocumentResult<()> {
+        let files = self.images.files.session_files(owner, session).await?;
+        let keys =
+            files.image_ids.iter().map(|id| image_key(id)).chain(files.export_ids.iter().map(|id| export_key(id)));
+        for key in keys {
+            self.images.blobs.delete(&key).await?;
+        }
         if self.store.delete_session(owner, session).await? {
             Ok(())
         } else {
@@ -234,15 +382,26 @@ fn title_of(filename: &str) -> String {
     stem.chars().filter(|c| !c.is_control()).take(200).collect()
 }
 
-/// Until the blob store lands (documents issue, part 3), extracted images are embedded as
-/// `data:` URLs so that nothing of the file is lost.
-fn inline_images(mut converted: Converted) -> Converted {
+/// An extracted image given its id and URL, not yet stored.
+struct PendingImage {
+    image_id: String,
+    content_type: String,
+    bytes: bytes::Bytes,
+}
+
+/// Gives every extracted image an id and points its references in the HTML at
+/// `{base}/v1/documents/images/{id}`.
+fn link_images(mut converted: Converted, public_base_url: &str) -> (Converted, Vec<PendingImage>) {
+    let base = public_base_url.trim_end_matches('/');
+    let mut pending = Vec::with_capacity(converted.images.len());
     for image in std::mem::take(&mut converted.images) {
-        let url = format!("data:{};base64,{}", image.content_type, STANDARD.encode(&image.bytes));
+        let image_id = new_image_id();
+        let url = format!("{base}{IMAGE_PATH}{image_id}");
         // Match the whole attribute value: `redline-image:1` must not hit `redline-image:10`.
         converted.html = converted.html.replace(&format!("src=\"{}\"", image.placeholder), &format!("src=\"{url}\""));
+        pending.push(PendingImage { image_id, content_type: image.content_type, bytes: image.bytes.into() });
     }
-    converted
+    (converted, pending)
 }
 
 #[cfg(test)]
@@ -261,12 +420,26 @@ mod tests {
             images: (0..11).map(image).collect(),
             warnings: vec![],
         };
-        let html = inline_images(converted).html;
-        assert!(
-            html.contains(r#"<img src="data:image/png;base64,AQ=="><img src="data:image/png;base64,Cg==">"#),
-            "{html}"
-        );
+        let (converted, pending) = link_images(converted, "https://r.example/");
+        let html = converted.html;
+        assert_eq!(pending.len(), 11);
+        let url = |n: usize| format!("https://r.example/v1/documents/images/{}", pending[n].image_id);
+        assert!(html.contains(&format!(r#"<img src="{}"><img src="{}">"#, url(1), url(10))), "{html}");
         assert!(html.contains("<p>redline-image:1</p>"));
+        assert_eq!(pending[10].bytes.as_ref(), &[10u8]);
+        assert!(pending.iter().all(|p| is_image_id(&p.image_id)));
+    }
+
+    #[test]
+    fn image_ids_are_unguessable_and_checked() {
+        let a = new_image_id();
+        assert!(is_image_id(&a), "{a}");
+        assert_ne!(a, new_image_id());
+        assert_eq!(a.len(), 4 + 32);
+        for bad in ["", "img_", "img_xyz", "../images/img_00", &format!("{a}0"), &a.replace("img_", "imh_")] {
+            assert!(!is_image_id(bad), "{bad}");
+        }
+        assert_eq!(image_key(&a), format!("images/{a}"));
     }
 
     #[test]

@@ -4,12 +4,16 @@
 //! Invariant: no I/O here except through a port; CPU-heavy work (argon2) runs on the
 //! blocking pool so a request never stalls the async workers.
 
+pub mod chat;
 pub mod documents;
+pub mod exports;
 pub mod identity;
 pub mod key_cache;
 pub mod secrets;
 pub mod sessions;
+pub mod templates;
 pub mod throttle;
 pub mod usage;
+pub mod worker;
 
 pub use identity::{Identity, IdentityConfig, IdentityError, Principal};

@@ -4,9 +4,11 @@
 
 pub mod account;
 pub mod document;
+pub mod export;
 pub mod formats;
 pub mod handoff;
 pub mod ids;
+pub mod job;
 pub mod keys;
 pub mod owner;
 pub mod session;

@@ -7,10 +7,12 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use redline_core::documents::DocumentError;
+use redline_core::exports::ExportFailure;
 use redline_core::identity::AuthFailure;
+use redline_core::templates::TemplateError;
 use redline_core::usage::UsageError;
 use redline_core::IdentityError;
-use redline_ports::StoreError;
+use redline_ports::{BlobError, StoreError};
 use serde_json::{json, Value};
 
 use crate::validation::ValidationItem;
@@ -40,6 +42,15 @@ pub enum ApiError {
     Gone(String),
     #[error("too large")]
     PayloadTooLarge { request_bytes: u64, max_bytes: u64, contact_email: String, support_event_id: String },
+    /// An export over its format's cap (interface.md Errors Details 8): `detail` is an object.
+    #[error("export too large")]
+    ExportTooLarge {
+        format: &'static str,
+        document_bytes: u64,
+        max_bytes: u64,
+        contact_email: String,
+        support_event_id: String,
+    },
     #[error("unsupported media type: {0}")]
     UnsupportedMediaType(String),
     #[error("too many requests: {detail}")]
@@ -49,6 +60,12 @@ pub enum ApiError {
     QuotaExhausted { limit: i64, used: i64, retry_after_secs: u64 },
     #[error("service unavailable: {0}")]
     Unavailable(String),
+    /// A synchronous wait ran out (interface.md Errors 504).
+    #[error("gateway timeout: {0}")]
+    GatewayTimeout(String),
+    /// The upstream AI model failed a synchronous turn.
+    #[error("bad gateway: {0}")]
+    BadGateway(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -70,10 +87,12 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Gone(_) => StatusCode::GONE,
-            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge { .. } | ApiError::ExportTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyRequests { .. } | ApiError::QuotaExhausted { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::GatewayTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -88,6 +107,8 @@ impl ResponseError for ApiError {
             | ApiError::NotFound(d)
             | ApiError::Conflict(d)
             | ApiError::Gone(d)
+            | ApiError::GatewayTimeout(d)
+            | ApiError::BadGateway(d)
             | ApiError::UnsupportedMediaType(d) => json!({ "detail": d }),
             ApiError::TooManyRequests { detail, .. } => json!({ "detail": detail }),
             ApiError::QuotaExhausted { limit, used, retry_after_secs } => json!({
@@ -108,6 +129,23 @@ impl ResponseError for ApiError {
                 "suggested_action": "split_request",
                 "contact_email": contact_email,
                 "support_event_id": support_event_id,
+            }),
+            ApiError::ExportTooLarge { format, document_bytes, max_bytes, contact_email, support_event_id } => json!({
+                "detail": {
+                    "error_code": "document_too_large",
+                    "message_user": format!(
+                        "This document is too large to download as {} ({} MB; the limit is {} MB). Request it by e-mail instead: POST /v1/documents/export/email-request.",
+                        format.to_uppercase(),
+                        precise_mb(*document_bytes),
+                        precise_mb(*max_bytes)
+                    ),
+                    "suggested_action": "email_request",
+                    "contact_email": contact_email,
+                    "document_size_mb": precise_mb(*document_bytes),
+                    "max_size_mb": precise_mb(*max_bytes),
+                    "format": format,
+                    "support_event_id": support_event_id,
+                }
             }),
             ApiError::Unavailable(cause) => {
                 tracing::warn!(cause = %cause, "service unavailable");
@@ -262,6 +300,60 @@ impl From<DocumentError> for ApiError {
             )),
             DocumentError::Store(e) => e.into(),
             DocumentError::Worker(cause) => ApiError::Internal(cause),
+            DocumentError::ImageNotFound => ApiError::NotFound("Image not found".to_owned()),
+            DocumentError::Blob(BlobError::NotFound) => ApiError::NotFound("File not found".to_owned()),
+            DocumentError::Blob(e) => ApiError::Unavailable(e.to_string()),
+        }
+    }
+}
+
+/// MB (MiB) with enough decimals that a small cap does not show as 0.
+fn precise_mb(bytes: u64) -> f64 {
+    ((bytes as f64) / 1_048_576.0 * 10_000.0).round() / 10_000.0
+}
+
+/// The answer of a failed export. `contact_email` and `support_event_id` (the request id)
+/// go into the 413 object.
+pub fn export_error(e: ExportFailure, contact_email: &str, support_event_id: &str) -> ApiError {
+    match e {
+        ExportFailure::NotFound => ApiError::NotFound("Session not found".to_owned()),
+        ExportFailure::TooLarge { format, size_bytes, max_bytes } => ApiError::ExportTooLarge {
+            format: format.as_str(),
+            document_bytes: size_bytes,
+            max_bytes,
+            contact_email: contact_email.to_owned(),
+            support_event_id: support_event_id.to_owned(),
+        },
+        ExportFailure::NoRecipient => ApiError::Validation(vec![ValidationItem::new(
+            "missing",
+            vec![json!("body"), json!("email")],
+            "Field required: this account has no e-mail address to send the export to, so pass `email`.",
+            Value::Null,
+        )]),
+        ExportFailure::LinkNotFound => ApiError::NotFound("Download link not found or expired".to_owned()),
+        ExportFailure::Render(e) => ApiError::Internal(e.to_string()),
+        ExportFailure::Store(e) => e.into(),
+        ExportFailure::Blob(BlobError::NotFound) => ApiError::NotFound("File not found".to_owned()),
+        ExportFailure::Blob(e @ (BlobError::Unavailable(_) | BlobError::TooLarge { .. })) => {
+            ApiError::Unavailable(e.to_string())
+        }
+        ExportFailure::Worker(cause) => ApiError::Internal(cause),
+    }
+}
+
+impl From<TemplateError> for ApiError {
+    fn from(e: TemplateError) -> Self {
+        match e {
+            TemplateError::NotFound => ApiError::NotFound("Template not found".to_owned()),
+            TemplateError::Forbidden(why) => ApiError::Forbidden(why.to_owned()),
+            TemplateError::Empty => ApiError::Validation(vec![ValidationItem::new(
+                "value_error",
+                vec![json!("body"), json!("html")],
+                "The template has no content once sanitized.",
+                Value::Null,
+            )]),
+            TemplateError::Document(e) => e.into(),
+            TemplateError::Store(e) => e.into(),
         }
     }
 }
@@ -271,5 +363,38 @@ fn capitalise(s: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
+    }
+}
+
+impl From<redline_core::chat::ChatError> for ApiError {
+    fn from(e: redline_core::chat::ChatError) -> Self {
+        use redline_core::chat::ChatError;
+        match e {
+            ChatError::EmptyMessage => ApiError::BadRequest("Message cannot be empty".to_owned()),
+            ChatError::JobNotFound => ApiError::NotFound("Job not found".to_owned()),
+            ChatError::SessionNotFound => ApiError::NotFound("Session not found".to_owned()),
+            ChatError::Forbidden => ApiError::Forbidden("This job belongs to another account".to_owned()),
+            ChatError::Conflict(d) => ApiError::Conflict(d),
+            ChatError::StaleChanges { detail, .. } => ApiError::Conflict(detail),
+            ChatError::UnknownChanges(msg) => ApiError::Validation(vec![ValidationItem::new(
+                "value_error",
+                vec![json!("body"), json!("approve")],
+                msg,
+                Value::Null,
+            )]),
+            ChatError::NoSnapshot(msg) => ApiError::Validation(vec![ValidationItem::new(
+                "value_error",
+                vec![json!("body"), json!("message_id")],
+                msg,
+                Value::Null,
+            )]),
+            ChatError::MessageNotFound => ApiError::NotFound("Message not found in the active history".to_owned()),
+            ChatError::Timeout { job_id } => ApiError::GatewayTimeout(format!(
+                "The chat did not finish in time. Use POST /v1/chat/async for long requests and poll GET /v1/jobs/{{job_id}}; this turn continues as job {job_id}."
+            )),
+            ChatError::Usage(e) => e.into(),
+            ChatError::Document(e) => e.into(),
+            ChatError::Store(e) => e.into(),
+        }
     }
 }

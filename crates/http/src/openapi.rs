@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
 
-use crate::routes::{agents, auth, documents, sessions, usage, users};
+use crate::routes::{agents, auth, documents, exports, sessions, templates, usage, users};
 use crate::validation::ValidationItem;
 
 /// An error: `detail` is a string.
@@ -82,6 +82,15 @@ impl Modify for Security {
         documents::list_versions,
         documents::get_version,
         documents::delete_session,
+        documents::get_image,
+        exports::export,
+        exports::email_request,
+        exports::download,
+        templates::list_templates,
+        templates::create_template,
+        templates::get_template,
+        templates::delete_template,
+        templates::apply_template,
     ),
     components(schemas(ErrorBody, ValidationErrorBody, ValidationItem)),
     modifiers(&Security),
@@ -92,6 +101,8 @@ impl Modify for Security {
         (name = "organizations", description = "Organizations and their keys"),
         (name = "agents", description = "Agent self-signup and operator handoff"),
         (name = "documents", description = "Uploading, reading and saving documents; versions"),
+        (name = "export", description = "Documents as DOCX, PDF, HTML, Markdown or text; e-mailed download links"),
+        (name = "templates", description = "Built-in and saved templates, applied to a session's document"),
         (name = "usage", description = "Operations used against the monthly quota, and promotions"),
     )
 )]

@@ -2,8 +2,11 @@
 
 use std::sync::Arc;
 
+use redline_core::chat::Chat;
 use redline_core::documents::Documents;
+use redline_core::exports::Exports;
 use redline_core::sessions::Sessions;
+use redline_core::templates::Templates;
 use redline_core::usage::Usage;
 use redline_core::Identity;
 use redline_ports::HealthCheck;
@@ -41,6 +44,9 @@ pub struct AppState {
     pub sessions: Arc<Sessions>,
     pub usage: Arc<Usage>,
     pub documents: Arc<Documents>,
+    pub exports: Arc<Exports>,
+    pub templates: Arc<Templates>,
+    pub chat: Arc<Chat>,
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,

@@ -4,19 +4,35 @@
 //! Each trait states its contract in its doc comments ("MUST return …"); the storage
 //! contract suite in `redline-storage` checks every backend against those sentences.
 
+pub mod attachments;
+pub mod blobs;
 pub mod clock;
 pub mod documents;
 pub mod error;
+pub mod export;
+pub mod files;
 pub mod identity;
+pub mod jobs;
+pub mod llm;
+pub mod mail;
 pub mod records;
 pub mod sessions;
+pub mod templates;
 pub mod usage;
 
+pub use attachments::AttachmentSearch;
+pub use blobs::{BlobError, BlobStore};
 pub use clock::{Clock, SystemClock};
 pub use documents::{DocumentConverter, DocumentStore, HtmlSections};
 pub use error::StoreError;
+pub use export::{DocumentExporter, ExportError, ImageSource};
+pub use files::FileIndex;
 pub use identity::IdentityStore;
+pub use jobs::{EventBus, HistoryStore, JobStore};
+pub use llm::{LanguageModel, LlmError};
+pub use mail::{MailError, Mailer};
 pub use sessions::SessionStore;
+pub use templates::TemplateStore;
 pub use usage::UsageStore;
 
 /// Liveness of the backing store, for `/readyz`.

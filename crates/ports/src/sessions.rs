@@ -10,4 +10,13 @@ use crate::records::SessionSummary;
 pub trait SessionStore: Send + Sync {
     /// The owner's sessions, most recently updated first. MUST never return another owner's.
     async fn list_sessions(&self, owner: Owner) -> Result<Vec<SessionSummary>, StoreError>;
+
+    /// Creates the session (with an empty document) unless it exists; never changes an
+    /// existing one.
+    async fn ensure_session(
+        &self,
+        owner: Owner,
+        session: &redline_domain::SessionId,
+        now: redline_domain::time_util::Millis,
+    ) -> Result<(), StoreError>;
 }

@@ -270,11 +270,29 @@ pub(crate) trait BackendOps {
     /// usage). SQLite's `BEGIN IMMEDIATE` already does; PostgreSQL takes a transaction-scoped
     /// advisory lock on the owner.
     async fn lock_owner(&mut self, owner: &str) -> DbResult<()>;
+
+    /// The id of the oldest pending job, locked for this transaction so that no other
+    /// claimer takes it (PostgreSQL skips rows other claimers hold).
+    async fn next_pending_job(&mut self) -> DbResult<Option<String>>;
 }
 
 impl BackendOps for SqliteConn {
     async fn lock_owner(&mut self, _owner: &str) -> DbResult<()> {
         Ok(())
+    }
+
+    async fn next_pending_job(&mut self) -> DbResult<Option<String>> {
+        use crate::schema::jobs;
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        // Inside BEGIN IMMEDIATE: this connection is the only writer.
+        Ok(jobs::table
+            .filter(jobs::status.eq("pending"))
+            .order((jobs::created_at.asc(), jobs::job_id.asc()))
+            .select(jobs::job_id)
+            .first(self)
+            .await
+            .optional()?)
     }
 }
 
@@ -284,5 +302,20 @@ impl BackendOps for PgConn {
         use diesel_async::RunQueryDsl;
         diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1))").bind::<Text, _>(owner).execute(self).await?;
         Ok(())
+    }
+
+    async fn next_pending_job(&mut self) -> DbResult<Option<String>> {
+        use crate::schema::jobs;
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        Ok(jobs::table
+            .filter(jobs::status.eq("pending"))
+            .order((jobs::created_at.asc(), jobs::job_id.asc()))
+            .select(jobs::job_id)
+            .for_update()
+            .skip_locked()
+            .first(self)
+            .await
+            .optional()?)
     }
 }

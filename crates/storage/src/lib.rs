@@ -8,12 +8,16 @@
 
 #[macro_use]
 mod db;
+pub mod bus;
 mod documents;
 mod error;
+mod files;
 mod identity;
+mod jobs;
 mod rows;
 mod schema;
 mod sessions;
+mod templates;
 mod usage;
 
 pub use db::{Db, DbConfig};

@@ -146,6 +146,92 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    jobs (job_id) {
+        job_id -> Text,
+        owner -> Text,
+        session_id -> Text,
+        job_type -> Text,
+        status -> Text,
+        progress -> Integer,
+        attempts -> Integer,
+        request -> Text,
+        result -> Nullable<Text>,
+        error -> Nullable<Text>,
+        metadata -> Text,
+        state -> Text,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        finished_at -> Nullable<BigInt>,
+        lease_until -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    job_events (job_id, sequence) {
+        job_id -> Text,
+        sequence -> BigInt,
+        kind -> Text,
+        content -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    chat_messages (message_id) {
+        message_id -> Text,
+        owner -> Text,
+        session_id -> Text,
+        position -> BigInt,
+        role -> Text,
+        content -> Text,
+        job_id -> Nullable<Text>,
+        version_before -> Nullable<Text>,
+        version_after -> Nullable<Text>,
+        active -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+// Files of sessions and templates (migration 000005); never joined with other tables.
+diesel::table! {
+    images (image_id) {
+        image_id -> Text,
+        owner -> Text,
+        session_id -> Text,
+        content_type -> Text,
+        size_bytes -> BigInt,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    export_files (export_id) {
+        export_id -> Text,
+        owner -> Text,
+        session_id -> Text,
+        format -> Text,
+        filename -> Text,
+        content_type -> Text,
+        size_bytes -> BigInt,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    templates (template_id) {
+        template_id -> Text,
+        owner -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        html -> Text,
+        section_count -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     users,
     organizations,
@@ -160,4 +246,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     usage_ledger,
     usage_draws,
     usage_counters,
+    jobs,
+    job_events,
+    chat_messages,
 );

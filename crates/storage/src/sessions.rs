@@ -33,6 +33,30 @@ impl SessionStore for Db {
             })
             .collect())
     }
+
+    async fn ensure_session(
+        &self,
+        owner: Owner,
+        session: &redline_domain::SessionId,
+        now: redline_domain::time_util::Millis,
+    ) -> Result<(), StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(sessions::table)
+            .values((
+                sessions::owner.eq(&owner),
+                sessions::session_id.eq(sid),
+                sessions::created_at.eq(now),
+                sessions::updated_at.eq(now),
+                sessions::section_count.eq(0i64),
+                sessions::html.eq(""),
+            ))
+            .on_conflict_do_nothing()
+            .execute(conn)
+            .await?));
+        r?;
+        Ok(())
+    }
 }
 
 #[async_trait::async_trait]

@@ -4,6 +4,9 @@
 //! on a fresh PostgreSQL database (see `common`).
 
 mod common;
+mod files;
+mod jobs;
+mod templates;
 mod usage;
 
 use std::collections::BTreeSet;
@@ -59,6 +62,16 @@ contract_tests! {
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
     list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
+    files::images_and_exports_belong_to_their_session => sqlite_files_images_and_exports_belong_to_their_session, postgres_files_images_and_exports_belong_to_their_session;
+    files::expired_exports_are_taken_once => sqlite_files_expired_exports_are_taken_once, postgres_files_expired_exports_are_taken_once;
+    templates::templates_are_owner_scoped => sqlite_templates_are_owner_scoped, postgres_templates_are_owner_scoped;
+    jobs::claims_are_exclusive_and_oldest_first => sqlite_jobs_claims_are_exclusive_and_oldest_first, postgres_jobs_claims_are_exclusive_and_oldest_first;
+    jobs::updates_are_compare_and_set => sqlite_jobs_updates_are_compare_and_set, postgres_jobs_updates_are_compare_and_set;
+    jobs::listings_are_owner_scoped_newest_first => sqlite_jobs_listings_are_owner_scoped_newest_first, postgres_jobs_listings_are_owner_scoped_newest_first;
+    jobs::events_are_numbered_in_order => sqlite_jobs_events_are_numbered_in_order, postgres_jobs_events_are_numbered_in_order;
+    jobs::the_sweep_requeues_fails_cancels_and_deletes => sqlite_jobs_the_sweep_requeues_fails_cancels_and_deletes, postgres_jobs_the_sweep_requeues_fails_cancels_and_deletes;
+    jobs::history_truncates_from_a_message => sqlite_jobs_history_truncates_from_a_message, postgres_jobs_history_truncates_from_a_message;
+    jobs::signals_reach_other_buses => sqlite_jobs_signals_reach_other_buses, postgres_jobs_signals_reach_other_buses;
     usage::hold_admits_once_per_request => sqlite_usage_hold_admits_once_per_request, postgres_usage_hold_admits_once_per_request;
     usage::hold_refused_writes_nothing => sqlite_usage_hold_refused_writes_nothing, postgres_usage_hold_refused_writes_nothing;
     usage::holds_draw_the_soonest_expiring_grant_first => sqlite_usage_holds_draw_the_soonest_expiring_grant_first, postgres_usage_holds_draw_the_soonest_expiring_grant_first;

@@ -135,6 +135,11 @@ impl Reply {
 }
 
 impl TestApp {
+    /// The app's data folder (`REDLINE_DATA_DIR`: blobs, outbox, the database).
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(&self.vars["REDLINE_DATA_DIR"])
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

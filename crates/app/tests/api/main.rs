@@ -5,11 +5,16 @@
 mod agents;
 mod auth_header;
 mod body_cap;
+mod chat;
 mod cli;
+mod exports;
+mod files;
 mod handoff;
 mod helpers;
 mod keys;
 mod logging;
 mod misc;
 mod orgs;
+mod replicas;
+mod templates;
 mod web_users;

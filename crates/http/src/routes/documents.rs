@@ -1,5 +1,6 @@
 //! Documents (decisions.md §4): upload, read, save, versions; and deleting a session.
 
+use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::documents::OpenMode;
 use redline_domain::time_util::iso8601;
@@ -18,6 +19,7 @@ use crate::validation::{session_id_at, Fields, ValidationItem};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/documents/upload", web::post().to(upload))
+        .route("/v1/documents/images/{image_id}", web::get().to(get_image))
         .route("/v1/documents/{session_id}", web::get().to(get_document))
         .route("/v1/documents/{session_id}", web::put().to(save_document))
         .route("/v1/documents/{session_id}/versions", web::get().to(list_versions))
@@ -50,8 +52,8 @@ pub struct UploadBody {
     pub indexed: bool,
 }
 
-/// An image extracted from an uploaded file. (Until the blob store lands, images are embedded
-/// in the HTML as `data:` URLs.)
+/// An image extracted from an uploaded file. The HTML shows it from
+/// `{public base URL}/v1/documents/images/{image_id}`, served without authorization.
 #[derive(Serialize, ToSchema)]
 pub struct ImageBody {
     pub content_type: String,
@@ -67,7 +69,7 @@ pub struct VersionInfo {
     pub source: String,
 }
 
-fn document_body(d: DocumentRecord) -> DocumentBody {
+pub fn document_body(d: DocumentRecord) -> DocumentBody {
     DocumentBody {
         session_id: d.session_id.to_string(),
         html: d.html,
@@ -165,6 +167,23 @@ pub async fn upload(
         warnings,
         indexed: false,
     }))
+}
+
+/// An image extracted from an upload. No authorization: the id (128 random bits) is the
+/// capability, so the HTML displays in any editor. Cached for a year (an id never changes).
+#[utoipa::path(get, path = "/v1/documents/images/{image_id}", tag = "documents",
+    params(("image_id" = String, Path, description = "`img_` + 32 hex characters, from the document's HTML")),
+    responses((status = 200, description = "The image bytes with their content type"),
+        (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn get_image(state: web::Data<AppState>, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let image = state.documents.image(&path).await?;
+    Ok(HttpResponse::Ok()
+        .content_type(image.content_type.as_str())
+        .insert_header((header::CACHE_CONTROL, "public, max-age=31536000, immutable"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        // An SVG opened on its own must not run anything.
+        .insert_header((header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; sandbox"))
+        .body(image.bytes))
 }
 
 /// The session's document.
@@ -267,5 +286,6 @@ pub async fn delete_session(
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
     state.documents.delete_session(principal.0.owner, &session).await?;
+    state.chat.delete_session_jobs(principal.0.owner, &session).await?;
     Ok(HttpResponse::NoContent().finish())
 }

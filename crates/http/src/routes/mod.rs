@@ -3,9 +3,13 @@
 
 pub mod agents;
 pub mod auth;
+pub mod chat;
 pub mod documents;
+pub mod exports;
+pub mod jobs;
 pub mod meta;
 pub mod sessions;
+pub mod templates;
 pub mod usage;
 pub mod users;
 
@@ -18,6 +22,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     users::configure(cfg);
     agents::configure(cfg);
     sessions::configure(cfg);
+    // Before `documents`: `/v1/documents/export…` must not be taken for `/v1/documents/{session_id}`.
+    exports::configure(cfg);
     documents::configure(cfg);
+    templates::configure(cfg);
+    chat::configure(cfg);
+    jobs::configure(cfg);
     usage::configure(cfg);
 }

@@ -1,0 +1,380 @@
+//! Chat turns as jobs (decisions.md §5, §9): the builtin editor end to end, approval, cancel,
+//! ownership, event streams, and a model that misbehaves (garbage, endless tool loops),
+//! served by a real HTTP server speaking the OpenAI wire format.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::helpers::*;
+
+async fn seed(app: &TestApp, key: &str, sid: &str, paragraphs: &[&str]) -> Value {
+    let html: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
+    let r = app
+        .send(app.client.put(app.url(&format!("/v1/documents/{sid}"))).bearer_auth(key).json(&json!({"html": html})))
+        .await;
+    r.expect_status(200);
+    r.json.clone()
+}
+
+async fn doc(app: &TestApp, key: &str, sid: &str) -> Value {
+    let r = app.send(app.get(&format!("/v1/documents/{sid}")).bearer_auth(key)).await;
+    r.expect_status(200);
+    r.json.clone()
+}
+
+async fn start(app: &TestApp, key: &str, body: Value) -> Value {
+    let r = app.send(app.post("/v1/chat/async").bearer_auth(key).json(&body)).await;
+    r.expect_status(202);
+    r.json.clone()
+}
+
+async fn wait_for(app: &TestApp, key: &str, job_id: &str, statuses: &[&str]) -> Value {
+    for _ in 0..600 {
+        let r = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(key)).await;
+        r.expect_status(200);
+        if statuses.contains(&r.json["status"].as_str().unwrap_or_default()) {
+            return r.json.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("job {job_id} never reached {statuses:?}");
+}
+
+async fn used(app: &TestApp, key: &str) -> i64 {
+    app.send(app.get("/v1/usage").bearer_auth(key)).await.json["monthly_used"].as_i64().unwrap_or(-1)
+}
+
+#[tokio::test]
+async fn a_sync_turn_edits_charges_and_is_recorded() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let before = seed(&app, &key, "s1", &["The quick brown fox.", "A lazy dog."]).await;
+    let r = app
+        .send(
+            app.post("/v1/chat")
+                .bearer_auth(&key)
+                .json(&json!({"session_id": "s1", "message": "replace \"fox\" with \"cat\""})),
+        )
+        .await;
+    r.expect_status(200);
+    let html = r.json["document_changes"]["updated_html"].as_str().unwrap_or_default();
+    assert!(html.contains("quick brown cat") && !html.contains("fox"), "{html}");
+    assert_ne!(r.json["document_changes"]["version_id"], before["version_id"]);
+    assert_eq!(r.json["usage"]["ops_charged"], 1);
+    assert_eq!(r.header("x-usage-used"), Some("1"));
+    assert_eq!(doc(&app, &key, "s1").await["html"], html);
+    let job = app.send(app.get(&format!("/v1/jobs/{}", r.json["job_id"].as_str().unwrap())).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "completed");
+    assert_eq!(job.json["result"]["response"], r.json["response"]);
+    let items = job.json["metadata"]["intermediate_responses"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<&str> = items.iter().filter_map(|i| i["type"].as_str()).collect();
+    assert!(kinds.contains(&"tool_call") && kinds.contains(&"change"), "{kinds:?}");
+    let history = app.send(app.get("/v1/sessions/s1/history").bearer_auth(&key)).await;
+    let messages = history.json["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["version_before"], before["version_id"]);
+}
+
+#[tokio::test]
+async fn empty_and_invalid_messages_are_refused_and_not_billed() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let r = app.send(app.post("/v1/chat").bearer_auth(&key).json(&json!({"session_id": "s", "message": ""}))).await;
+    r.expect_status(400);
+    assert_eq!(r.detail(), "Message cannot be empty");
+    let r =
+        app.send(app.post("/v1/chat/async").bearer_auth(&key).json(&json!({"session_id": "s", "message": 5}))).await;
+    r.expect_422_at(&[json!("body"), json!("message")]);
+    let r = app
+        .send(
+            app.post("/v1/chat")
+                .bearer_auth(&key)
+                .json(&json!({"session_id": "s", "message": "x", "response_mode": "loud"})),
+        )
+        .await;
+    r.expect_422_at(&[json!("body"), json!("response_mode")]);
+    assert_eq!(used(&app, &key).await, 0);
+}
+
+#[tokio::test]
+async fn approval_applies_a_subset_refuses_unknown_and_stale_changes() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "h", &["alpha one", "alpha two", "plain"]).await;
+    let job = start(
+        &app,
+        &key,
+        json!({"session_id": "h", "message": "replace \"alpha\" with \"omega\"", "require_approval": true}),
+    )
+    .await;
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    let waiting = wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    assert_eq!(waiting["result"], Value::Null);
+    let pending = waiting["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(pending.len(), 2);
+    let unknown = app
+        .send(app.post("/v1/chat/h/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve": ["nope"]})))
+        .await;
+    unknown.expect_status(422);
+
+    // A person edits the first section: approving its change is stale (409, named).
+    let current = doc(&app, &key, "h").await["html"].as_str().unwrap().replace("alpha one", "alpha one!");
+    app.send(app.client.put(app.url("/v1/documents/h")).bearer_auth(&key).json(&json!({"html": current})))
+        .await
+        .expect_status(200);
+    let first = pending.iter().find(|p| p["old_html"].as_str().unwrap_or_default().contains("alpha one")).unwrap();
+    let stale = app
+        .send(
+            app.post("/v1/chat/h/approve")
+                .bearer_auth(&key)
+                .json(&json!({"job_id": id, "approve": [first["change_id"]]})),
+        )
+        .await;
+    stale.expect_status(409);
+    assert!(stale.detail().contains(first["change_id"].as_str().unwrap()), "{}", stale.detail());
+
+    let second = pending.iter().find(|p| p["old_html"].as_str().unwrap_or_default().contains("alpha two")).unwrap();
+    let ok = app
+        .send(
+            app.post("/v1/chat/h/approve")
+                .bearer_auth(&key)
+                .json(&json!({"job_id": id, "approve": [second["change_id"]], "reject": [first["change_id"]]})),
+        )
+        .await;
+    ok.expect_status(200);
+    assert_eq!(ok.json["status"], "completed");
+    let html = doc(&app, &key, "h").await["html"].as_str().unwrap().to_owned();
+    assert!(html.contains("alpha one!") && html.contains("omega two"), "{html}");
+    assert_eq!(used(&app, &key).await, 1);
+    let again = app
+        .send(app.post("/v1/chat/h/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve_all": true})))
+        .await;
+    again.expect_status(409);
+}
+
+#[tokio::test]
+async fn cancel_ownership_and_unknown_jobs() {
+    let app = spawn_app().await;
+    let (owner, stranger) = (app.agent_key().await, app.agent_key().await);
+    seed(&app, &owner, "c", &["kappa"]).await;
+    let job = start(
+        &app,
+        &owner,
+        json!({"session_id": "c", "message": "replace \"kappa\" with \"lambda\"", "require_approval": true}),
+    )
+    .await;
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    wait_for(&app, &owner, &id, &["awaiting_approval"]).await;
+    app.send(app.get(&format!("/v1/jobs/{id}")).bearer_auth(&stranger)).await.expect_status(403);
+    app.send(app.post(&format!("/v1/jobs/{id}/cancel")).bearer_auth(&stranger)).await.expect_status(403);
+    let r = app.send(app.post(&format!("/v1/jobs/{id}/cancel")).bearer_auth(&owner)).await;
+    r.expect_status(200);
+    assert_eq!(r.json["status"], "cancelled");
+    app.send(app.post(&format!("/v1/jobs/{id}/cancel")).bearer_auth(&owner)).await.expect_status(409);
+    assert!(doc(&app, &owner, "c").await["html"].as_str().unwrap().contains("kappa"));
+    assert_eq!(used(&app, &owner).await, 0, "cancelled turns are not billed");
+    app.send(app.get("/v1/jobs/00000000-0000-4000-8000-000000000000").bearer_auth(&owner)).await.expect_status(404);
+    let listed = app.send(app.get("/v1/jobs").bearer_auth(&stranger)).await;
+    assert_eq!(listed.json["total"], 0);
+    let bad = app.send(app.get("/v1/sessions/c/jobs?limit=abc").bearer_auth(&owner)).await;
+    bad.expect_422_at(&[json!("query"), json!("limit")]);
+}
+
+#[tokio::test]
+async fn the_event_stream_ends_with_the_final_job() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "e", &["stream alpha"]).await;
+    let resp = app
+        .client
+        .post(app.url("/v1/chat/async"))
+        .bearer_auth(&key)
+        .header("accept", "text/event-stream")
+        .json(&json!({"session_id": "e", "message": "replace \"alpha\" with \"omega\""}))
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let body =
+        tokio::time::timeout(Duration::from_secs(30), resp.text()).await.expect("the stream ends").expect("body");
+    let events: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+    assert_eq!(events.last(), Some(&"final"), "{body}");
+    assert!(events.iter().filter(|e| **e == "intermediate").count() >= 3, "{body}");
+    let final_data = body.lines().filter_map(|l| l.strip_prefix("data: ")).next_back().unwrap();
+    let job: Value = serde_json::from_str(final_data).unwrap();
+    assert_eq!(job["status"], "completed");
+    // Resuming after the last intermediate event replays nothing but the final event.
+    let last_id: i64 =
+        body.lines().filter_map(|l| l.strip_prefix("id: ")).filter_map(|s| s.parse().ok()).max().unwrap();
+    let again = app
+        .send(
+            app.get(&format!("/v1/jobs/{}/events", job["job_id"].as_str().unwrap()))
+                .bearer_auth(&key)
+                .header("last-event-id", last_id.to_string()),
+        )
+        .await;
+    let text = again.text.clone();
+    assert!(!text.contains("event: intermediate") && text.contains("event: final"), "{text}");
+}
+
+/// A one-route OpenAI-compatible server: `answer(n)` gives the status and JSON body of the
+/// n-th request (0-based).
+async fn fake_model(answer: impl Fn(usize) -> (u16, String) + Send + Sync + 'static) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    let answer = Arc::new(answer);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                // Read the head and the announced body.
+                loop {
+                    let Ok(k) = sock.read(&mut chunk).await else { return };
+                    if k == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..k]);
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                        let len = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            break;
+                        }
+                    }
+                }
+                let (status, body) = answer(n);
+                let reply = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://{addr}/v1"), count)
+}
+
+fn tool_call_answer(n: usize) -> String {
+    json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": format!("call_{n}"), "type": "function", "function": {"name": "read_sections", "arguments": "{\"chunk_ids\": []}"}}]}}]})
+    .to_string()
+}
+
+async fn openai_app(base_url: &str) -> TestApp {
+    spawn_app_with(&[
+        ("REDLINE_LLM_PROVIDER", "openai"),
+        ("REDLINE_OPENAI_BASE_URL", base_url),
+        ("REDLINE_OPENAI_MODEL", "m"),
+    ])
+    .await
+}
+
+#[tokio::test]
+async fn a_model_answering_garbage_fails_the_job_without_touching_anything() {
+    let (url, _) = fake_model(|_| (200, "this is not json".to_owned())).await;
+    let app = openai_app(&url).await;
+    let key = app.agent_key().await;
+    let before = seed(&app, &key, "g", &["untouched"]).await;
+    let job = start(&app, &key, json!({"session_id": "g", "message": "edit it"})).await;
+    let done = wait_for(&app, &key, job["job_id"].as_str().unwrap(), &["failed", "completed"]).await;
+    assert_eq!(done["status"], "failed");
+    assert!(done["error"].as_str().unwrap_or_default().contains("invalid"), "{done}");
+    assert_eq!(doc(&app, &key, "g").await["version_id"], before["version_id"]);
+    assert_eq!(used(&app, &key).await, 0);
+}
+
+#[tokio::test]
+async fn an_endless_tool_loop_is_cut_off_and_not_billed() {
+    let (url, count) = fake_model(|n| (200, tool_call_answer(n))).await;
+    let app = openai_app(&url).await;
+    let key = app.agent_key().await;
+    let before = seed(&app, &key, "l", &["untouched"]).await;
+    let job = start(&app, &key, json!({"session_id": "l", "message": "loop forever"})).await;
+    let done = wait_for(&app, &key, job["job_id"].as_str().unwrap(), &["failed", "completed"]).await;
+    assert_eq!(done["status"], "failed");
+    assert!(done["error"].as_str().unwrap_or_default().contains("did not finish"), "{done}");
+    assert_eq!(count.load(Ordering::SeqCst), 12, "bounded rounds");
+    assert_eq!(doc(&app, &key, "l").await["version_id"], before["version_id"]);
+    assert_eq!(used(&app, &key).await, 0);
+}
+
+#[tokio::test]
+async fn invalid_tool_arguments_and_unknown_chunks_go_back_to_the_model() {
+    let (url, _) = fake_model(|n| {
+        let body = match n {
+            0 => json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "edit_section", "arguments": "{not json"}},
+                {"id": "b", "type": "function", "function": {"name": "delete_section", "arguments": "{\"chunk_id\": \"nope\", \"explanation\": \"x\"}"}}
+            ]}}]}),
+            _ => json!({"choices": [{"message": {"role": "assistant", "content": "I could not edit."}}]}),
+        };
+        (200, body.to_string())
+    })
+    .await;
+    let app = openai_app(&url).await;
+    let key = app.agent_key().await;
+    let before = seed(&app, &key, "t", &["untouched"]).await;
+    let job = start(&app, &key, json!({"session_id": "t", "message": "try"})).await;
+    let done = wait_for(&app, &key, job["job_id"].as_str().unwrap(), &["failed", "completed"]).await;
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["response"], "I could not edit.");
+    let results: Vec<Value> = done["metadata"]["intermediate_responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "tool_result")
+        .cloned()
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["content"]["ok"] == false), "{results:?}");
+    assert_eq!(doc(&app, &key, "t").await["version_id"], before["version_id"]);
+}
+
+#[tokio::test]
+async fn revert_restores_and_refuses_while_a_job_waits() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "r", &["alpha"]).await;
+    let original = doc(&app, &key, "r").await["html"].clone();
+    app.send(
+        app.post("/v1/chat")
+            .bearer_auth(&key)
+            .json(&json!({"session_id": "r", "message": "replace \"alpha\" with \"beta\""})),
+    )
+    .await
+    .expect_status(200);
+    let history = app.send(app.get("/v1/sessions/r/history").bearer_auth(&key)).await;
+    let first = history.json["messages"][0]["message_id"].as_str().unwrap().to_owned();
+    let job = start(
+        &app,
+        &key,
+        json!({"session_id": "r", "message": "replace \"beta\" with \"gamma\"", "require_approval": true}),
+    )
+    .await;
+    wait_for(&app, &key, job["job_id"].as_str().unwrap(), &["awaiting_approval"]).await;
+    app.send(app.post("/v1/sessions/r/revert").bearer_auth(&key).json(&json!({"message_id": first})))
+        .await
+        .expect_status(409);
+    app.send(app.post(&format!("/v1/jobs/{}/cancel", job["job_id"].as_str().unwrap())).bearer_auth(&key))
+        .await
+        .expect_status(200);
+    app.send(app.post("/v1/sessions/r/revert").bearer_auth(&key).json(&json!({"message_id": first})))
+        .await
+        .expect_status(200);
+    assert_eq!(doc(&app, &key, "r").await["html"], original);
+    app.send(app.post("/v1/sessions/r/revert").bearer_auth(&key).json(&json!({"message_id": first})))
+        .await
+        .expect_status(404);
+}

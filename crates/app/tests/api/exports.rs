@@ -1,0 +1,235 @@
+//! Export (interface.md POST /v1/documents/export, Errors 413 Details 8, Versioning 3;
+//! decisions.md §8, §10): every format, the `doc` alias, the 413 object, e-mailed links.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::files::{download_path, save, wait_for_mail};
+use crate::helpers::*;
+
+const PHRASE: &str = "Export check phrase alpha.";
+
+fn doc_html() -> String {
+    format!("<h1>Export Title</h1><p>{PHRASE}</p><ul><li>List item bravo</li></ul>")
+}
+
+/// Hard-to-compress paragraphs, about `n` × 130 bytes.
+fn bulky_html(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "<p>{}</p>",
+                (0..12)
+                    .map(|j| format!("{:010x}", (i * 7919 + j * 104_729) * 2_654_435_761usize % (1 << 40)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        })
+        .collect()
+}
+
+async fn export(app: &TestApp, key: &str, session_id: &str, format: &str) -> Reply {
+    app.send(
+        app.post("/v1/documents/export").bearer_auth(key).json(&json!({"session_id": session_id, "format": format})),
+    )
+    .await
+}
+
+async fn email_request(app: &TestApp, key: &str, body: Value) -> Reply {
+    app.send(app.post("/v1/documents/export/email-request").bearer_auth(key).json(&body)).await
+}
+
+fn disposition(r: &Reply) -> &str {
+    r.header("content-disposition").unwrap_or_else(|| panic!("no Content-Disposition: {r:?}"))
+}
+
+#[tokio::test]
+async fn every_format_is_an_attachment_of_its_type() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    save(&app, &key, "report-1", &doc_html()).await;
+    let cases = [
+        ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "report-1.docx"),
+        ("pdf", "application/pdf", "report-1.pdf"),
+        ("html", "text/html; charset=utf-8", "report-1.html"),
+        ("markdown", "text/markdown; charset=utf-8", "report-1.md"),
+        ("txt", "text/plain; charset=utf-8", "report-1.txt"),
+    ];
+    for (format, content_type, filename) in cases {
+        let resp = app
+            .post("/v1/documents/export")
+            .bearer_auth(&key)
+            .json(&json!({"session_id": "report-1", "format": format}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200, "{format}");
+        let headers = resp.headers().clone();
+        let bytes = resp.bytes().await.unwrap();
+        assert_eq!(headers["content-type"], content_type, "{format}");
+        let cd = headers["content-disposition"].to_str().unwrap();
+        assert!(cd.starts_with("attachment") && cd.contains(&format!("filename=\"{filename}\"")), "{format}: {cd}");
+        assert!(headers.get("deprecation").is_none(), "{format}");
+        match format {
+            "docx" => assert!(bytes.starts_with(b"PK\x03\x04"), "a zip"),
+            "pdf" => assert!(bytes.starts_with(b"%PDF"), "a PDF"),
+            _ => {
+                let text = String::from_utf8(bytes.to_vec()).unwrap();
+                assert!(text.contains(PHRASE), "{format}: {text}");
+                match format {
+                    "html" => assert!(text.contains("<h1"), "{text}"),
+                    "markdown" => {
+                        assert!(text.lines().any(|l| l.trim() == "# Export Title"), "{text}");
+                        assert!(
+                            text.lines().any(|l| l.trim_start().starts_with("- List item bravo")
+                                || l.trim_start().starts_with("* List item bravo")),
+                            "{text}"
+                        );
+                    }
+                    _ => assert!(!text.contains("<p") && text.contains("List item bravo"), "{text}"),
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn doc_is_docx_with_a_deprecation_header() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    save(&app, &key, "legacy", &doc_html()).await;
+    let r = export(&app, &key, "legacy", "doc").await;
+    r.expect_status(200);
+    assert_eq!(r.header("deprecation"), Some("true"));
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    );
+    assert!(disposition(&r).contains("legacy.docx"), "{}", disposition(&r));
+}
+
+#[tokio::test]
+async fn bad_bodies_and_missing_sessions() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    save(&app, &key, "mine", &doc_html()).await;
+    for bad in ["rtf", "PDF", "doc ", "", "xlsx"] {
+        let r = export(&app, &key, "mine", bad).await;
+        let item = r.expect_422_at(&[json!("body"), json!("format")]);
+        assert_eq!(item["type"], "literal_error", "{bad:?}: {r:?}");
+    }
+    let r = app
+        .send(app.post("/v1/documents/export").bearer_auth(&key).json(&json!({"session_id": "mine", "format": 5})))
+        .await;
+    assert_eq!(r.expect_422_at(&[json!("body"), json!("format")])["type"], "literal_error");
+    let r = export(&app, &key, "has space", "html").await;
+    assert_eq!(r.expect_422_at(&[json!("body"), json!("session_id")])["type"], "string_pattern_mismatch");
+    let r = app.send(app.post("/v1/documents/export").bearer_auth(&key).json(&json!({}))).await;
+    r.expect_422_at(&[json!("body"), json!("session_id")]);
+    r.expect_422_at(&[json!("body"), json!("format")]);
+
+    export(&app, &key, "nosuch", "html").await.expect_status(404);
+    // Sessions are per owner: another account's session of the same id is not found.
+    let other = app.agent_key().await;
+    export(&app, &other, "mine", "html").await.expect_status(404);
+    email_request(&app, &other, json!({"session_id": "mine", "format": "html", "email": "x@example.com"}))
+        .await
+        .expect_status(404);
+
+    let r = app.send(app.post("/v1/documents/export").json(&json!({"session_id": "mine", "format": "html"}))).await;
+    assert_eq!(r.expect_401(), MISSING_HEADER);
+}
+
+#[tokio::test]
+async fn over_the_cap_is_413_with_a_detail_object() {
+    let app =
+        spawn_app_with(&[("REDLINE_EXPORT_CAP_BYTES", "100000"), ("REDLINE_EXPORT_CAP_BYTES_DOCX", "2048")]).await;
+    let key = app.agent_key().await;
+    save(&app, &key, "big", &bulky_html(2000)).await;
+    let r = export(&app, &key, "big", "html").await;
+    r.expect_status(413).expect_json();
+    let d = &r.json["detail"];
+    assert!(d.is_object(), "{r:?}");
+    assert_eq!(d["error_code"], "document_too_large");
+    assert_eq!(d["suggested_action"], "email_request");
+    assert_eq!(d["format"], "html");
+    assert!(d["message_user"].as_str().is_some_and(|m| m.contains("email-request")), "{d}");
+    assert_eq!(d["contact_email"], "support@redline.invalid");
+    assert_eq!(d["support_event_id"].as_str(), r.header("x-request-id"), "the request id");
+    let max = d["max_size_mb"].as_f64().unwrap();
+    assert!((max - 0.0954).abs() < 0.001, "{d}");
+    assert!(d["document_size_mb"].as_f64().unwrap() > max, "{d}");
+
+    // The docx cap is its own; a small document passes the others.
+    save(&app, &key, "small", &doc_html()).await;
+    let r = export(&app, &key, "small", "docx").await;
+    assert_eq!(r.expect_status(413).json["detail"]["format"], "docx");
+    assert_eq!(r.json["detail"]["max_size_mb"], 0.002);
+    export(&app, &key, "small", "html").await.expect_status(200);
+    let r = export(&app, &key, "small", "doc").await;
+    assert_eq!(r.expect_status(413).json["detail"]["format"], "docx", "the alias hits the docx cap");
+}
+
+#[tokio::test]
+async fn an_emailed_link_downloads_without_authorization_until_it_expires() {
+    let app = spawn_app_with(&[("REDLINE_EXPORT_LINK_TTL_SECS", "3"), ("REDLINE_EXPORT_CAP_BYTES", "2048")]).await;
+    let key = app.agent_key().await;
+    save(&app, &key, "mailed", &format!("<p>{PHRASE}</p>{}", bulky_html(100))).await;
+    // Over the cap for a direct export: the e-mail is the remedy.
+    export(&app, &key, "mailed", "html").await.expect_status(413);
+
+    let to = unique_email();
+    let r = email_request(&app, &key, json!({"session_id": "mailed", "format": "html", "email": to})).await;
+    r.expect_status(202).expect_json();
+    let request_id = r.json["request_id"].as_str().unwrap_or_else(|| panic!("{r:?}"));
+    assert!(request_id.starts_with("exp_"), "{request_id}");
+    let mail = wait_for_mail(&app, &to).await;
+    assert!(mail.contains("Subject: Your Redline export of mailed is ready"), "{mail}");
+    let link = download_path(&mail);
+    assert!(link.contains(request_id), "{link}");
+
+    let r = app.send(app.get(&link)).await;
+    r.expect_status(200);
+    assert!(r.text.contains(PHRASE) && r.text.len() > 2048);
+    assert!(disposition(&r).starts_with("attachment") && disposition(&r).contains("mailed.html"));
+
+    let mut tampered = link.clone();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == '0' { '1' } else { '0' });
+    app.send(app.get(&tampered)).await.expect_status(404).expect_json();
+    app.send(app.get("/v1/documents/export/download/nonsense")).await.expect_status(404);
+
+    tokio::time::sleep(Duration::from_millis(3200)).await;
+    app.send(app.get(&link)).await.expect_status(404);
+}
+
+#[tokio::test]
+async fn the_recipient_defaults_to_the_accounts_address() {
+    let app = spawn_app().await;
+    // An agent has no address: the request says which field is missing.
+    let agent = app.agent_key().await;
+    save(&app, &agent, "s", &doc_html()).await;
+    let r = email_request(&app, &agent, json!({"session_id": "s", "format": "txt"})).await;
+    let item = r.expect_422_at(&[json!("body"), json!("email")]);
+    assert!(item["msg"].as_str().unwrap().contains("e-mail address"), "{item}");
+    let r = email_request(&app, &agent, json!({"session_id": "s", "format": "txt", "email": "not-an-address"})).await;
+    assert_eq!(r.expect_422_at(&[json!("body"), json!("email")])["type"], "value_error");
+    let r = email_request(&app, &agent, json!({"session_id": "s", "format": "rtf", "email": "a@example.com"})).await;
+    assert_eq!(r.expect_422_at(&[json!("body"), json!("format")])["type"], "literal_error");
+
+    // A web user's key: the mail goes to the account.
+    let (email, _, token) = app.web_user().await;
+    let key = app.create_key(&token, "exports").await.json["api_key"].as_str().unwrap().to_owned();
+    save(&app, &key, "s", &doc_html()).await;
+    let r = email_request(&app, &key, json!({"session_id": "s", "format": "doc"})).await;
+    r.expect_status(202);
+    assert_eq!(r.header("deprecation"), Some("true"));
+    let mail = wait_for_mail(&app, &email).await;
+    let r = app.send(app.get(&download_path(&mail))).await;
+    r.expect_status(200);
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    );
+}

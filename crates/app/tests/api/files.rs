@@ -1,0 +1,192 @@
+//! Images extracted from uploads (decisions.md §4): kept in the blob store, served without
+//! Authorization at an unguessable URL, deleted with their session. Also the helpers the
+//! export tests share: documents made by a save, uploads as multipart bodies, the outbox.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+/// A DOCX with one embedded picture, from the shared corpus.
+pub fn docx_with_image() -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/docx/pandoc-image.docx");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// `POST /v1/documents/upload` with a hand-made multipart body.
+pub async fn upload(app: &TestApp, key: &str, session_id: &str, filename: &str, bytes: &[u8]) -> Reply {
+    let boundary = format!("redline-{}", random_hex());
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"session_id\"\r\n\r\n{session_id}\r\n")
+            .as_bytes(),
+    );
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\n\
+             Content-Type: application/octet-stream\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let req = app
+        .post("/v1/documents/upload")
+        .bearer_auth(key)
+        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .body(body);
+    app.send(req).await
+}
+
+/// Saves `html` as the session's document.
+pub async fn save(app: &TestApp, key: &str, session_id: &str, html: &str) -> Reply {
+    let req =
+        app.client.put(app.url(&format!("/v1/documents/{session_id}"))).bearer_auth(key).json(&json!({"html": html}));
+    let r = app.send(req).await;
+    r.expect_status(200);
+    r
+}
+
+/// The `src` of every `<img>` in `html`.
+pub fn image_srcs(html: &str) -> Vec<String> {
+    html.split("<img")
+        .skip(1)
+        .filter_map(|tag| {
+            let at = tag.find("src=\"")? + 5;
+            let end = tag[at..].find('"')?;
+            Some(tag[at..at + end].replace("&amp;", "&"))
+        })
+        .collect()
+}
+
+/// The files under `dir` (recursively).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(files_under(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Waits for an `.eml` to `to` in the app's outbox and returns its text.
+pub async fn wait_for_mail(app: &TestApp, to: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        for path in files_under(&app.data_dir().join("outbox")) {
+            if path.extension().is_some_and(|e| e == "eml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                if text.contains(&format!("To: {to}")) {
+                    return text;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "no mail to {to} within 60 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The path of the first download link in a mail's text (quoted-printable soft breaks
+/// undone).
+pub fn download_path(mail: &str) -> String {
+    let text = mail.replace("=\r\n", "").replace("=\n", "");
+    let at = text.find("/v1/documents/export/download/").unwrap_or_else(|| panic!("no download link in {mail}"));
+    let end = text[at..].find(|c: char| c.is_whitespace() || c == '"' || c == '<').map_or(text.len(), |e| at + e);
+    text[at..end].to_owned()
+}
+
+async fn uploaded_with_image(app: &TestApp, key: &str, session_id: &str) -> (Value, String) {
+    let r = upload(app, key, session_id, "picture.docx", &docx_with_image()).await;
+    r.expect_status(200);
+    let images = r.json["images"].as_array().unwrap_or_else(|| panic!("images: {r:?}"));
+    assert!(!images.is_empty(), "the picture is extracted: {r:?}");
+    let html = r.json["html"].as_str().unwrap();
+    assert!(!html.contains("data:image"), "images are not inlined any more: {html}");
+    let srcs: Vec<String> = image_srcs(html).into_iter().filter(|s| s.contains("/v1/documents/images/")).collect();
+    assert_eq!(srcs.len(), images.len(), "{html}");
+    assert!(srcs[0].starts_with(&format!("{}/v1/documents/images/img_", app.base)), "absolute URLs: {srcs:?}");
+    (images[0].clone(), srcs[0].clone())
+}
+
+#[tokio::test]
+async fn images_are_served_without_authorization() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (image, url) = uploaded_with_image(&app, &key, "pics").await;
+    let id = last_segment(&url).to_owned();
+    assert_eq!(id.len(), 4 + 32, "128 random bits: {id}");
+
+    let r = app.client.get(&url).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let content_type = r.headers()["content-type"].to_str().unwrap().to_owned();
+    assert_eq!(content_type, image["content_type"].as_str().unwrap());
+    let cache = r.headers()["cache-control"].to_str().unwrap().to_owned();
+    assert!(cache.contains("max-age=31536000"), "{cache}");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    let bytes = r.bytes().await.unwrap();
+    assert_eq!(bytes.len() as u64, image["size_bytes"].as_u64().unwrap());
+
+    // With a key it is the same image; unknown or malformed ids are 404 JSON.
+    app.send(app.get(&format!("/v1/documents/images/{id}")).bearer_auth(&key)).await.expect_status(200);
+    for unknown in
+        [format!("img_{}", "0".repeat(32)), "img_nothex".to_owned(), "..%2Fsecret".to_owned(), "x".to_owned()]
+    {
+        let r = app.send(app.get(&format!("/v1/documents/images/{unknown}"))).await;
+        r.expect_status(404).expect_json();
+        assert!(!r.detail().is_empty());
+    }
+    // The blob is where the default store keeps it.
+    assert!(app.data_dir().join("blobs/images").join(&id).is_file());
+}
+
+#[tokio::test]
+async fn deleting_the_session_deletes_its_images_and_exports() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (_, url) = uploaded_with_image(&app, &key, "doomed").await;
+    let (_, other_url) = uploaded_with_image(&app, &key, "kept").await;
+    let to = unique_email();
+    let r = app
+        .send(app.post("/v1/documents/export/email-request").bearer_auth(&key).json(&json!({
+            "session_id": "doomed", "format": "html", "email": to
+        })))
+        .await;
+    r.expect_status(202);
+    let link = download_path(&wait_for_mail(&app, &to).await);
+    app.send(app.get(&link)).await.expect_status(200);
+    assert_eq!(files_under(&app.data_dir().join("blobs/exports")).len(), 1);
+
+    app.send(app.delete("/v1/sessions/doomed").bearer_auth(&key)).await.expect_status(204);
+    app.send(app.get(last_path(&url))).await.expect_status(404);
+    app.send(app.get(&link)).await.expect_status(404);
+    let left = files_under(&app.data_dir().join("blobs"));
+    assert_eq!(left.len(), 1, "only the other session's image is left: {left:?}");
+    assert!(left[0].ends_with(last_segment(&other_url)));
+    app.send(app.get(last_path(&other_url))).await.expect_status(200);
+    app.send(app.delete("/v1/sessions/doomed").bearer_auth(&key)).await.expect_status(404);
+}
+
+#[tokio::test]
+async fn a_refused_upload_stores_no_image() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let mut broken = docx_with_image();
+    broken.truncate(broken.len() / 2);
+    upload(&app, &key, "broken", "broken.docx", &broken).await.expect_status(422);
+    assert!(files_under(&app.data_dir().join("blobs")).is_empty());
+    app.send(app.get("/v1/documents/broken").bearer_auth(&key)).await.expect_status(404);
+}
+
+/// The path (and query) of an absolute URL.
+fn last_path(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    url[after_scheme..].find('/').map_or("/", |i| &url[after_scheme + i..])
+}

@@ -1,0 +1,307 @@
+//! Faults and scale-out with the real `redline` binary: a SIGKILL while a job runs loses
+//! nothing and leaves no job stuck; two replicas on one PostgreSQL database run each job
+//! exactly once, and a stream on one replica follows a job the other runs.
+
+use std::fs::File;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::helpers::client;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+struct Replica {
+    child: Child,
+    base: String,
+    log: std::path::PathBuf,
+}
+
+impl Replica {
+    async fn start(data_dir: &std::path::Path, env: &[(&str, String)]) -> Self {
+        std::fs::create_dir_all(data_dir).expect("data dir");
+        let port = free_port();
+        let log = data_dir.join(format!("server-{port}.log"));
+        let out = File::create(&log).expect("log file");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_redline"));
+        cmd.arg("serve")
+            .env_clear()
+            .env("REDLINE_BIND", format!("127.0.0.1:{port}"))
+            .env("REDLINE_DATA_DIR", data_dir)
+            .env("REDLINE_SIGNUP_COOLDOWN_SECS", "0")
+            .env("REDLINE_HTTP_WORKERS", "2")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("clone"))
+            .stderr(out);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("redline serve starts");
+        let mut r = Replica { child, base: format!("http://127.0.0.1:{port}"), log };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(resp) = client().get(format!("{}/healthz", r.base)).send().await {
+                if resp.status().is_success() {
+                    return r;
+                }
+            }
+            if let Some(status) = r.child.try_wait().expect("try_wait") {
+                panic!("redline exited early with {status}: {}", r.log_text());
+            }
+            assert!(Instant::now() < deadline, "redline did not come up: {}", r.log_text());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = client().request(method, format!("{}{path}", self.base)).bearer_auth(key);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn key(&self) -> String {
+        let resp =
+            client().post(format!("{}/v1/agents/signup", self.base)).json(&json!({})).send().await.expect("signup");
+        let v: Value = resp.json().await.expect("json");
+        v["api_key"].as_str().expect("api_key").to_owned()
+    }
+
+    async fn wait_for(&self, key: &str, job_id: &str, statuses: &[&str], within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let (s, job) = self.call(reqwest::Method::GET, &format!("/v1/jobs/{job_id}"), key, None).await;
+            assert_eq!(s, 200, "{job}");
+            if statuses.contains(&job["status"].as_str().unwrap_or_default()) {
+                return job;
+            }
+            assert!(Instant::now() < deadline, "job {job_id} stuck at {}: {}", job["status"], self.log_text());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A model that holds every request while `hold` is set, then answers: an edit of the first
+/// section the outline names, then a text answer. `seen` counts the requests.
+async fn slow_model(hold: Arc<AtomicBool>, seen: Arc<AtomicUsize>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let hold = hold.clone();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 65536];
+                let body = loop {
+                    let Ok(k) = sock.read(&mut chunk).await else { return };
+                    if k == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..k]);
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                        let len = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            break String::from_utf8_lossy(&buf[end + 4..end + 4 + len]).to_string();
+                        }
+                    }
+                };
+                seen.fetch_add(1, Ordering::SeqCst);
+                while hold.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                let answered = request["messages"].as_array().is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+                let answer = if answered {
+                    json!({"choices": [{"message": {"role": "assistant", "content": "Edited."}}]})
+                } else {
+                    let system = request["messages"][0]["content"].as_str().unwrap_or_default();
+                    let id =
+                        system.split("\"first_chunk_id\":\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or("x");
+                    json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{
+                        "id": "call_1", "type": "function",
+                        "function": {"name": "edit_section", "arguments": json!({"chunk_id": id, "new_html": "<p>after the crash</p>", "explanation": "x"}).to_string()}
+                    }]}}]})
+                };
+                let text = answer.to_string();
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test]
+async fn a_killed_server_leaves_no_job_stuck_and_no_document_half_written() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (hold, seen) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicUsize::new(0)));
+    let model = slow_model(hold.clone(), seen.clone()).await;
+    let env = vec![
+        ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
+        ("REDLINE_OPENAI_BASE_URL", model),
+        ("REDLINE_OPENAI_MODEL", "m".to_owned()),
+        ("REDLINE_JOB_LEASE_SECS", "2".to_owned()),
+    ];
+    let mut first = Replica::start(dir.path(), &env).await;
+    let key = first.key().await;
+    let put = json!({"html": "<p>before the crash</p><p>second</p>"});
+    assert_eq!(first.call(reqwest::Method::PUT, "/v1/documents/k", &key, Some(put)).await.0, 200);
+    let (_, before) = first.call(reqwest::Method::GET, "/v1/documents/k", &key, None).await;
+    let (s, job) = first
+        .call(reqwest::Method::POST, "/v1/chat/async", &key, Some(json!({"session_id": "k", "message": "edit"})))
+        .await;
+    assert_eq!(s, 202);
+    let job_id = job["job_id"].as_str().unwrap().to_owned();
+    first.wait_for(&key, &job_id, &["in_progress"], Duration::from_secs(20)).await;
+    // Killed while the model is thinking.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the model was never called");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.kill();
+    hold.store(false, Ordering::SeqCst);
+
+    // The document is exactly as committed before the crash.
+    let second = Replica::start(dir.path(), &env).await;
+    let (_, after_crash) = second.call(reqwest::Method::GET, "/v1/documents/k", &key, None).await;
+    assert_eq!(after_crash["version_id"], before["version_id"]);
+    assert_eq!(after_crash["html"], before["html"]);
+    // The job is taken again once the dead worker's lease runs out, and completes.
+    let done = second.wait_for(&key, &job_id, &["completed", "failed"], Duration::from_secs(60)).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let (_, now) = second.call(reqwest::Method::GET, "/v1/documents/k", &key, None).await;
+    assert!(now["html"].as_str().unwrap().contains("after the crash"), "{now}");
+    let (_, usage) = second.call(reqwest::Method::GET, "/v1/usage", &key, None).await;
+    assert_eq!(usage["monthly_used"], 1, "charged once");
+}
+
+fn pg_admin_url() -> String {
+    std::env::var("REDLINE_TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+/// A fresh PostgreSQL database for one test, or `None` (a skip) when PostgreSQL is not
+/// reachable outside CI.
+async fn fresh_pg_database() -> Option<String> {
+    let admin = pg_admin_url();
+    let conn = tokio_postgres::connect(&admin, tokio_postgres::NoTls).await;
+    let (client, connection) = match conn {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and PostgreSQL is unreachable: {e}");
+            eprintln!("SKIPPED: PostgreSQL is unreachable ({e})");
+            return None;
+        }
+    };
+    tokio::spawn(connection);
+    let name = format!("redline_replicas_{}", uuid::Uuid::new_v4().simple());
+    client.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
+    let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin);
+    Some(format!("{base}/{name}"))
+}
+
+#[tokio::test]
+async fn two_replicas_share_jobs_and_streams_over_postgres() {
+    let Some(url) = fresh_pg_database().await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Replica A only serves HTTP; B runs every job.
+    let a = Replica::start(
+        &dir.path().join("a"),
+        &[("REDLINE_DATABASE_URL", url.clone()), ("REDLINE_WORKERS", "0".to_owned())],
+    )
+    .await;
+    let b = Replica::start(
+        &dir.path().join("b"),
+        &[("REDLINE_DATABASE_URL", url.clone()), ("REDLINE_WORKERS", "4".to_owned())],
+    )
+    .await;
+    let key = a.key().await;
+    assert_eq!(
+        a.call(reqwest::Method::PUT, "/v1/documents/r", &key, Some(json!({"html": "<p>alpha</p>"}))).await.0,
+        200
+    );
+
+    // A stream on A follows a job that B runs, to its final event.
+    let resp = client()
+        .post(format!("{}/v1/chat/async", a.base))
+        .bearer_auth(&key)
+        .header("accept", "text/event-stream")
+        .json(&json!({"session_id": "r", "message": "replace \"alpha\" with \"omega\""}))
+        .send()
+        .await
+        .expect("stream");
+    let body =
+        tokio::time::timeout(Duration::from_secs(30), resp.text()).await.expect("the stream ends").expect("body");
+    assert!(body.contains("event: intermediate") && body.contains("event: final"), "{body}");
+    let final_job: Value =
+        serde_json::from_str(body.lines().filter_map(|l| l.strip_prefix("data: ")).next_back().unwrap()).unwrap();
+    assert_eq!(final_job["status"], "completed", "{body}");
+
+    // Twenty jobs submitted to both replicas (both running jobs now): each runs exactly once.
+    let c = Replica::start(
+        &dir.path().join("c"),
+        &[("REDLINE_DATABASE_URL", url.clone()), ("REDLINE_WORKERS", "4".to_owned())],
+    )
+    .await;
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let target = if i % 2 == 0 { &b } else { &c };
+        let (s, job) = target
+            .call(
+                reqwest::Method::POST,
+                "/v1/chat/async",
+                &key,
+                Some(json!({"session_id": format!("m{i}"), "message": format!("append a section: entry {i}")})),
+            )
+            .await;
+        assert_eq!(s, 202, "{job}");
+        ids.push(job["job_id"].as_str().unwrap().to_owned());
+    }
+    for id in &ids {
+        let job = a.wait_for(&key, id, &["completed", "failed"], Duration::from_secs(60)).await;
+        assert_eq!(job["status"], "completed", "{job}");
+        let starts = job["metadata"]["intermediate_responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["content"]["message"] == "Reading the document")
+            .count();
+        assert_eq!(starts, 1, "job {id} ran {starts} times");
+    }
+    let (_, usage) = a.call(reqwest::Method::GET, "/v1/usage", &key, None).await;
+    assert_eq!(usage["monthly_used"], 21);
+}

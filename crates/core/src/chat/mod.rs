@@ -1,0 +1,425 @@
+//! Chat turns as jobs (decisions.md §5, §9): submitting (with usage admission), the editing
+//! loop run by workers, approval of proposed changes, cancellation, listings, history and
+//! revert.
+
+mod prompt;
+pub mod tools;
+mod turn;
+pub mod view;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redline_domain::job::{ApprovalError, ApprovalRequest, Change, JobStatus, JobType};
+use redline_domain::time_util::Millis;
+use redline_domain::{Owner, SessionId};
+use redline_ports::jobs::{HistoryMessage, JobFilter, JobRecord, JobUpdate, Signal};
+use redline_ports::{
+    AttachmentSearch, Clock, DocumentStore, EventBus, HistoryStore, JobStore, LanguageModel, SessionStore, StoreError,
+};
+use serde_json::{json, Value};
+
+use crate::documents::{DocumentError, Documents};
+use crate::usage::{Admission, Usage, UsageError};
+
+pub use turn::ResponseMode;
+
+/// Tunables of the chat machinery (decisions.md §10).
+#[derive(Debug, Clone)]
+pub struct ChatConfig {
+    /// Wall-clock cap of a turn (and of a synchronous wait).
+    pub chat_timeout: Duration,
+    /// Model calls in one turn before it is given up.
+    pub max_rounds: usize,
+    /// How long a worker's claim on a job lasts without renewal.
+    pub lease: Duration,
+    pub approval_timeout: Duration,
+    pub retention: Duration,
+    /// Earlier history messages given to the model.
+    pub history_messages: usize,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        Self {
+            chat_timeout: Duration::from_secs(1800),
+            max_rounds: 12,
+            lease: Duration::from_secs(30),
+            approval_timeout: Duration::from_secs(86_400),
+            retention: Duration::from_secs(3600),
+            history_messages: 10,
+        }
+    }
+}
+
+/// A chat request (decisions.md §5).
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub session_id: SessionId,
+    pub message: String,
+    pub document_html: Option<String>,
+    pub require_approval: bool,
+    pub response_mode: ResponseMode,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("Message cannot be empty")]
+    EmptyMessage,
+    #[error("job not found")]
+    JobNotFound,
+    #[error("session not found")]
+    SessionNotFound,
+    /// The job (or session) belongs to another owner (403).
+    #[error("this job belongs to another account")]
+    Forbidden,
+    /// 409 with this detail.
+    #[error("{0}")]
+    Conflict(String),
+    /// Approval names changes that do not exist (422).
+    #[error("{0}")]
+    UnknownChanges(String),
+    /// Approval of changes whose sections moved on (409 naming them).
+    #[error("{detail}")]
+    StaleChanges { detail: String, change_ids: Vec<String> },
+    /// Revert to a message that has no version snapshot (422).
+    #[error("{0}")]
+    NoSnapshot(String),
+    #[error("message not found in the active history")]
+    MessageNotFound,
+    /// A synchronous wait ran out (504).
+    #[error("timeout")]
+    Timeout { job_id: String },
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    #[error(transparent)]
+    Document(#[from] DocumentError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub type ChatResult<T> = Result<T, ChatError>;
+
+/// The ports the chat machinery uses.
+pub struct ChatPorts {
+    pub jobs: Arc<dyn JobStore>,
+    pub history: Arc<dyn HistoryStore>,
+    pub sessions: Arc<dyn SessionStore>,
+    pub store: Arc<dyn DocumentStore>,
+    pub llm: Arc<dyn LanguageModel>,
+    pub bus: Arc<dyn EventBus>,
+    pub clock: Arc<dyn Clock>,
+    pub attachments: Option<Arc<dyn AttachmentSearch>>,
+}
+
+pub struct Chat {
+    ports: ChatPorts,
+    documents: Arc<Documents>,
+    usage: Arc<Usage>,
+    config: ChatConfig,
+}
+
+fn ms(d: Duration) -> Millis {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A fresh id with a prefix and 16 random hex characters.
+pub(crate) fn short_id(prefix: &str) -> String {
+    let u = uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}{}", &u[..16])
+}
+
+/// The admission of a job: its usage hold is keyed by the job id.
+fn admission_of(job: &JobRecord) -> Admission {
+    Admission {
+        owner: job.owner,
+        request_id: job.job_id.clone(),
+        cycle: job.request.get("cycle").and_then(Value::as_str).unwrap_or_default().to_owned(),
+    }
+}
+
+/// The pending changes kept in a job's state.
+pub(crate) fn stored_changes(state: &Value) -> Vec<Change> {
+    state.get("pending").and_then(|p| turn::changes_from_json(p).ok()).unwrap_or_default()
+}
+
+/// A job's history messages.
+pub struct History {
+    pub session_id: SessionId,
+    pub messages: Vec<HistoryMessage>,
+}
+
+impl Chat {
+    pub fn new(ports: ChatPorts, documents: Arc<Documents>, usage: Arc<Usage>, config: ChatConfig) -> Self {
+        Self { ports, documents, usage, config }
+    }
+
+    pub fn config(&self) -> &ChatConfig {
+        &self.config
+    }
+
+    pub fn bus(&self) -> &Arc<dyn EventBus> {
+        &self.ports.bus
+    }
+
+    fn now(&self) -> Millis {
+        self.ports.clock.now_ms()
+    }
+
+    /// Queues a chat turn: admits it against the quota (429 when nothing is left), creates
+    /// the session on first use and stores the pending job.
+    pub async fn submit(&self, owner: Owner, req: ChatRequest) -> ChatResult<JobRecord> {
+        if req.message.trim().is_empty() {
+            return Err(ChatError::EmptyMessage);
+        }
+        let job_id = uuid::Uuid::new_v4().to_string();
+        let admission = self.usage.admit(owner, &job_id).await?;
+        let now = self.now();
+        let queued = async {
+            self.ports.sessions.ensure_session(owner, &req.session_id, now).await?;
+            let job = JobRecord {
+                job_id: job_id.clone(),
+                owner,
+                session_id: req.session_id.clone(),
+                job_type: JobType::Chat,
+                status: JobStatus::Pending,
+                progress: 0,
+                attempts: 0,
+                request: json!({
+                    "message": req.message,
+                    "document_html": req.document_html,
+                    "require_approval": req.require_approval,
+                    "response_mode": req.response_mode.as_str(),
+                    "cycle": admission.cycle,
+                }),
+                result: None,
+                error: None,
+                metadata: json!({
+                    "message": req.message,
+                    "document_html_provided": req.document_html.is_some(),
+                    "require_approval": req.require_approval,
+                    "response_mode": req.response_mode.as_str(),
+                }),
+                state: json!({}),
+                created_at: now,
+                updated_at: now,
+                finished_at: None,
+                lease_until: None,
+            };
+            self.ports.jobs.insert_job(&job).await?;
+            Ok::<_, StoreError>(job)
+        }
+        .await;
+        match queued {
+            Ok(job) => {
+                self.ports.bus.publish(Signal::Queued).await;
+                Ok(job)
+            }
+            Err(e) => {
+                let _ = self.usage.release(&admission).await;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Waits until the job is finished or awaiting approval, at most `timeout`.
+    pub async fn wait_settled(&self, job_id: &str, timeout: Duration) -> ChatResult<JobRecord> {
+        let mut signals = self.ports.bus.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
+            if job.status.is_finished() || job.status == JobStatus::AwaitingApproval {
+                return Ok(job);
+            }
+            let wake = async {
+                loop {
+                    match signals.recv().await {
+                        Ok(Signal::Job(id)) if id == job_id => return,
+                        Ok(_) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            tokio::time::sleep(Duration::from_millis(250)).await;
+                            return;
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                _ = wake => {}
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Err(ChatError::Timeout { job_id: job_id.to_owned() });
+                }
+            }
+        }
+    }
+
+    /// A job of the owner (403 for another owner's, 404 for none).
+    pub async fn job(&self, owner: Owner, job_id: &str) -> ChatResult<JobRecord> {
+        let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
+        if job.owner != owner {
+            return Err(ChatError::Forbidden);
+        }
+        Ok(job)
+    }
+
+    /// A job without an ownership check (for streams that checked it when they started).
+    pub async fn peek_job(&self, job_id: &str) -> ChatResult<Option<JobRecord>> {
+        Ok(self.ports.jobs.job(job_id).await?)
+    }
+
+    /// The public JSON of a job with its intermediate events.
+    pub async fn job_view(&self, job: &JobRecord, compact: bool) -> ChatResult<Value> {
+        let events = if compact { Vec::new() } else { self.ports.jobs.events(&job.job_id, 0).await? };
+        Ok(view::job_json(job, &events, compact))
+    }
+
+    pub async fn list(&self, owner: Owner, filter: &JobFilter, compact: bool) -> ChatResult<Vec<Value>> {
+        let jobs = self.ports.jobs.list_jobs(owner, filter).await?;
+        let mut out = Vec::with_capacity(jobs.len());
+        for j in &jobs {
+            out.push(self.job_view(j, compact).await?);
+        }
+        Ok(out)
+    }
+
+    /// Events of a job after a sequence number (for streams).
+    pub async fn events_after(&self, job_id: &str, after: i64) -> ChatResult<Vec<redline_ports::jobs::JobEvent>> {
+        Ok(self.ports.jobs.events(job_id, after).await?)
+    }
+
+    /// Cancels a job that has not finished (409 once it has); nothing is applied or billed.
+    pub async fn cancel(&self, owner: Owner, job_id: &str) -> ChatResult<JobRecord> {
+        let job = self.job(owner, job_id).await?;
+        let update = JobUpdate {
+            status: Some(JobStatus::Cancelled),
+            error: Some("The job was cancelled.".to_owned()),
+            ..Default::default()
+        };
+        let from = JobStatus::sources_of(JobStatus::Cancelled);
+        match self.ports.jobs.update_job(job_id, &from, &update, self.now()).await? {
+            Some(cancelled) => {
+                if job.job_type == JobType::Chat {
+                    let _ = self.usage.release(&admission_of(&cancelled)).await;
+                }
+                self.ports.bus.publish(Signal::Job(job_id.to_owned())).await;
+                Ok(cancelled)
+            }
+            None => {
+                let now = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
+                Err(ChatError::Conflict(format!("Job {job_id} has already finished (status: {}).", now.status)))
+            }
+        }
+    }
+
+    /// Answers a job's pending changes (decisions.md §5).
+    pub async fn approve(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        job_id: &str,
+        req: &ApprovalRequest,
+        feedback: Option<String>,
+    ) -> ChatResult<JobRecord> {
+        let job = self.job(owner, job_id).await?;
+        if job.session_id != *session || job.status != JobStatus::AwaitingApproval {
+            return Err(ChatError::Conflict(format!(
+                "No job awaiting approval: job {job_id} is {} in session {}.",
+                job.status,
+                job.session_id.as_str()
+            )));
+        }
+        let pending = stored_changes(&job.state);
+        let approved = redline_domain::job::select_approved(&pending, req).map_err(|e| match e {
+            ApprovalError::UnknownChanges(ids) => {
+                ChatError::UnknownChanges(format!("Unknown change_id: {}", ids.join(", ")))
+            }
+            other => ChatError::UnknownChanges(other.to_string()),
+        })?;
+        let approved: Vec<Change> = approved.into_iter().cloned().collect();
+        self.finish_approval(job, approved, pending.len(), feedback).await
+    }
+
+    /// The session's active chat history (404 when the session does not exist).
+    pub async fn history(&self, owner: Owner, session: &SessionId) -> ChatResult<History> {
+        if self.ports.store.document(owner, session).await?.is_none() {
+            return Err(ChatError::SessionNotFound);
+        }
+        let messages = self.ports.history.active_history(owner, session).await?;
+        Ok(History { session_id: session.clone(), messages })
+    }
+
+    /// Restores the document to the version before `message_id` and drops that message and
+    /// the later ones from the active history.
+    pub async fn revert(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        message_id: &str,
+    ) -> ChatResult<redline_ports::documents::DocumentRecord> {
+        let history = self.history(owner, session).await?;
+        let message = history.messages.iter().find(|m| m.message_id == message_id).ok_or(ChatError::MessageNotFound)?;
+        if self.ports.jobs.has_active_chat(owner, session).await? {
+            return Err(ChatError::Conflict(
+                "A chat job is running on this session; wait for it to finish or cancel it, then revert.".to_owned(),
+            ));
+        }
+        let Some(target) = message.version_before.clone() else {
+            return Err(ChatError::NoSnapshot(
+                "This message predates revert: it has no version snapshot to restore.".to_owned(),
+            ));
+        };
+        let version = self
+            .ports
+            .store
+            .version(owner, session, &target)
+            .await?
+            .ok_or_else(|| ChatError::NoSnapshot("The version before this message no longer exists.".to_owned()))?;
+        let new = redline_ports::documents::NewVersion {
+            version_id: crate::documents::new_version_id(),
+            html: version.html,
+            section_count: version.section_count,
+            source: "revert".to_owned(),
+            title: None,
+            now: self.now(),
+        };
+        let record = match self.ports.store.commit_version(owner, session, None, &new).await? {
+            redline_ports::documents::CommitOutcome::Committed(r) => r,
+            redline_ports::documents::CommitOutcome::Stale { .. } => {
+                return Err(ChatError::Conflict("The document changed during the revert; try again.".to_owned()))
+            }
+        };
+        self.ports.history.truncate_history(owner, session, message_id).await?;
+        Ok(record)
+    }
+
+    /// Deletes the session's jobs (with the session).
+    pub async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> ChatResult<()> {
+        Ok(self.ports.jobs.delete_session_jobs(owner, session).await?)
+    }
+
+    /// One sweep: requeue jobs of dead workers, cancel unanswered approvals, delete old jobs.
+    pub async fn sweep(&self) -> ChatResult<()> {
+        let now = self.now();
+        let rules = redline_ports::jobs::SweepRules {
+            now,
+            delete_finished_before: now - ms(self.config.retention),
+            cancel_awaiting_before: now - ms(self.config.approval_timeout),
+            max_attempts: redline_domain::job::MAX_ATTEMPTS,
+        };
+        let sweep = self.ports.jobs.sweep_jobs(&rules).await?;
+        for id in sweep.cancelled.iter().chain(&sweep.failed) {
+            if let Some(job) = self.ports.jobs.job(id).await? {
+                if job.job_type == JobType::Chat {
+                    let _ = self.usage.release(&admission_of(&job)).await;
+                }
+            }
+            self.ports.bus.publish(Signal::Job(id.clone())).await;
+        }
+        if !sweep.requeued.is_empty() {
+            tracing::warn!(jobs = ?sweep.requeued, "requeued jobs whose worker stopped");
+            self.ports.bus.publish(Signal::Queued).await;
+        }
+        Ok(())
+    }
+}

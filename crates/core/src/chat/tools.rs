@@ -1,0 +1,416 @@
+//! The tools of the AI (decisions.md §9) and the working copy they act on. Edits change
+//! the working copy at once (so later reads see them) and are recorded as `Change`s: applied
+//! at the end of the turn, or proposed for approval.
+
+use std::collections::HashSet;
+
+use redline_domain::document::{ChunkId, Document, Section};
+use redline_domain::job::{Change, ChangeOp};
+use redline_ports::attachments::Passage;
+use redline_ports::llm::ToolSpec;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// Most sections one `read_sections` answers.
+pub const MAX_READ: usize = 50;
+/// Most results one `search_document` answers.
+pub const MAX_SEARCH: usize = 1000;
+/// Characters of section HTML a tool answer carries at most (the rest is cut with a note).
+pub const MAX_TOOL_CHARS: usize = 200_000;
+
+/// The six tools, with JSON Schemas of their arguments.
+pub fn specs() -> Vec<ToolSpec> {
+    let spec = |name: &str, description: &str, parameters: Value| ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        parameters,
+    };
+    vec![
+        spec(
+            "read_sections",
+            "Read the full HTML of sections by their chunk ids.",
+            json!({"type": "object", "properties": {
+                "chunk_ids": {"type": "array", "items": {"type": "string"}, "description": "Chunk ids from the outline"}
+            }, "required": ["chunk_ids"]}),
+        ),
+        spec(
+            "search_document",
+            "Search the document's sections for words or a phrase; returns matching sections with their HTML, best first.",
+            json!({"type": "object", "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH, "description": "Most results (default 10)"}
+            }, "required": ["query"]}),
+        ),
+        spec(
+            "search_attachments",
+            "Search the text of the files attached to this session; returns ranked passages with the attachment id and file name.",
+            json!({"type": "object", "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Most passages (default 5)"}
+            }, "required": ["query"]}),
+        ),
+        spec(
+            "edit_section",
+            "Replace one section with new HTML (one block element, or several to split it).",
+            json!({"type": "object", "properties": {
+                "chunk_id": {"type": "string"},
+                "new_html": {"type": "string"},
+                "explanation": {"type": "string", "description": "Why, for the person reviewing the change"}
+            }, "required": ["chunk_id", "new_html", "explanation"]}),
+        ),
+        spec(
+            "create_section",
+            "Insert new section(s) after a chunk id, or at the start when after_chunk_id is null.",
+            json!({"type": "object", "properties": {
+                "after_chunk_id": {"type": ["string", "null"]},
+                "new_html": {"type": "string"},
+                "explanation": {"type": "string"}
+            }, "required": ["after_chunk_id", "new_html", "explanation"]}),
+        ),
+        spec(
+            "delete_section",
+            "Delete one section.",
+            json!({"type": "object", "properties": {
+                "chunk_id": {"type": "string"},
+                "explanation": {"type": "string"}
+            }, "required": ["chunk_id", "explanation"]}),
+        ),
+    ]
+}
+
+/// A tool call parsed from the model's JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolRequest {
+    Read { chunk_ids: Vec<String> },
+    SearchDocument { query: String, limit: usize },
+    SearchAttachments { query: String, limit: i64 },
+    Edit { chunk_id: String, new_html: String, explanation: Option<String> },
+    Create { after: Option<String>, new_html: String, explanation: Option<String> },
+    Delete { chunk_id: String, explanation: Option<String> },
+}
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    chunk_ids: Vec<String>,
+}
+#[derive(Deserialize)]
+struct SearchArgs {
+    query: String,
+    limit: Option<i64>,
+}
+#[derive(Deserialize)]
+struct EditArgs {
+    chunk_id: String,
+    new_html: String,
+    explanation: Option<String>,
+}
+#[derive(Deserialize)]
+struct CreateArgs {
+    #[serde(default)]
+    after_chunk_id: Option<String>,
+    new_html: String,
+    explanation: Option<String>,
+}
+#[derive(Deserialize)]
+struct DeleteArgs {
+    chunk_id: String,
+    explanation: Option<String>,
+}
+
+/// Parses a call's arguments; the error text goes back to the model.
+pub fn parse(name: &str, arguments: &str) -> Result<ToolRequest, String> {
+    let raw = if arguments.trim().is_empty() { "{}" } else { arguments };
+    let bad = |e: serde_json::Error| format!("invalid arguments for {name}: {e}");
+    Ok(match name {
+        "read_sections" => {
+            let a: ReadArgs = serde_json::from_str(raw).map_err(bad)?;
+            ToolRequest::Read { chunk_ids: a.chunk_ids }
+        }
+        "search_document" => {
+            let a: SearchArgs = serde_json::from_str(raw).map_err(bad)?;
+            let limit = a.limit.unwrap_or(10).clamp(1, MAX_SEARCH as i64) as usize;
+            ToolRequest::SearchDocument { query: a.query, limit }
+        }
+        "search_attachments" => {
+            let a: SearchArgs = serde_json::from_str(raw).map_err(bad)?;
+            ToolRequest::SearchAttachments { query: a.query, limit: a.limit.unwrap_or(5).clamp(1, 50) }
+        }
+        "edit_section" => {
+            let a: EditArgs = serde_json::from_str(raw).map_err(bad)?;
+            ToolRequest::Edit { chunk_id: a.chunk_id, new_html: a.new_html, explanation: a.explanation }
+        }
+        "create_section" => {
+            let a: CreateArgs = serde_json::from_str(raw).map_err(bad)?;
+            ToolRequest::Create { after: a.after_chunk_id, new_html: a.new_html, explanation: a.explanation }
+        }
+        "delete_section" => {
+            let a: DeleteArgs = serde_json::from_str(raw).map_err(bad)?;
+            ToolRequest::Delete { chunk_id: a.chunk_id, explanation: a.explanation }
+        }
+        other => return Err(format!("unknown tool {other:?}; the tools are read_sections, search_document, search_attachments, edit_section, create_section, delete_section")),
+    })
+}
+
+/// Words of a query worth matching (lower case, without punctuation and short words).
+pub fn terms(query: &str) -> Vec<String> {
+    const STOP: [&str; 24] = [
+        "the", "and", "for", "are", "was", "what", "who", "how", "why", "when", "where", "which", "this", "that",
+        "with", "from", "does", "did", "is", "of", "in", "a", "an", "to",
+    ];
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() > 1)
+        .map(|w| w.to_lowercase())
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .collect()
+}
+
+/// Sections matching a query, best first: the exact phrase first, then by matched terms.
+pub fn search_sections<'a>(doc: &'a Document, query: &str, limit: usize) -> Vec<&'a Section> {
+    let phrase = query.trim().to_lowercase();
+    let words = terms(query);
+    let mut scored: Vec<(usize, f64, &Section)> = doc
+        .sections()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let text = s.text.to_lowercase();
+            let mut score = 0.0;
+            if !phrase.is_empty() && text.contains(&phrase) {
+                score += 10.0;
+            }
+            let tokens: HashSet<&str> = text.split(|c: char| !c.is_alphanumeric()).collect();
+            let hits = words.iter().filter(|w| tokens.contains(w.as_str())).count();
+            if !words.is_empty() {
+                score += hits as f64 / words.len() as f64;
+            }
+            (score > 0.0).then_some((i, score, s))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.into_iter().take(limit).map(|(_, _, s)| s).collect()
+}
+
+/// Section HTML for a tool answer, cut to the budget.
+fn sections_json(sections: &[&Section]) -> Value {
+    let mut used = 0usize;
+    let mut out = Vec::new();
+    let mut omitted = 0usize;
+    for s in sections {
+        if used + s.html.len() > MAX_TOOL_CHARS && !out.is_empty() {
+            omitted += 1;
+            continue;
+        }
+        used += s.html.len();
+        out.push(json!({"chunk_id": s.id.as_str(), "html": s.html}));
+    }
+    json!({"sections": out, "omitted": omitted})
+}
+
+/// Answers to read-only tools.
+pub fn read(doc: &Document, chunk_ids: &[String]) -> Value {
+    let mut found = Vec::new();
+    let mut unknown = Vec::new();
+    for id in chunk_ids.iter().take(MAX_READ) {
+        match ChunkId::parse(id).and_then(|c| doc.get(&c)) {
+            Some(s) => found.push(s),
+            None => unknown.push(id.clone()),
+        }
+    }
+    let mut v = sections_json(&found);
+    if !unknown.is_empty() {
+        v["unknown_chunk_ids"] = json!(unknown);
+    }
+    if chunk_ids.len() > MAX_READ {
+        v["note"] = json!(format!("only the first {MAX_READ} ids were read"));
+    }
+    v
+}
+
+pub fn search(doc: &Document, query: &str, limit: usize) -> Value {
+    let hits = search_sections(doc, query, limit);
+    let mut v = sections_json(&hits);
+    v["query"] = json!(query);
+    v
+}
+
+pub fn passages_json(passages: &[Passage]) -> Value {
+    json!({"passages": passages.iter().map(|p| json!({
+        "attachment_id": p.attachment_id,
+        "filename": p.filename,
+        "chunk_index": p.chunk_index,
+        "text": p.text,
+        "score": p.score,
+    })).collect::<Vec<_>>()})
+}
+
+/// Gives new sections ids that clash with nothing in `doc` (but `keep` for the first, when
+/// given: an edit keeps the section's id).
+pub fn settle_ids(
+    doc: &Document,
+    mut sections: Vec<Section>,
+    keep: Option<&ChunkId>,
+    fresh: &mut dyn FnMut() -> ChunkId,
+) -> Vec<Section> {
+    let mut taken: HashSet<String> =
+        doc.sections().iter().filter(|s| Some(&s.id) != keep).map(|s| s.id.as_str().to_owned()).collect();
+    for (i, s) in sections.iter_mut().enumerate() {
+        let wanted = match (i, keep) {
+            (0, Some(k)) => k.clone(),
+            _ if taken.contains(s.id.as_str()) || Some(&s.id) == keep => {
+                let mut id = fresh();
+                while taken.contains(id.as_str()) {
+                    id = fresh();
+                }
+                id
+            }
+            _ => s.id.clone(),
+        };
+        if wanted != s.id {
+            s.html = s.html.replacen(
+                &format!("data-chunk-id=\"{}\"", s.id.as_str()),
+                &format!("data-chunk-id=\"{}\"", wanted.as_str()),
+                1,
+            );
+            s.id = wanted;
+        }
+        taken.insert(s.id.as_str().to_owned());
+    }
+    sections
+}
+
+/// The turn's edits so far: the working copy, the document the turn started from, and the
+/// changes (at most one per section: a second edit of a section updates the first).
+pub struct Workspace {
+    pub base: Document,
+    pub working: Document,
+    pub changes: Vec<Change>,
+}
+
+impl Workspace {
+    pub fn new(doc: Document) -> Self {
+        Self { base: doc.clone(), working: doc, changes: Vec::new() }
+    }
+
+    /// Records an edit of `chunk_id` (already applied to the working copy).
+    pub fn record_edit(
+        &mut self,
+        chunk_id: &ChunkId,
+        new: Vec<Section>,
+        explanation: Option<String>,
+        change_id: String,
+    ) -> String {
+        if let Some(c) = self.changes.iter_mut().find(|c| &c.chunk_id == chunk_id && c.op != ChangeOp::Delete) {
+            c.new_sections = new;
+            if explanation.is_some() {
+                c.explanation = explanation;
+            }
+            return c.change_id.clone();
+        }
+        let old_html = self.base.get(chunk_id).map(|s| s.html.clone());
+        self.changes.push(Change {
+            change_id: change_id.clone(),
+            op: ChangeOp::Edit,
+            chunk_id: chunk_id.clone(),
+            after: None,
+            old_html,
+            new_sections: new,
+            explanation,
+        });
+        change_id
+    }
+
+    pub fn record_create(
+        &mut self,
+        after: Option<ChunkId>,
+        new: Vec<Section>,
+        explanation: Option<String>,
+        change_id: String,
+    ) -> String {
+        let chunk_id = new[0].id.clone();
+        self.changes.push(Change {
+            change_id: change_id.clone(),
+            op: ChangeOp::Create,
+            chunk_id,
+            after,
+            old_html: None,
+            new_sections: new,
+            explanation,
+        });
+        change_id
+    }
+
+    pub fn record_delete(&mut self, chunk_id: &ChunkId, explanation: Option<String>, change_id: String) -> String {
+        // Deleting a section made in this turn just drops its creation.
+        if let Some(i) = self.changes.iter().position(|c| c.op == ChangeOp::Create && &c.chunk_id == chunk_id) {
+            let c = self.changes.remove(i);
+            return c.change_id;
+        }
+        self.changes.retain(|c| &c.chunk_id != chunk_id);
+        self.changes.push(Change {
+            change_id: change_id.clone(),
+            op: ChangeOp::Delete,
+            chunk_id: chunk_id.clone(),
+            after: None,
+            old_html: self.base.get(chunk_id).map(|s| s.html.clone()),
+            new_sections: Vec::new(),
+            explanation,
+        });
+        change_id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sec(id: &str, text: &str) -> Section {
+        Section {
+            id: ChunkId::parse(id).unwrap(),
+            tag: "p".into(),
+            html: format!("<p data-chunk-id=\"{id}\">{text}</p>"),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        assert!(matches!(parse("read_sections", r#"{"chunk_ids": ["a"]}"#), Ok(ToolRequest::Read { .. })));
+        assert!(parse("read_sections", "not json").unwrap_err().contains("invalid arguments"));
+        assert!(parse("edit_section", r#"{"chunk_id": 3}"#).is_err());
+        assert!(parse("format_disk", "{}").unwrap_err().contains("unknown tool"));
+        assert_eq!(
+            parse("create_section", r#"{"after_chunk_id": null, "new_html": "<p>x</p>", "explanation": "e"}"#),
+            Ok(ToolRequest::Create { after: None, new_html: "<p>x</p>".into(), explanation: Some("e".into()) })
+        );
+    }
+
+    #[test]
+    fn search_ranks_the_phrase_first() {
+        let doc = Document::new(vec![
+            sec("a", "capital cities"),
+            sec("b", "The capital of Freedonia is Fredville"),
+            sec("c", "nothing"),
+        ])
+        .unwrap();
+        let hits = search_sections(&doc, "capital of Freedonia", 10);
+        assert_eq!(hits.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+        assert!(search_sections(&doc, "zebra", 10).is_empty());
+    }
+
+    #[test]
+    fn new_sections_never_take_an_existing_id() {
+        let doc = Document::new(vec![sec("a", "one"), sec("b", "two")]).unwrap();
+        let mut n = 0;
+        let mut fresh = || {
+            n += 1;
+            ChunkId::parse(&format!("n{n}")).unwrap()
+        };
+        let edited =
+            settle_ids(&doc, vec![sec("b", "x"), sec("zz", "y")], Some(&ChunkId::parse("a").unwrap()), &mut fresh);
+        assert_eq!(edited.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["a", "zz"]);
+        assert!(edited[0].html.contains("data-chunk-id=\"a\""));
+        let created = settle_ids(&doc, vec![sec("a", "x")], None, &mut fresh);
+        assert_eq!(created[0].id.as_str(), "n1");
+    }
+}

@@ -1,0 +1,765 @@
+//! The editing loop of one chat turn, run by a worker: the model gets the outline and works
+//! through the tools; every model call, tool call and change is an intermediate event. The
+//! document is written once, at the end, in one transaction (or the changes wait for
+//! approval).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redline_domain::document::{ChunkId, Document, Section};
+use redline_domain::job::{sections_edited, Change, ChangeOp, JobStatus};
+use redline_ports::documents::{CommitOutcome, DocumentRecord, NewVersion};
+use redline_ports::jobs::{HistoryMessage, JobRecord, JobUpdate, Signal};
+use redline_ports::llm::{CompletionRequest, DeltaSink, LlmError, Message};
+use redline_ports::{EventBus, JobStore};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use super::tools::{self, ToolRequest, Workspace};
+use super::view::{change_json, usage_json};
+use super::{admission_of, prompt, short_id, Chat, ChatError, ChatResult};
+use crate::documents::{new_chunk_id, new_version_id};
+
+/// How the result shows the document (decisions.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseMode {
+    /// `updated_html` carries the whole document.
+    Full,
+    /// `updated_html` is null; `chunk_diffs` carries the changed sections.
+    Compact,
+}
+
+impl ResponseMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseMode::Full => "full",
+            ResponseMode::Compact => "compact",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "full" => Some(ResponseMode::Full),
+            "compact" => Some(ResponseMode::Compact),
+            _ => None,
+        }
+    }
+}
+
+fn section_json(s: &Section) -> Value {
+    json!({"id": s.id.as_str(), "tag": s.tag, "html": s.html, "text": s.text})
+}
+
+fn section_from(v: &Value) -> Option<Section> {
+    Some(Section {
+        id: ChunkId::parse(v.get("id")?.as_str()?)?,
+        tag: v.get("tag")?.as_str()?.to_owned(),
+        html: v.get("html")?.as_str()?.to_owned(),
+        text: v.get("text")?.as_str()?.to_owned(),
+    })
+}
+
+/// Changes in full (with their new sections), as a job's state keeps them.
+pub fn changes_to_json(changes: &[Change]) -> Value {
+    Value::Array(
+        changes
+            .iter()
+            .map(|c| {
+                json!({
+                    "change_id": c.change_id,
+                    "op": c.op.as_str(),
+                    "chunk_id": c.chunk_id.as_str(),
+                    "after": c.after.as_ref().map(|a| a.as_str()),
+                    "old_html": c.old_html,
+                    "new_sections": c.new_sections.iter().map(section_json).collect::<Vec<_>>(),
+                    "explanation": c.explanation,
+                })
+            })
+            .collect(),
+    )
+}
+
+pub fn changes_from_json(v: &Value) -> Result<Vec<Change>, String> {
+    let bad = || "corrupt pending changes".to_owned();
+    v.as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|c| {
+            Ok(Change {
+                change_id: c.get("change_id").and_then(Value::as_str).ok_or_else(bad)?.to_owned(),
+                op: c.get("op").and_then(Value::as_str).and_then(ChangeOp::parse).ok_or_else(bad)?,
+                chunk_id: c.get("chunk_id").and_then(Value::as_str).and_then(ChunkId::parse).ok_or_else(bad)?,
+                after: c.get("after").and_then(Value::as_str).and_then(ChunkId::parse),
+                old_html: c.get("old_html").and_then(Value::as_str).map(str::to_owned),
+                new_sections: c
+                    .get("new_sections")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(section_from).collect())
+                    .unwrap_or_default(),
+                explanation: c.get("explanation").and_then(Value::as_str).map(str::to_owned),
+            })
+        })
+        .collect()
+}
+
+/// A human-readable summary of changes.
+fn summary(changes: &[Change]) -> String {
+    if changes.is_empty() {
+        return "No changes to the document.".to_owned();
+    }
+    let count = |op| changes.iter().filter(|c| c.op == op).count();
+    let mut parts = Vec::new();
+    for (op, word) in [(ChangeOp::Edit, "edited"), (ChangeOp::Create, "created"), (ChangeOp::Delete, "deleted")] {
+        let n = count(op);
+        if n > 0 {
+            parts.push(format!("{n} section{} {word}", if n == 1 { "" } else { "s" }));
+        }
+    }
+    format!("{}.", parts.join(", "))
+}
+
+/// Collects streamed text (it is stored as one `text_delta` event per model call).
+#[derive(Default)]
+struct Collect(Mutex<String>);
+
+impl DeltaSink for Collect {
+    fn text(&self, delta: &str) {
+        if let Ok(mut s) = self.0.lock() {
+            s.push_str(delta);
+        }
+    }
+}
+
+/// What the loop ended with.
+enum Ending {
+    /// The model answered; apply or propose the changes.
+    Answer(String),
+    /// The wall-clock cap was reached: finish with what was done and a friendly note.
+    OutOfTime,
+    /// The job was cancelled (or taken away): stop, write nothing.
+    Cancelled,
+    /// The turn failed: write nothing, charge nothing.
+    Failed(String),
+}
+
+/// Watches a running job: renews its lease and reports when it is no longer in progress
+/// (cancelled, or taken by recovery).
+fn watch_job(
+    jobs: Arc<dyn JobStore>,
+    bus: Arc<dyn EventBus>,
+    clock: Arc<dyn redline_ports::Clock>,
+    job_id: String,
+    lease: Duration,
+) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = watch::channel(false);
+    let handle = tokio::spawn(async move {
+        let mut signals = bus.subscribe();
+        let renew_every = (lease / 3).max(Duration::from_millis(100));
+        let mut renew = tokio::time::interval(renew_every);
+        renew.tick().await;
+        loop {
+            tokio::select! {
+                _ = renew.tick() => {
+                    let now = clock.now_ms();
+                    let until = now + i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+                    let update = JobUpdate { lease_until: Some(Some(until)), ..Default::default() };
+                    if let Ok(None) = jobs.update_job(&job_id, &[JobStatus::InProgress], &update, now).await {
+                        let _ = tx.send(true);
+                        return;
+                    }
+                }
+                s = signals.recv() => {
+                    let mine = match s {
+                        Ok(Signal::Job(id)) => id == job_id,
+                        Ok(Signal::Queued) => false,
+                        Err(_) => true,
+                    };
+                    if mine {
+                        if let Ok(Some(j)) = jobs.job(&job_id).await {
+                            if j.status != JobStatus::InProgress {
+                                let _ = tx.send(true);
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+    (rx, handle)
+}
+
+async fn cancelled(rx: &mut watch::Receiver<bool>) {
+    loop {
+        if *rx.borrow() {
+            return;
+        }
+        if rx.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Chat {
+    async fn emit(&self, job_id: &str, kind: &str, content: Value) {
+        let now = self.now();
+        match self.ports.jobs.append_event(job_id, kind, &content, now).await {
+            Ok(_) => self.ports.bus.publish(Signal::Job(job_id.to_owned())).await,
+            Err(e) => tracing::warn!(job_id, error = %e, "could not record a job event"),
+        }
+    }
+
+    async fn progress(&self, job_id: &str, progress: i32) {
+        let update = JobUpdate { progress: Some(progress), ..Default::default() };
+        let _ = self.ports.jobs.update_job(job_id, &[JobStatus::InProgress], &update, self.now()).await;
+    }
+
+    /// Ends a job as failed (nothing written, nothing charged).
+    async fn fail(&self, job: &JobRecord, error: String) {
+        tracing::warn!(job_id = %job.job_id, %error, "chat job failed");
+        let update = JobUpdate { status: Some(JobStatus::Failed), error: Some(error), ..Default::default() };
+        if let Ok(Some(_)) =
+            self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await
+        {
+            let _ = self.usage.release(&admission_of(job)).await;
+        }
+        self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
+    }
+
+    /// Runs a claimed chat job to its end.
+    pub async fn run_job(&self, job: JobRecord) {
+        let (mut cancel, watcher) = watch_job(
+            self.ports.jobs.clone(),
+            self.ports.bus.clone(),
+            self.ports.clock.clone(),
+            job.job_id.clone(),
+            self.config.lease,
+        );
+        if let Err(e) = self.run_turn(&job, &mut cancel).await {
+            self.fail(&job, format!("The chat turn failed: {e}")).await;
+        }
+        watcher.abort();
+    }
+
+    async fn run_turn(&self, job: &JobRecord, cancel: &mut watch::Receiver<bool>) -> ChatResult<()> {
+        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let require_approval = job.request.get("require_approval").and_then(Value::as_bool).unwrap_or(false);
+        let owner = job.owner;
+        let session = &job.session_id;
+        self.emit(&job.job_id, "status", json!({"message": "Reading the document", "attempt": job.attempts})).await;
+        self.progress(&job.job_id, 5).await;
+
+        // The document as the turn starts (the editor's copy first, when one was sent).
+        let (mut record, mut doc) = self.documents.current(owner, session).await?;
+        if let Some(html) = job.request.get("document_html").and_then(Value::as_str) {
+            let sections = self.documents.sectionize(html.to_owned()).await?;
+            let editor = Document::new(sections).map_err(|e| ChatError::Conflict(e.to_string()))?;
+            let stored = record.as_ref().map(|r| r.html.as_str()).unwrap_or_default();
+            if editor.to_html() != stored && (editor.has_content() || !doc.has_content()) {
+                let version = NewVersion {
+                    version_id: new_version_id(),
+                    html: editor.to_html(),
+                    section_count: editor.len() as i64,
+                    source: "editor".to_owned(),
+                    title: None,
+                    now: self.now(),
+                };
+                let expected = Some(record.as_ref().and_then(|r| r.version_id.clone()));
+                if let CommitOutcome::Committed(r) =
+                    self.ports.store.commit_version(owner, session, expected, &version).await?
+                {
+                    record = Some(r);
+                    doc = editor;
+                }
+            }
+        }
+        let base_version = record.as_ref().and_then(|r| r.version_id.clone());
+
+        let attachments = match &self.ports.attachments {
+            Some(a) => a.session_attachments(owner, session).await.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let mut messages = vec![Message::system(prompt::system(&doc, &attachments))];
+        let history = self.ports.history.active_history(owner, session).await?;
+        let skip = history.len().saturating_sub(self.config.history_messages);
+        for m in history.into_iter().skip(skip) {
+            messages.push(if m.role == "user" {
+                Message::user(m.content)
+            } else {
+                Message::assistant(Some(m.content), vec![])
+            });
+        }
+        messages.push(Message::user(message.clone()));
+
+        let mut ws = Workspace::new(doc);
+        let deadline_ms = job.created_at + i64::try_from(self.config.chat_timeout.as_millis()).unwrap_or(i64::MAX / 2);
+        let tool_specs = tools::specs();
+        let mut ending = Ending::Failed(format!(
+            "The AI did not finish within {} steps; nothing was changed.",
+            self.config.max_rounds
+        ));
+        for round in 0..self.config.max_rounds {
+            if *cancel.borrow() {
+                ending = Ending::Cancelled;
+                break;
+            }
+            let remaining = deadline_ms - self.now();
+            if remaining <= 0 {
+                ending = Ending::OutOfTime;
+                break;
+            }
+            self.progress(&job.job_id, (10 + 15 * round as i32).min(90)).await;
+            self.emit(
+                &job.job_id,
+                "status",
+                json!({"message": "Asking the model", "model": self.ports.llm.name(), "round": round + 1}),
+            )
+            .await;
+            let request = CompletionRequest { messages: messages.clone(), tools: tool_specs.clone() };
+            let sink = Collect::default();
+            let call = self.ports.llm.complete(&request, &sink);
+            let completion = tokio::select! {
+                c = call => c,
+                _ = cancelled(cancel) => { ending = Ending::Cancelled; break; }
+                _ = tokio::time::sleep(Duration::from_millis(u64::try_from(remaining).unwrap_or(0))) => {
+                    ending = Ending::OutOfTime;
+                    break;
+                }
+            };
+            let completion = match completion {
+                Ok(c) => c,
+                Err(e) => {
+                    let why = match e {
+                        LlmError::Timeout => "the AI model did not answer in time".to_owned(),
+                        other => other.to_string(),
+                    };
+                    ending = Ending::Failed(format!("The AI model failed: {why}. Nothing was changed."));
+                    break;
+                }
+            };
+            if let Some(text) = completion.content.as_deref().filter(|t| !t.is_empty()) {
+                self.emit(&job.job_id, "text_delta", json!({"text": text})).await;
+            }
+            messages.push(Message::assistant(completion.content.clone(), completion.tool_calls.clone()));
+            if completion.tool_calls.is_empty() {
+                ending = Ending::Answer(completion.content.unwrap_or_default());
+                break;
+            }
+            for call in &completion.tool_calls {
+                let shown_args: Value =
+                    serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                self.emit(&job.job_id, "tool_call", json!({"id": call.id, "name": call.name, "arguments": shown_args}))
+                    .await;
+                let answer = self.tool(job, &mut ws, &call.name, &call.arguments, require_approval).await;
+                let ok = answer.get("error").is_none();
+                self.emit(
+                    &job.job_id,
+                    "tool_result",
+                    json!({"id": call.id, "name": call.name, "ok": ok, "error": answer.get("error")}),
+                )
+                .await;
+                messages.push(Message::tool(call.id.clone(), answer.to_string()));
+            }
+        }
+        match ending {
+            Ending::Cancelled => Ok(()),
+            Ending::Failed(why) => {
+                self.fail(job, why).await;
+                Ok(())
+            }
+            Ending::OutOfTime => {
+                let n = ws.changes.len();
+                let text = format!(
+                    "This request reached the time limit of {} before I could finish. {}",
+                    human_duration(self.config.chat_timeout),
+                    if n == 0 {
+                        "The document was not changed; try a smaller request.".to_owned()
+                    } else if require_approval {
+                        format!("The {n} change(s) I had prepared are ready for your review.")
+                    } else {
+                        format!("The {n} change(s) I had made are kept; ask again to continue.")
+                    }
+                );
+                self.finish(job, record, base_version, ws, text, require_approval).await
+            }
+            Ending::Answer(text) => {
+                let text = if text.trim().is_empty() { summary(&ws.changes) } else { text };
+                self.finish(job, record, base_version, ws, text, require_approval).await
+            }
+        }
+    }
+
+    /// Runs one tool call against the working copy; the answer goes back to the model.
+    async fn tool(&self, job: &JobRecord, ws: &mut Workspace, name: &str, arguments: &str, proposing: bool) -> Value {
+        let request = match tools::parse(name, arguments) {
+            Ok(r) => r,
+            Err(e) => return json!({"error": e}),
+        };
+        let chunk = |id: &str, ws: &Workspace| -> Result<ChunkId, Value> {
+            ChunkId::parse(id)
+                .filter(|c| ws.working.get(c).is_some())
+                .ok_or_else(|| json!({"error": format!("unknown chunk_id {id:?}; use ids from the outline or from search_document")}))
+        };
+        match request {
+            ToolRequest::Read { chunk_ids } => tools::read(&ws.working, &chunk_ids),
+            ToolRequest::SearchDocument { query, limit } => tools::search(&ws.working, &query, limit),
+            ToolRequest::SearchAttachments { query, limit } => match &self.ports.attachments {
+                Some(a) => match a.search_passages(job.owner, &job.session_id, &query, limit).await {
+                    Ok(p) => tools::passages_json(&p),
+                    Err(e) => json!({"error": format!("attachment search failed: {e}")}),
+                },
+                None => json!({"passages": []}),
+            },
+            ToolRequest::Edit { chunk_id, new_html, explanation } => {
+                let id = match chunk(&chunk_id, ws) {
+                    Ok(id) => id,
+                    Err(e) => return e,
+                };
+                let sections = match self.new_sections(ws, &new_html, Some(&id)).await {
+                    Ok(s) => s,
+                    Err(e) => return e,
+                };
+                if let Err(e) = ws.working.replace(&id, sections.clone()) {
+                    return json!({"error": e.to_string()});
+                }
+                let change_id = ws.record_edit(&id, sections, explanation.clone(), short_id("chg_"));
+                self.emit_change(job, ws, &change_id, proposing).await;
+                json!({"ok": true, "change_id": change_id, "chunk_id": id.as_str()})
+            }
+            ToolRequest::Create { after, new_html, explanation } => {
+                let after = match after.as_deref().filter(|a| !a.is_empty()) {
+                    None => None,
+                    Some(a) => match chunk(a, ws) {
+                        Ok(id) => Some(id),
+                        Err(e) => return e,
+                    },
+                };
+                let sections = match self.new_sections(ws, &new_html, None).await {
+                    Ok(s) => s,
+                    Err(e) => return e,
+                };
+                if let Err(e) = ws.working.insert_after(after.as_ref(), sections.clone()) {
+                    return json!({"error": e.to_string()});
+                }
+                let ids: Vec<String> = sections.iter().map(|s| s.id.as_str().to_owned()).collect();
+                let change_id = ws.record_create(after, sections, explanation, short_id("chg_"));
+                self.emit_change(job, ws, &change_id, proposing).await;
+                json!({"ok": true, "change_id": change_id, "chunk_ids": ids})
+            }
+            ToolRequest::Delete { chunk_id, explanation } => {
+                let id = match chunk(&chunk_id, ws) {
+                    Ok(id) => id,
+                    Err(e) => return e,
+                };
+                if let Err(e) = ws.working.delete(&id) {
+                    return json!({"error": e.to_string()});
+                }
+                let change_id = ws.record_delete(&id, explanation, short_id("chg_"));
+                if ws.changes.iter().any(|c| c.change_id == change_id) {
+                    self.emit_change(job, ws, &change_id, proposing).await;
+                }
+                json!({"ok": true, "change_id": change_id, "deleted": id.as_str()})
+            }
+        }
+    }
+
+    async fn new_sections(&self, ws: &Workspace, html: &str, keep: Option<&ChunkId>) -> Result<Vec<Section>, Value> {
+        let sections = self
+            .documents
+            .sectionize(html.to_owned())
+            .await
+            .map_err(|e| json!({"error": format!("new_html was refused: {e}")}))?;
+        if sections.is_empty() {
+            return Err(json!({"error": "new_html has no content; to remove a section use delete_section"}));
+        }
+        Ok(tools::settle_ids(&ws.working, sections, keep, &mut new_chunk_id))
+    }
+
+    async fn emit_change(&self, job: &JobRecord, ws: &Workspace, change_id: &str, proposing: bool) {
+        if let Some(c) = ws.changes.iter().find(|c| c.change_id == change_id) {
+            let mut v = change_json(c);
+            v["proposed"] = json!(proposing);
+            self.emit(&job.job_id, "change", v).await;
+        }
+    }
+
+    /// The end of a turn: propose the changes, or apply them, charge and complete.
+    async fn finish(
+        &self,
+        job: &JobRecord,
+        record: Option<DocumentRecord>,
+        base_version: Option<String>,
+        ws: Workspace,
+        response: String,
+        require_approval: bool,
+    ) -> ChatResult<()> {
+        if require_approval && !ws.changes.is_empty() {
+            let pending: Vec<Value> = ws.changes.iter().map(change_json).collect();
+            let mut metadata = job.metadata.clone();
+            metadata["pending_changes"] = Value::Array(pending);
+            let update = JobUpdate {
+                status: Some(JobStatus::AwaitingApproval),
+                progress: Some(90),
+                metadata: Some(metadata),
+                state: Some(json!({
+                    "pending": changes_to_json(&ws.changes),
+                    "base_version": base_version,
+                    "response": response,
+                })),
+                lease_until: Some(None),
+                ..Default::default()
+            };
+            self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await?;
+            self.emit(&job.job_id, "status", json!({"message": "Waiting for approval", "pending": ws.changes.len()}))
+                .await;
+            return Ok(());
+        }
+        if self.job_status(&job.job_id).await? != JobStatus::InProgress {
+            return Ok(());
+        }
+        let owner = job.owner;
+        let (doc_record, applied) = if ws.changes.is_empty() {
+            (record, Vec::new())
+        } else {
+            match self.commit(job, base_version.clone(), &ws.working, "chat").await? {
+                Some(r) => (Some(r), ws.changes.clone()),
+                None => {
+                    // The document moved during the turn: apply the changes onto it if each
+                    // section is as the AI saw it, else give up without writing.
+                    let (now_record, now_doc) = self.documents.current(owner, &job.session_id).await?;
+                    let refs: Vec<&Change> = ws.changes.iter().collect();
+                    match redline_domain::job::apply_approved(&now_doc, &refs) {
+                        Ok(rebased) => {
+                            let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
+                            match self.commit(job, expected, &rebased, "chat").await? {
+                                Some(r) => (Some(r), ws.changes.clone()),
+                                None => {
+                                    self.fail(job, "The document kept changing while the AI edited it; nothing was applied. Try again.".to_owned()).await;
+                                    return Ok(());
+                                }
+                            }
+                        }
+                        Err(_) => {
+                            self.fail(job, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        };
+        let version_before = base_version;
+        self.complete(job, doc_record, version_before, &applied, response).await
+    }
+
+    async fn job_status(&self, job_id: &str) -> ChatResult<JobStatus> {
+        let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
+        Ok(job.status)
+    }
+
+    /// Commits `doc` over `expected`; `None` when the document moved on.
+    async fn commit(
+        &self,
+        job: &JobRecord,
+        expected: Option<String>,
+        doc: &Document,
+        source: &str,
+    ) -> ChatResult<Option<DocumentRecord>> {
+        let version = NewVersion {
+            version_id: new_version_id(),
+            html: doc.to_html(),
+            section_count: doc.len() as i64,
+            source: source.to_owned(),
+            title: None,
+            now: self.now(),
+        };
+        Ok(match self.ports.store.commit_version(job.owner, &job.session_id, Some(expected), &version).await? {
+            CommitOutcome::Committed(r) => Some(r),
+            CommitOutcome::Stale { .. } => None,
+        })
+    }
+
+    /// Charges the turn, records it in the history and completes the job with its result.
+    async fn complete(
+        &self,
+        job: &JobRecord,
+        doc_record: Option<DocumentRecord>,
+        version_before: Option<String>,
+        applied: &[Change],
+        response: String,
+    ) -> ChatResult<()> {
+        let usage = match self.usage.charge(&admission_of(job), sections_edited(applied)).await {
+            Ok(u) => u,
+            Err(e) => {
+                tracing::warn!(job_id = %job.job_id, error = %e, "could not charge a completed turn");
+                let mut u = self.usage.current(job.owner).await?;
+                u.was_billable = true;
+                u
+            }
+        };
+        let version_after = doc_record.as_ref().and_then(|r| r.version_id.clone());
+        let now = self.now();
+        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
+        self.ports
+            .history
+            .add_messages(
+                job.owner,
+                &job.session_id,
+                &[
+                    HistoryMessage {
+                        message_id: short_id("msg_"),
+                        role: "user".to_owned(),
+                        content: message,
+                        job_id: Some(job.job_id.clone()),
+                        version_before: version_before.clone(),
+                        version_after: version_after.clone(),
+                        created_at: now,
+                    },
+                    HistoryMessage {
+                        message_id: short_id("msg_"),
+                        role: "assistant".to_owned(),
+                        content: response.clone(),
+                        job_id: Some(job.job_id.clone()),
+                        version_before,
+                        version_after: version_after.clone(),
+                        created_at: now,
+                    },
+                ],
+            )
+            .await?;
+        let compact = job.request.get("response_mode").and_then(Value::as_str) == Some("compact");
+        let html = doc_record.as_ref().map(|r| r.html.clone()).unwrap_or_default();
+        let changes: Vec<Value> = applied.iter().map(change_json).collect();
+        let result = json!({
+            "response": response,
+            "session_id": job.session_id.as_str(),
+            "document_changes": {
+                "updated_html": if compact { Value::Null } else { Value::String(html) },
+                "version_id": version_after,
+                "changes_summary": summary(applied),
+                "requires_approval": false,
+                "pending_changes": Value::Null,
+                "changes": changes,
+                "chunk_diffs": if compact { Value::Array(changes.clone()) } else { Value::Null },
+            },
+            "usage": usage_json(&usage),
+        });
+        let update = JobUpdate {
+            status: Some(JobStatus::Completed),
+            progress: Some(100),
+            result: Some(result),
+            ..Default::default()
+        };
+        let from = [JobStatus::InProgress];
+        if self.ports.jobs.update_job(&job.job_id, &from, &update, self.now()).await?.is_none() {
+            tracing::warn!(job_id = %job.job_id, "the job was cancelled while its turn was being completed");
+        }
+        self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
+        Ok(())
+    }
+
+    /// Applies the approved changes of a job awaiting approval and completes it.
+    pub(super) async fn finish_approval(
+        &self,
+        job: JobRecord,
+        approved: Vec<Change>,
+        proposed: usize,
+        feedback: Option<String>,
+    ) -> ChatResult<JobRecord> {
+        let now = self.now();
+        let take = JobUpdate { status: Some(JobStatus::InProgress), ..Default::default() };
+        let Some(job) = self.ports.jobs.update_job(&job.job_id, &[JobStatus::AwaitingApproval], &take, now).await?
+        else {
+            return Err(ChatError::Conflict(format!("Job {} is no longer awaiting approval.", job.job_id)));
+        };
+        let back = JobUpdate { status: Some(JobStatus::AwaitingApproval), ..Default::default() };
+        let (record, doc) = self.documents.current(job.owner, &job.session_id).await?;
+        let refs: Vec<&Change> = approved.iter().collect();
+        let next = match redline_domain::job::apply_approved(&doc, &refs) {
+            Ok(next) => next,
+            Err(e) => {
+                self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &back, self.now()).await?;
+                let ids = match &e {
+                    redline_domain::job::ApprovalError::Stale(ids) => ids.clone(),
+                    _ => Vec::new(),
+                };
+                return Err(ChatError::StaleChanges {
+                    detail: format!(
+                        "These changes were proposed against sections that have changed since: {}. Nothing was applied; reject them or ask again.",
+                        ids.join(", ")
+                    ),
+                    change_ids: ids,
+                });
+            }
+        };
+        let version_before = record.as_ref().and_then(|r| r.version_id.clone());
+        let doc_record = if approved.is_empty() {
+            record
+        } else {
+            match self.commit(&job, version_before.clone(), &next, "chat").await? {
+                Some(r) => Some(r),
+                None => {
+                    self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &back, self.now()).await?;
+                    return Err(ChatError::Conflict("The document changed during the approval; try again.".to_owned()));
+                }
+            }
+        };
+        let mut response = job.state.get("response").and_then(Value::as_str).unwrap_or_default().to_owned();
+        response.push_str(&format!(
+            "\n\n{} of {proposed} proposed change{} applied after review.",
+            approved.len(),
+            if proposed == 1 { "" } else { "s" }
+        ));
+        if let Some(f) = feedback.filter(|f| !f.trim().is_empty()) {
+            self.emit(&job.job_id, "status", json!({"message": "Reviewer feedback recorded", "feedback": f})).await;
+        }
+        self.complete(&job, doc_record, version_before, &approved, response).await?;
+        self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound)
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 120 && s.is_multiple_of(60) {
+        format!("{} minutes", s / 60)
+    } else {
+        format!("{s} seconds")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_survive_the_job_state() {
+        let s = Section {
+            id: ChunkId::parse("c1").unwrap(),
+            tag: "p".into(),
+            html: "<p data-chunk-id=\"c1\">x</p>".into(),
+            text: "x".into(),
+        };
+        let changes = vec![
+            Change {
+                change_id: "chg_1".into(),
+                op: ChangeOp::Create,
+                chunk_id: s.id.clone(),
+                after: None,
+                old_html: None,
+                new_sections: vec![s.clone()],
+                explanation: Some("why".into()),
+            },
+            Change {
+                change_id: "chg_2".into(),
+                op: ChangeOp::Delete,
+                chunk_id: ChunkId::parse("c2").unwrap(),
+                after: None,
+                old_html: Some("<p data-chunk-id=\"c2\">y</p>".into()),
+                new_sections: vec![],
+                explanation: None,
+            },
+        ];
+        assert_eq!(changes_from_json(&changes_to_json(&changes)).unwrap(), changes);
+        assert!(changes_from_json(&json!({"nope": 1})).is_err());
+        assert_eq!(summary(&changes), "1 section created, 1 section deleted.");
+    }
+}

@@ -1,0 +1,400 @@
+//! Exports (decisions.md §8): a document rendered to DOCX, PDF, HTML, Markdown or text, either
+//! answered at once (under a per-format cap) or rendered in the background, kept in the blob
+//! store and e-mailed as a signed download link.
+
+mod link;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use redline_domain::export::ExportFormat;
+use redline_domain::time_util::Millis;
+use redline_domain::{Email, Owner, SessionId};
+use redline_ports::documents::DocumentRecord;
+use redline_ports::files::ExportFileRecord;
+use redline_ports::mail::{MailError, OutgoingMail};
+use redline_ports::{
+    BlobError, BlobStore, Clock, DocumentExporter, DocumentStore, ExportError, FileIndex, IdentityStore, ImageSource,
+    Mailer, StoreError,
+};
+
+use crate::documents::{export_key, image_key, is_image_id, IMAGE_PATH};
+
+pub use link::{LinkSigner, SignedLink};
+
+/// Images fetched for one export at most, in number and in bytes; further images are left
+/// out of the file (and the log says so).
+pub const MAX_EXPORT_IMAGES: usize = 512;
+pub const MAX_EXPORT_IMAGE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Settings of exports (decisions.md §10).
+#[derive(Debug, Clone)]
+pub struct ExportConfig {
+    /// `REDLINE_EXPORT_CAP_BYTES`: the cap of every format without its own.
+    pub default_cap_bytes: u64,
+    /// `REDLINE_EXPORT_CAP_BYTES_<FORMAT>`.
+    pub cap_overrides: HashMap<ExportFormat, u64>,
+    /// `REDLINE_EXPORT_LINK_TTL_SECS`, in milliseconds.
+    pub link_ttl_ms: Millis,
+    /// scheme://host[:port] of the service, for the links in e-mails.
+    pub public_base_url: String,
+}
+
+impl ExportConfig {
+    /// The cap of a directly answered export of `format`.
+    pub fn cap(&self, format: ExportFormat) -> u64 {
+        self.cap_overrides.get(&format).copied().unwrap_or(self.default_cap_bytes)
+    }
+}
+
+/// What exports need from the world.
+pub struct ExportPorts {
+    pub documents: Arc<dyn DocumentStore>,
+    pub exporter: Arc<dyn DocumentExporter>,
+    pub blobs: Arc<dyn BlobStore>,
+    pub files: Arc<dyn FileIndex>,
+    pub identity: Arc<dyn IdentityStore>,
+    pub mailer: Arc<dyn Mailer>,
+    pub clock: Arc<dyn Clock>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportFailure {
+    /// The session does not exist for this owner.
+    #[error("session not found")]
+    NotFound,
+    /// The rendered file is over the format's cap (413; the remedy is the e-mailed link).
+    #[error("the {format} export is {size_bytes} bytes, over the cap of {max_bytes}")]
+    TooLarge { format: ExportFormat, size_bytes: u64, max_bytes: u64 },
+    /// No `email` was given and the account has no address.
+    #[error("no recipient")]
+    NoRecipient,
+    /// A download link that is malformed, tampered with, expired, or whose file is gone.
+    #[error("download link not found or expired")]
+    LinkNotFound,
+    #[error(transparent)]
+    Render(#[from] ExportError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Blob(#[from] BlobError),
+    #[error("worker failed: {0}")]
+    Worker(String),
+}
+
+pub type ExportResult<T> = Result<T, ExportFailure>;
+
+/// A rendered file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportedFile {
+    pub format: ExportFormat,
+    /// `<session_id>.<extension>` (session ids are letters, digits, `_`, `-` and `.`).
+    pub filename: String,
+    pub content_type: String,
+    pub bytes: Bytes,
+}
+
+/// The images of one export, fetched before the (synchronous) exporter runs.
+struct FetchedImages(HashMap<String, (String, Vec<u8>)>);
+
+impl ImageSource for FetchedImages {
+    fn image(&self, image_id: &str) -> Option<(String, Vec<u8>)> {
+        self.0.get(image_id).cloned()
+    }
+}
+
+/// The image ids a document's HTML refers to through `/v1/documents/images/{id}`, in order of
+/// first appearance.
+pub fn referenced_image_ids(html: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut ids = Vec::new();
+    let mut rest = html;
+    while let Some(at) = rest.find(IMAGE_PATH) {
+        rest = &rest[at + IMAGE_PATH.len()..];
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let candidate = &rest[..end];
+        if is_image_id(candidate) && seen.insert(candidate.to_owned()) {
+            ids.push(candidate.to_owned());
+        }
+    }
+    ids
+}
+
+fn filename(session: &SessionId, format: ExportFormat) -> String {
+    format!("{}.{}", session.as_str(), format.extension())
+}
+
+fn len_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// A fresh export id: `exp_` + 32 hex characters.
+fn new_export_id() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("exp_{}", hex::encode(bytes))
+}
+
+pub struct Exports {
+    ports: ExportPorts,
+    signer: LinkSigner,
+    config: ExportConfig,
+}
+
+impl Exports {
+    pub fn new(ports: ExportPorts, signer: LinkSigner, config: ExportConfig) -> Self {
+        Self { ports, signer, config }
+    }
+
+    pub fn config(&self) -> &ExportConfig {
+        &self.config
+    }
+
+    async fn document(&self, owner: Owner, session: &SessionId) -> ExportResult<DocumentRecord> {
+        self.ports.documents.document(owner, session).await?.ok_or(ExportFailure::NotFound)
+    }
+
+    /// Fetches the images the HTML shows (bounded in number and bytes).
+    async fn images_of(&self, html: &str) -> ExportResult<FetchedImages> {
+        let mut fetched = HashMap::new();
+        let mut total = 0usize;
+        for image_id in referenced_image_ids(html) {
+            if fetched.len() >= MAX_EXPORT_IMAGES {
+                tracing::warn!(limit = MAX_EXPORT_IMAGES, "export: too many images, the rest are left out");
+                break;
+            }
+            let Some(record) = self.ports.files.image(&image_id).await? else { continue };
+            let bytes = match self.ports.blobs.get(&image_key(&image_id)).await {
+                Ok(bytes) => bytes,
+                Err(BlobError::NotFound) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            total += bytes.len();
+            if total > MAX_EXPORT_IMAGE_BYTES {
+                tracing::warn!(
+                    limit = MAX_EXPORT_IMAGE_BYTES,
+                    "export: images too large in total, the rest are left out"
+                );
+                break;
+            }
+            fetched.insert(image_id, (record.content_type, bytes.to_vec()));
+        }
+        Ok(FetchedImages(fetched))
+    }
+
+    /// Renders the document on the blocking pool.
+    async fn render(&self, document: &DocumentRecord, format: ExportFormat) -> ExportResult<ExportedFile> {
+        let images = self.images_of(&document.html).await?;
+        let exporter = self.ports.exporter.clone();
+        let html = document.html.clone();
+        let title = document.session_id.as_str().to_owned();
+        let bytes = tokio::task::spawn_blocking(move || exporter.export(&html, &title, format, &images))
+            .await
+            .map_err(|e| ExportFailure::Worker(e.to_string()))??;
+        Ok(ExportedFile {
+            format,
+            filename: filename(&document.session_id, format),
+            content_type: format.content_type().to_owned(),
+            bytes: Bytes::from(bytes),
+        })
+    }
+
+    /// The session's document as a file of `format`, refused when over the format's cap.
+    pub async fn export(&self, owner: Owner, session: &SessionId, format: ExportFormat) -> ExportResult<ExportedFile> {
+        let document = self.document(owner, session).await?;
+        let file = self.render(&document, format).await?;
+        let max_bytes = self.config.cap(format);
+        let size_bytes = len_u64(file.bytes.len());
+        if size_bytes > max_bytes {
+            return Err(ExportFailure::TooLarge { format, size_bytes, max_bytes });
+        }
+        Ok(file)
+    }
+
+    /// Who an e-mailed export goes to: `email`, else the account's own address.
+    async fn recipient(&self, owner: Owner, email: Option<Email>) -> ExportResult<Email> {
+        if let Some(email) = email {
+            return Ok(email);
+        }
+        let Some(user_id) = owner.user_id() else {
+            return Err(ExportFailure::NoRecipient);
+        };
+        let user = self.ports.identity.user_by_id(user_id).await?;
+        user.and_then(|u| u.email).ok_or(ExportFailure::NoRecipient)
+    }
+
+    /// Accepts an e-mailed export: checks the session and the recipient now, renders in the
+    /// background (no cap: this is the remedy for a file over it), keeps the file in the blob
+    /// store and mails a signed link. Answers the request id (the export's id).
+    pub async fn request_email(
+        self: &Arc<Self>,
+        owner: Owner,
+        session: &SessionId,
+        format: ExportFormat,
+        email: Option<Email>,
+    ) -> ExportResult<String> {
+        let document = self.document(owner, session).await?;
+        let to = self.recipient(owner, email).await?;
+        let export_id = new_export_id();
+        let this = self.clone();
+        let id = export_id.clone();
+        tokio::spawn(async move {
+            this.purge_expired().await;
+            match this.deliver(owner, &document, format, &id, &to).await {
+                Ok(()) => tracing::info!(export_id = %id, format = %format, "export e-mailed"),
+                Err(e) => {
+                    tracing::error!(export_id = %id, format = %format, error = %e, "e-mailed export failed");
+                    if let Err(mail) = this.mail_failure(&document.session_id, format, &to).await {
+                        tracing::error!(export_id = %id, error = %mail, "could not tell the recipient the export failed");
+                    }
+                }
+            }
+        });
+        Ok(export_id)
+    }
+
+    async fn deliver(
+        &self,
+        owner: Owner,
+        document: &DocumentRecord,
+        format: ExportFormat,
+        export_id: &str,
+        to: &Email,
+    ) -> Result<(), DeliveryError> {
+        let file = self.render(document, format).await?;
+        let now = self.ports.clock.now_ms();
+        let expires_at = now.saturating_add(self.config.link_ttl_ms);
+        self.ports.blobs.put(&export_key(export_id), file.bytes.clone()).await.map_err(ExportFailure::from)?;
+        let record = ExportFileRecord {
+            export_id: export_id.to_owned(),
+            owner,
+            session_id: document.session_id.clone(),
+            format: format.as_str().to_owned(),
+            filename: file.filename.clone(),
+            content_type: file.content_type.clone(),
+            size_bytes: i64::try_from(file.bytes.len()).unwrap_or(i64::MAX),
+            created_at: now,
+            expires_at,
+        };
+        if let Err(e) = self.ports.files.insert_export(&record).await {
+            // The session was deleted meanwhile (or the database failed): keep nothing.
+            if let Err(blob) = self.ports.blobs.delete(&export_key(export_id)).await {
+                tracing::warn!(export_id, error = %blob, "could not remove the file of a failed export");
+            }
+            return Err(ExportFailure::from(e).into());
+        }
+        let link = self.signer.link(&self.config.public_base_url, export_id, expires_at);
+        let mail = ready_mail(to, &document.session_id, &file, &link, self.config.link_ttl_ms);
+        self.ports.mailer.send(&mail).await?;
+        Ok(())
+    }
+
+    async fn mail_failure(&self, session: &SessionId, format: ExportFormat, to: &Email) -> Result<(), MailError> {
+        let text = format!(
+            "Your {} export of \"{}\" could not be prepared. Please try again; if it fails again, contact support.\n",
+            format.as_str().to_uppercase(),
+            session.as_str()
+        );
+        let mail = OutgoingMail {
+            to: to.clone(),
+            subject: format!("Your Redline export of {} failed", session.as_str()),
+            text,
+            html: None,
+        };
+        self.ports.mailer.send(&mail).await
+    }
+
+    /// Deletes the files whose links expired.
+    async fn purge_expired(&self) {
+        let now = self.ports.clock.now_ms();
+        match self.ports.files.take_expired_exports(now).await {
+            Ok(ids) => {
+                for id in ids {
+                    if let Err(e) = self.ports.blobs.delete(&export_key(&id)).await {
+                        tracing::warn!(export_id = %id, error = %e, "could not remove an expired export");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not list the expired exports"),
+        }
+    }
+
+    /// The file behind a signed download link (no authorization: the link is the capability).
+    pub async fn download(&self, token: &str) -> ExportResult<ExportedFile> {
+        let SignedLink { export_id, expires_at } = self.signer.verify(token).ok_or(ExportFailure::LinkNotFound)?;
+        let now = self.ports.clock.now_ms();
+        if now >= expires_at {
+            return Err(ExportFailure::LinkNotFound);
+        }
+        let record = self.ports.files.export_file(&export_id).await?.ok_or(ExportFailure::LinkNotFound)?;
+        if now >= record.expires_at {
+            return Err(ExportFailure::LinkNotFound);
+        }
+        let bytes = match self.ports.blobs.get(&export_key(&export_id)).await {
+            Ok(bytes) => bytes,
+            Err(BlobError::NotFound) => return Err(ExportFailure::LinkNotFound),
+            Err(e) => return Err(e.into()),
+        };
+        let format = ExportFormat::parse(&record.format)
+            .map(|r| r.format)
+            .ok_or_else(|| ExportFailure::Worker(format!("stored export with unknown format {:?}", record.format)))?;
+        Ok(ExportedFile { format, filename: record.filename, content_type: record.content_type, bytes })
+    }
+}
+
+/// Why a background export did not arrive.
+#[derive(Debug, thiserror::Error)]
+enum DeliveryError {
+    #[error(transparent)]
+    Export(#[from] ExportFailure),
+    #[error(transparent)]
+    Mail(#[from] MailError),
+}
+
+fn human_size(bytes: usize) -> String {
+    let b = bytes as f64;
+    if b >= 1_048_576.0 {
+        format!("{:.1} MB", b / 1_048_576.0)
+    } else if b >= 1024.0 {
+        format!("{:.0} KB", b / 1024.0)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The e-mail carrying a download link.
+fn ready_mail(to: &Email, session: &SessionId, file: &ExportedFile, link: &str, ttl_ms: Millis) -> OutgoingMail {
+    let hours = ttl_ms / 3_600_000;
+    let validity = match hours {
+        h if h >= 48 && h % 24 == 0 => format!("{} days", h / 24),
+        h if h >= 1 => format!("{h} hours"),
+        _ => format!("{} seconds", ttl_ms / 1000),
+    };
+    let what = format!("{} ({}, {})", file.filename, file.format.as_str().to_uppercase(), human_size(file.bytes.len()));
+    let text = format!(
+        "Your export of \"{session}\" is ready: {what}.\n\nDownload it here (the link works for {validity}, without signing in, for anyone who has it):\n\n{link}\n",
+        session = session.as_str(),
+    );
+    let html = format!(
+        "<p>Your export of &ldquo;{session}&rdquo; is ready: {what}.</p>\
+         <p><a href=\"{link}\">Download the file</a> (the link works for {validity}, without signing in, for anyone who has it).</p>",
+        session = escape_html(session.as_str()),
+        what = escape_html(&what),
+        link = escape_html(link),
+    );
+    OutgoingMail {
+        to: to.clone(),
+        subject: format!("Your Redline export of {} is ready", session.as_str()),
+        text,
+        html: Some(html),
+    }
+}
+
+#[cfg(test)]
+mod tests;

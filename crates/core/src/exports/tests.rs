@@ -1,0 +1,368 @@
+//! The export use case against in-memory fakes of its ports.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use redline_domain::UserId;
+use redline_ports::blobs::BlobMeta;
+use redline_ports::documents::MockDocumentStore;
+use redline_ports::files::{ImageRecord, SessionFiles};
+use redline_ports::identity::MockIdentityStore;
+use redline_ports::records::{PlanSettings, UserKind, UserRecord};
+
+use super::*;
+
+const T0: Millis = 1_800_000_000_000;
+
+struct FakeClock(AtomicI64);
+
+impl Clock for FakeClock {
+    fn now_ms(&self) -> Millis {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Default)]
+struct FakeBlobs(Mutex<HashMap<String, Bytes>>);
+
+#[async_trait::async_trait]
+impl BlobStore for FakeBlobs {
+    async fn put(&self, key: &str, bytes: Bytes) -> Result<(), BlobError> {
+        self.0.lock().unwrap().insert(key.to_owned(), bytes);
+        Ok(())
+    }
+
+    async fn put_stream(
+        &self,
+        _key: &str,
+        _chunks: futures_util::stream::BoxStream<'_, Result<Bytes, std::io::Error>>,
+        _limit: u64,
+    ) -> Result<u64, BlobError> {
+        Err(BlobError::Unavailable("not used by exports".into()))
+    }
+
+    async fn get(&self, key: &str) -> Result<Bytes, BlobError> {
+        self.0.lock().unwrap().get(key).cloned().ok_or(BlobError::NotFound)
+    }
+
+    async fn head(&self, key: &str) -> Result<BlobMeta, BlobError> {
+        let size = self.get(key).await?.len() as u64;
+        Ok(BlobMeta { size })
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), BlobError> {
+        self.0.lock().unwrap().remove(key);
+        Ok(())
+    }
+
+    async fn delete_prefix(&self, prefix: &str) -> Result<(), BlobError> {
+        self.0.lock().unwrap().retain(|k, _| !k.starts_with(prefix));
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct FakeFiles {
+    images: Mutex<Vec<ImageRecord>>,
+    exports: Mutex<Vec<ExportFileRecord>>,
+}
+
+#[async_trait::async_trait]
+impl FileIndex for FakeFiles {
+    async fn insert_images(&self, images: &[ImageRecord]) -> Result<(), StoreError> {
+        self.images.lock().unwrap().extend_from_slice(images);
+        Ok(())
+    }
+
+    async fn image(&self, image_id: &str) -> Result<Option<ImageRecord>, StoreError> {
+        Ok(self.images.lock().unwrap().iter().find(|i| i.image_id == image_id).cloned())
+    }
+
+    async fn insert_export(&self, export: &ExportFileRecord) -> Result<(), StoreError> {
+        self.exports.lock().unwrap().push(export.clone());
+        Ok(())
+    }
+
+    async fn export_file(&self, export_id: &str) -> Result<Option<ExportFileRecord>, StoreError> {
+        Ok(self.exports.lock().unwrap().iter().find(|e| e.export_id == export_id).cloned())
+    }
+
+    async fn session_files(&self, _owner: Owner, _session: &SessionId) -> Result<SessionFiles, StoreError> {
+        Ok(SessionFiles::default())
+    }
+
+    async fn take_expired_exports(&self, now: Millis) -> Result<Vec<String>, StoreError> {
+        let mut exports = self.exports.lock().unwrap();
+        let expired = exports.iter().filter(|e| e.expires_at < now).map(|e| e.export_id.clone()).collect();
+        exports.retain(|e| e.expires_at >= now);
+        Ok(expired)
+    }
+}
+
+#[derive(Default)]
+struct FakeMailer(Mutex<Vec<OutgoingMail>>);
+
+#[async_trait::async_trait]
+impl Mailer for FakeMailer {
+    async fn send(&self, mail: &OutgoingMail) -> Result<(), MailError> {
+        self.0.lock().unwrap().push(mail.clone());
+        Ok(())
+    }
+}
+
+/// Writes `<format>:<html>` followed by the bytes of every image the HTML names.
+struct FakeExporter;
+
+impl DocumentExporter for FakeExporter {
+    fn export(
+        &self,
+        html: &str,
+        _title: &str,
+        format: ExportFormat,
+        images: &dyn ImageSource,
+    ) -> Result<Vec<u8>, ExportError> {
+        if html.contains("unrenderable") {
+            return Err(ExportError::Render { format: format.as_str(), reason: "fake failure".into() });
+        }
+        let mut out = format!("{}:{html}", format.as_str()).into_bytes();
+        for id in referenced_image_ids(html) {
+            if let Some((_, bytes)) = images.image(&id) {
+                out.extend_from_slice(&bytes);
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct Fixture {
+    exports: Arc<Exports>,
+    blobs: Arc<FakeBlobs>,
+    files: Arc<FakeFiles>,
+    mailer: Arc<FakeMailer>,
+    clock: Arc<FakeClock>,
+}
+
+fn sid(s: &str) -> SessionId {
+    SessionId::parse(s).unwrap()
+}
+
+fn record(owner: Owner, session: &str, html: &str) -> DocumentRecord {
+    DocumentRecord {
+        owner,
+        session_id: sid(session),
+        html: html.to_owned(),
+        version_id: Some("v_1".into()),
+        section_count: 1,
+        created_at: T0,
+        updated_at: T0,
+    }
+}
+
+/// `docs` are the sessions that exist (for any owner); `email` is the users' address.
+fn fixture(docs: Vec<(String, String)>, email: Option<&str>) -> Fixture {
+    let mut store = MockDocumentStore::new();
+    store.expect_document().returning(move |owner, session| {
+        Ok(docs.iter().find(|(s, _)| s == session.as_str()).map(|(s, html)| record(owner, s, html)))
+    });
+    let mut identity = MockIdentityStore::new();
+    let email = email.map(|e| Email::parse(e).unwrap());
+    identity.expect_user_by_id().returning(move |id| {
+        Ok(Some(UserRecord {
+            id,
+            kind: if email.is_some() { UserKind::Web } else { UserKind::Agent },
+            email: email.clone(),
+            password_hash: None,
+            name: None,
+            plan: PlanSettings { plan: redline_domain::Plan::Free, monthly_limit_override: None },
+            created_at: T0,
+        }))
+    });
+    let blobs = Arc::new(FakeBlobs::default());
+    let files = Arc::new(FakeFiles::default());
+    let mailer = Arc::new(FakeMailer::default());
+    let clock = Arc::new(FakeClock(AtomicI64::new(T0)));
+    let config = ExportConfig {
+        default_cap_bytes: 1_000,
+        cap_overrides: [(ExportFormat::Docx, 40)].into_iter().collect(),
+        link_ttl_ms: 60_000,
+        public_base_url: "https://r.example/".into(),
+    };
+    let exports = Arc::new(Exports::new(
+        ExportPorts {
+            documents: Arc::new(store),
+            exporter: Arc::new(FakeExporter),
+            blobs: blobs.clone(),
+            files: files.clone(),
+            identity: Arc::new(identity),
+            mailer: mailer.clone(),
+            clock: clock.clone(),
+        },
+        LinkSigner::new(b"test key".to_vec()),
+        config,
+    ));
+    Fixture { exports, blobs, files, mailer, clock }
+}
+
+fn ann() -> Owner {
+    Owner::User(UserId::new())
+}
+
+async fn wait_for_mail(f: &Fixture) -> OutgoingMail {
+    for _ in 0..200 {
+        if let Some(mail) = f.mailer.0.lock().unwrap().first().cloned() {
+            return mail;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no mail was sent");
+}
+
+fn token_of(mail: &OutgoingMail) -> String {
+    let at = mail.text.find(link::DOWNLOAD_PATH).expect("a download link in the text") + link::DOWNLOAD_PATH.len();
+    mail.text[at..].split_whitespace().next().unwrap().to_owned()
+}
+
+#[test]
+fn image_references_are_found_once_in_order() {
+    let a = format!("img_{}", "a".repeat(32));
+    let b = format!("img_{}", "b".repeat(32));
+    let html = format!(
+        "<img src=\"https://x/v1/documents/images/{b}\"><p>/v1/documents/images/{a}</p>\
+         <img src=\"/v1/documents/images/{b}\"><img src=\"/v1/documents/images/img_short\"><img src=\"/v1/documents/images/\">"
+    );
+    assert_eq!(referenced_image_ids(&html), vec![b, a]);
+    assert!(referenced_image_ids("<p>no images</p>").is_empty());
+}
+
+#[test]
+fn caps_per_format() {
+    let f = fixture(vec![], None);
+    assert_eq!(f.exports.config().cap(ExportFormat::Docx), 40);
+    assert_eq!(f.exports.config().cap(ExportFormat::Pdf), 1_000);
+}
+
+#[tokio::test]
+async fn an_export_is_the_rendered_file_with_its_images() {
+    let image_id = format!("img_{}", "c".repeat(32));
+    let html = format!("<p>hello</p><img src=\"https://r.example/v1/documents/images/{image_id}\">");
+    let f = fixture(vec![("s1".into(), html.clone())], None);
+    let owner = ann();
+    f.files.images.lock().unwrap().push(ImageRecord {
+        image_id: image_id.clone(),
+        owner,
+        session_id: sid("s1"),
+        content_type: "image/png".into(),
+        size_bytes: 4,
+        created_at: T0,
+    });
+    f.blobs.0.lock().unwrap().insert(image_key(&image_id), Bytes::from_static(b"PNG!"));
+
+    let file = f.exports.export(owner, &sid("s1"), ExportFormat::Html).await.unwrap();
+    assert_eq!(file.filename, "s1.html");
+    assert_eq!(file.content_type, "text/html; charset=utf-8");
+    assert_eq!(file.bytes, Bytes::from(format!("html:{html}PNG!")));
+
+    let md = f.exports.export(owner, &sid("s1"), ExportFormat::Markdown).await.unwrap();
+    assert_eq!(md.filename, "s1.md");
+}
+
+#[tokio::test]
+async fn over_the_cap_is_too_large_with_the_sizes() {
+    let f = fixture(vec![("s1".into(), "<p>a paragraph of some length, over the cap</p>".into())], None);
+    let r = f.exports.export(ann(), &sid("s1"), ExportFormat::Docx).await;
+    match r {
+        Err(ExportFailure::TooLarge { format, size_bytes, max_bytes }) => {
+            assert_eq!(format, ExportFormat::Docx);
+            assert_eq!(max_bytes, 40);
+            assert_eq!(size_bytes, "docx:<p>a paragraph of some length, over the cap</p>".len() as u64);
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    assert!(f.exports.export(ann(), &sid("s1"), ExportFormat::Txt).await.is_ok(), "the txt cap is the default");
+}
+
+#[tokio::test]
+async fn unknown_sessions_and_render_failures() {
+    let f = fixture(vec![("bad".into(), "<p>unrenderable</p>".into())], Some("ann@example.com"));
+    assert!(matches!(f.exports.export(ann(), &sid("nope"), ExportFormat::Html).await, Err(ExportFailure::NotFound)));
+    assert!(matches!(
+        f.exports.request_email(ann(), &sid("nope"), ExportFormat::Html, None).await,
+        Err(ExportFailure::NotFound)
+    ));
+    assert!(matches!(f.exports.export(ann(), &sid("bad"), ExportFormat::Pdf).await, Err(ExportFailure::Render(_))));
+
+    // In the background, a failed render is told to the recipient; nothing is kept.
+    f.exports.request_email(ann(), &sid("bad"), ExportFormat::Pdf, None).await.unwrap();
+    let mail = wait_for_mail(&f).await;
+    assert!(mail.subject.contains("failed"), "{mail:?}");
+    assert!(f.blobs.0.lock().unwrap().is_empty());
+    assert!(f.files.exports.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_recipient_is_the_given_address_or_the_accounts() {
+    let f = fixture(vec![("s1".into(), "<p>x</p>".into())], None);
+    let agent = ann();
+    assert!(matches!(
+        f.exports.request_email(agent, &sid("s1"), ExportFormat::Html, None).await,
+        Err(ExportFailure::NoRecipient)
+    ));
+    let org = Owner::Org(redline_domain::OrgId::new());
+    assert!(matches!(
+        f.exports.request_email(org, &sid("s1"), ExportFormat::Html, None).await,
+        Err(ExportFailure::NoRecipient)
+    ));
+    let to = Email::parse("bob@example.com").unwrap();
+    f.exports.request_email(org, &sid("s1"), ExportFormat::Html, Some(to.clone())).await.unwrap();
+    assert_eq!(wait_for_mail(&f).await.to, to);
+
+    let g = fixture(vec![("s1".into(), "<p>x</p>".into())], Some("ann@example.com"));
+    g.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, None).await.unwrap();
+    assert_eq!(wait_for_mail(&g).await.to.as_str(), "ann@example.com");
+}
+
+#[tokio::test]
+async fn an_emailed_link_downloads_until_it_expires() {
+    let f = fixture(vec![("s1".into(), "<p>a paragraph well over forty bytes long</p>".into())], None);
+    let to = Email::parse("ann@example.com").unwrap();
+    let owner = ann();
+    let request_id = f.exports.request_email(owner, &sid("s1"), ExportFormat::Docx, Some(to)).await.unwrap();
+    let mail = wait_for_mail(&f).await;
+    assert!(mail.text.contains("https://r.example/v1/documents/export/download/"), "{}", mail.text);
+    assert!(mail
+        .html
+        .as_deref()
+        .unwrap_or_default()
+        .contains("href=\"https://r.example/v1/documents/export/download/"));
+
+    // No cap on this path: the docx cap (40 bytes) is what the e-mail is the remedy for.
+    let token = token_of(&mail);
+    let file = f.exports.download(&token).await.unwrap();
+    assert_eq!(file.filename, "s1.docx");
+    assert_eq!(file.format, ExportFormat::Docx);
+    assert!(file.bytes.len() > 40);
+    let kept = f.files.export_file(&request_id).await.unwrap().expect("the export is recorded");
+    assert_eq!((kept.owner, kept.expires_at), (owner, T0 + 60_000));
+
+    let mut tampered = token.clone().into_bytes();
+    let last = tampered.len() - 1;
+    tampered[last] = if tampered[last] == b'0' { b'1' } else { b'0' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    assert!(matches!(f.exports.download(&tampered).await, Err(ExportFailure::LinkNotFound)));
+    assert!(matches!(f.exports.download("garbage").await, Err(ExportFailure::LinkNotFound)));
+
+    f.clock.0.store(T0 + 60_000, Ordering::SeqCst);
+    assert!(matches!(f.exports.download(&token).await, Err(ExportFailure::LinkNotFound)), "expired");
+
+    // The next request sweeps expired files away.
+    f.clock.0.store(T0 + 60_001, Ordering::SeqCst);
+    f.mailer.0.lock().unwrap().clear();
+    f.exports
+        .request_email(owner, &sid("s1"), ExportFormat::Txt, Some(Email::parse("ann@example.com").unwrap()))
+        .await
+        .unwrap();
+    wait_for_mail(&f).await;
+    assert!(f.files.export_file(&request_id).await.unwrap().is_none());
+    assert!(!f.blobs.0.lock().unwrap().contains_key(&export_key(&request_id)));
+}

@@ -1,0 +1,135 @@
+//! Workers: claim pending jobs from the database and run them; a sweeper requeues the jobs
+//! of dead workers, cancels unanswered approvals and deletes finished jobs past retention.
+//! Any replica may run any job.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redline_domain::job::{JobStatus, JobType};
+use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
+use tokio::sync::watch;
+
+use crate::chat::Chat;
+
+/// Runs jobs of a type other than chat (attachment processing).
+#[async_trait::async_trait]
+pub trait JobRunner: Send + Sync {
+    async fn run(&self, job: JobRecord);
+}
+
+/// Idle workers look for work at least this often (signals usually wake them sooner).
+const IDLE_POLL: Duration = Duration::from_millis(1000);
+const SWEEP_EVERY: Duration = Duration::from_millis(1000);
+
+pub struct Workers {
+    chat: Arc<Chat>,
+    attachments: Option<Arc<dyn JobRunner>>,
+    store: Arc<dyn redline_ports::JobStore>,
+    clock: Arc<dyn redline_ports::Clock>,
+}
+
+impl Workers {
+    pub fn new(
+        chat: Arc<Chat>,
+        attachments: Option<Arc<dyn JobRunner>>,
+        store: Arc<dyn redline_ports::JobStore>,
+        clock: Arc<dyn redline_ports::Clock>,
+    ) -> Arc<Self> {
+        Arc::new(Self { chat, attachments, store, clock })
+    }
+
+    /// Starts `n` workers (0: this replica only serves HTTP) and the sweeper on the current
+    /// runtime; they stop when `shutdown`
+    /// turns true (a job being run is finished first).
+    pub fn start(self: &Arc<Self>, n: usize, shutdown: watch::Receiver<bool>) -> Vec<tokio::task::JoinHandle<()>> {
+        let mut handles = Vec::new();
+        for i in 0..n {
+            let me = self.clone();
+            let stop = shutdown.clone();
+            handles.push(tokio::spawn(async move { me.work(i, stop).await }));
+        }
+        let me = self.clone();
+        handles.push(tokio::spawn(async move { me.sweep_loop(shutdown).await }));
+        handles
+    }
+
+    async fn claim(&self) -> Option<JobRecord> {
+        let now = self.clock.now_ms();
+        let lease = i64::try_from(self.chat.config().lease.as_millis()).unwrap_or(30_000);
+        match self.store.claim_job(now, now + lease).await {
+            Ok(job) => job,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not claim a job");
+                None
+            }
+        }
+    }
+
+    async fn work(&self, worker: usize, mut shutdown: watch::Receiver<bool>) {
+        let mut signals = self.chat.bus().subscribe();
+        loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            if let Some(job) = self.claim().await {
+                let job_id = job.job_id.clone();
+                tracing::info!(worker, %job_id, job_type = job.job_type.as_str(), attempt = job.attempts, "running job");
+                self.chat.bus().publish(Signal::Job(job_id.clone())).await;
+                self.run(job).await;
+                continue;
+            }
+            let wake = async {
+                loop {
+                    match signals.recv().await {
+                        Ok(Signal::Queued) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Ok(Signal::Job(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                _ = wake => {}
+                _ = tokio::time::sleep(IDLE_POLL) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+    }
+
+    async fn run(&self, job: JobRecord) {
+        match job.job_type {
+            JobType::Chat => self.chat.run_job(job).await,
+            JobType::AttachmentProcessing => match &self.attachments {
+                Some(runner) => runner.run(job).await,
+                None => {
+                    let update = JobUpdate {
+                        status: Some(JobStatus::Failed),
+                        error: Some("Attachment processing is not available on this server.".to_owned()),
+                        ..Default::default()
+                    };
+                    let _ = self
+                        .store
+                        .update_job(&job.job_id, &[JobStatus::InProgress], &update, self.clock.now_ms())
+                        .await;
+                    self.chat.bus().publish(Signal::Job(job.job_id)).await;
+                }
+            },
+        }
+    }
+
+    async fn sweep_loop(&self, mut shutdown: watch::Receiver<bool>) {
+        loop {
+            if let Err(e) = self.chat.sweep().await {
+                tracing::warn!(error = %e, "job sweep failed");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(SWEEP_EVERY) => {}
+                _ = shutdown.changed() => {}
+            }
+            if *shutdown.borrow() {
+                return;
+            }
+        }
+    }
+}

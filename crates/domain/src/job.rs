@@ -1,0 +1,396 @@
+//! Jobs and their state machine (decisions.md §5), and the proposed changes a chat turn
+//! makes to a document (interface.md PendingChange).
+
+use std::fmt;
+
+use crate::document::{ChunkId, Document, DocumentError, Section};
+
+/// What a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobType {
+    Chat,
+    AttachmentProcessing,
+}
+
+impl JobType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobType::Chat => "chat",
+            JobType::AttachmentProcessing => "attachment_processing",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "chat" => Some(JobType::Chat),
+            "attachment_processing" => Some(JobType::AttachmentProcessing),
+            _ => None,
+        }
+    }
+}
+
+/// A job's status (interface.md States).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobStatus {
+    Pending,
+    InProgress,
+    AwaitingApproval,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// A transition the state machine does not allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a job cannot go from {from} to {to}")]
+pub struct IllegalTransition {
+    pub from: JobStatus,
+    pub to: JobStatus,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 6] = [
+        JobStatus::Pending,
+        JobStatus::InProgress,
+        JobStatus::AwaitingApproval,
+        JobStatus::Completed,
+        JobStatus::Failed,
+        JobStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "pending",
+            JobStatus::InProgress => "in_progress",
+            JobStatus::AwaitingApproval => "awaiting_approval",
+            JobStatus::Completed => "completed",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        JobStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Completed, failed and cancelled are final: nothing leaves them.
+    pub fn is_finished(self) -> bool {
+        matches!(self, JobStatus::Completed | JobStatus::Failed | JobStatus::Cancelled)
+    }
+
+    /// The transitions of decisions.md §5, plus in_progress → pending, which only crash
+    /// recovery takes (a worker died holding the job).
+    pub fn can_become(self, to: JobStatus) -> bool {
+        use JobStatus::*;
+        matches!(
+            (self, to),
+            (Pending, InProgress)
+                | (Pending, Cancelled)
+                | (InProgress, Completed)
+                | (InProgress, Failed)
+                | (InProgress, Cancelled)
+                | (InProgress, AwaitingApproval)
+                | (InProgress, Pending)
+                | (AwaitingApproval, InProgress)
+                | (AwaitingApproval, Cancelled)
+        )
+    }
+
+    /// `to` if the transition is legal.
+    pub fn transition(self, to: JobStatus) -> Result<JobStatus, IllegalTransition> {
+        if self.can_become(to) {
+            Ok(to)
+        } else {
+            Err(IllegalTransition { from: self, to })
+        }
+    }
+
+    /// The statuses from which `to` may be reached (for compare-and-set updates).
+    pub fn sources_of(to: JobStatus) -> Vec<JobStatus> {
+        JobStatus::ALL.into_iter().filter(|from| from.can_become(to)).collect()
+    }
+}
+
+impl fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How many times a job is started before a crash-looping job is failed.
+pub const MAX_ATTEMPTS: i32 = 3;
+
+/// What a proposed change does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeOp {
+    Edit,
+    Create,
+    Delete,
+}
+
+impl ChangeOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeOp::Edit => "edit",
+            ChangeOp::Create => "create",
+            ChangeOp::Delete => "delete",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "edit" => Some(ChangeOp::Edit),
+            "create" => Some(ChangeOp::Create),
+            "delete" => Some(ChangeOp::Delete),
+            _ => None,
+        }
+    }
+}
+
+/// One change proposed by the AI. It remembers the section it was proposed against
+/// (`old_html` for edits and deletes, the anchor for creates), so applying it later can tell
+/// whether the document moved under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub change_id: String,
+    pub op: ChangeOp,
+    /// The section edited or deleted, or the new section's id for creates.
+    pub chunk_id: ChunkId,
+    /// Creates: the section it goes after (`None` = at the start).
+    pub after: Option<ChunkId>,
+    pub old_html: Option<String>,
+    /// The new section(s) for edits and creates (sanitized, sectioned, with ids).
+    pub new_sections: Vec<Section>,
+    pub explanation: Option<String>,
+}
+
+impl Change {
+    /// The HTML of the new section(s).
+    pub fn new_html(&self) -> Option<String> {
+        (self.op != ChangeOp::Delete).then(|| self.new_sections.iter().map(|s| s.html.as_str()).collect())
+    }
+
+    /// Whether `doc` still has what this change was proposed against.
+    pub fn is_current(&self, doc: &Document) -> bool {
+        match self.op {
+            ChangeOp::Edit | ChangeOp::Delete => {
+                doc.get(&self.chunk_id).is_some_and(|s| Some(&s.html) == self.old_html.as_ref())
+            }
+            ChangeOp::Create => {
+                self.after.as_ref().is_none_or(|a| doc.get(a).is_some()) && doc.get(&self.chunk_id).is_none()
+            }
+        }
+    }
+
+    /// Applies the change to `doc`.
+    pub fn apply(&self, doc: &mut Document) -> Result<(), DocumentError> {
+        match self.op {
+            ChangeOp::Edit => doc.replace(&self.chunk_id, self.new_sections.clone()).map(|_| ()),
+            ChangeOp::Delete => doc.delete(&self.chunk_id).map(|_| ()),
+            ChangeOp::Create => doc.insert_after(self.after.as_ref(), self.new_sections.clone()),
+        }
+    }
+}
+
+/// Sections a set of changes touches: what a turn is charged for (decisions.md §7).
+pub fn sections_edited(changes: &[Change]) -> u64 {
+    let mut ids: Vec<&str> = changes.iter().map(|c| c.chunk_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len() as u64
+}
+
+/// A caller's answer to pending changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    pub approve: Vec<String>,
+    pub reject: Vec<String>,
+    pub approve_all: bool,
+}
+
+/// Why an approval cannot be carried out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApprovalError {
+    /// Change ids that are not among the pending ones (422).
+    #[error("unknown change ids: {}", .0.join(", "))]
+    UnknownChanges(Vec<String>),
+    /// A change both approved and rejected (422).
+    #[error("changes both approved and rejected: {}", .0.join(", "))]
+    Contradictory(Vec<String>),
+    /// Approved changes whose sections changed since they were proposed (409).
+    #[error("the document changed since these changes were proposed: {}", .0.join(", "))]
+    Stale(Vec<String>),
+}
+
+/// The changes to apply, in proposal order, for an approval request. Changes neither
+/// approved nor rejected are rejected (an approval closes the review).
+pub fn select_approved<'a>(pending: &'a [Change], req: &ApprovalRequest) -> Result<Vec<&'a Change>, ApprovalError> {
+    let known = |id: &String| pending.iter().any(|c| &c.change_id == id);
+    let unknown: Vec<String> = req.approve.iter().chain(&req.reject).filter(|id| !known(id)).cloned().collect();
+    if !unknown.is_empty() {
+        return Err(ApprovalError::UnknownChanges(unknown));
+    }
+    let both: Vec<String> = req.approve.iter().filter(|id| req.reject.contains(id)).cloned().collect();
+    if !both.is_empty() {
+        return Err(ApprovalError::Contradictory(both));
+    }
+    Ok(pending
+        .iter()
+        .filter(|c| !req.reject.contains(&c.change_id) && (req.approve_all || req.approve.contains(&c.change_id)))
+        .collect())
+}
+
+/// Applies approved changes to `doc` as one step: if any is no longer current, nothing is
+/// applied and the stale ids are named.
+pub fn apply_approved(doc: &Document, approved: &[&Change]) -> Result<Document, ApprovalError> {
+    let stale: Vec<String> = approved.iter().filter(|c| !c.is_current(doc)).map(|c| c.change_id.clone()).collect();
+    if !stale.is_empty() {
+        return Err(ApprovalError::Stale(stale));
+    }
+    let mut next = doc.clone();
+    for c in approved {
+        if c.apply(&mut next).is_err() {
+            return Err(ApprovalError::Stale(vec![c.change_id.clone()]));
+        }
+    }
+    Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sec(id: &str, text: &str) -> Section {
+        Section {
+            id: ChunkId::parse(id).unwrap(),
+            tag: "p".into(),
+            html: format!("<p data-chunk-id=\"{id}\">{text}</p>"),
+            text: text.into(),
+        }
+    }
+
+    fn doc() -> Document {
+        Document::new(vec![sec("a", "alpha"), sec("b", "beta"), sec("c", "gamma")]).unwrap()
+    }
+
+    fn edit(id: &str, chunk: &str, old: &Document, text: &str) -> Change {
+        let cid = ChunkId::parse(chunk).unwrap();
+        Change {
+            change_id: id.into(),
+            op: ChangeOp::Edit,
+            old_html: old.get(&cid).map(|s| s.html.clone()),
+            chunk_id: cid,
+            after: None,
+            new_sections: vec![sec(chunk, text)],
+            explanation: None,
+        }
+    }
+
+    fn status() -> impl Strategy<Value = JobStatus> {
+        proptest::sample::select(JobStatus::ALL.to_vec())
+    }
+
+    proptest! {
+        #[test]
+        fn nothing_leaves_a_finished_state(from in status(), to in status()) {
+            if from.is_finished() {
+                prop_assert!(from.transition(to).is_err());
+            }
+        }
+
+        #[test]
+        fn any_walk_of_legal_steps_stays_in_the_machine(steps in proptest::collection::vec(status(), 0..20)) {
+            let mut current = JobStatus::Pending;
+            for to in steps {
+                match current.transition(to) {
+                    Ok(next) => {
+                        prop_assert!(JobStatus::sources_of(to).contains(&current));
+                        current = next;
+                    }
+                    Err(e) => prop_assert_eq!(e, IllegalTransition { from: current, to }),
+                }
+            }
+        }
+
+        #[test]
+        fn status_names_round_trip(s in status()) {
+            prop_assert_eq!(JobStatus::parse(s.as_str()), Some(s));
+        }
+    }
+
+    #[test]
+    fn the_transitions_of_the_decisions() {
+        use JobStatus::*;
+        assert!(Pending.can_become(InProgress));
+        assert!(InProgress.can_become(AwaitingApproval));
+        assert!(AwaitingApproval.can_become(InProgress));
+        assert!(AwaitingApproval.can_become(Cancelled));
+        assert!(!AwaitingApproval.can_become(Completed));
+        assert!(!Pending.can_become(Completed));
+        assert!(!Completed.can_become(Cancelled));
+        assert_eq!(Cancelled.transition(InProgress), Err(IllegalTransition { from: Cancelled, to: InProgress }));
+    }
+
+    #[test]
+    fn approving_a_subset_applies_only_it() {
+        let d = doc();
+        let pending = vec![edit("x", "a", &d, "ALPHA"), edit("y", "b", &d, "BETA")];
+        let req = ApprovalRequest { approve: vec!["y".into()], reject: vec!["x".into()], approve_all: false };
+        let chosen = select_approved(&pending, &req).unwrap();
+        let next = apply_approved(&d, &chosen).unwrap();
+        let texts: Vec<_> = next.sections().iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts, ["alpha", "BETA", "gamma"]);
+    }
+
+    #[test]
+    fn approve_all_and_unknown_ids() {
+        let d = doc();
+        let pending = vec![edit("x", "a", &d, "ALPHA"), edit("y", "b", &d, "BETA")];
+        let all = ApprovalRequest { approve_all: true, ..Default::default() };
+        assert_eq!(select_approved(&pending, &all).unwrap().len(), 2);
+        let bad = ApprovalRequest { approve: vec!["nope".into()], ..Default::default() };
+        assert_eq!(select_approved(&pending, &bad), Err(ApprovalError::UnknownChanges(vec!["nope".into()])));
+        let both = ApprovalRequest { approve: vec!["x".into()], reject: vec!["x".into()], approve_all: false };
+        assert!(matches!(select_approved(&pending, &both), Err(ApprovalError::Contradictory(_))));
+    }
+
+    #[test]
+    fn a_stale_change_applies_nothing() {
+        let d = doc();
+        let pending = vec![edit("x", "a", &d, "ALPHA"), edit("y", "b", &d, "BETA")];
+        let mut moved = d.clone();
+        moved.replace(&ChunkId::parse("a").unwrap(), vec![sec("a", "alpha, edited by a person")]).unwrap();
+        let all = ApprovalRequest { approve_all: true, ..Default::default() };
+        let chosen = select_approved(&pending, &all).unwrap();
+        assert_eq!(apply_approved(&moved, &chosen), Err(ApprovalError::Stale(vec!["x".into()])));
+    }
+
+    #[test]
+    fn creates_and_deletes() {
+        let d = doc();
+        let create = Change {
+            change_id: "n".into(),
+            op: ChangeOp::Create,
+            chunk_id: ChunkId::parse("n1").unwrap(),
+            after: Some(ChunkId::parse("c").unwrap()),
+            old_html: None,
+            new_sections: vec![sec("n1", "new")],
+            explanation: None,
+        };
+        let delete = Change {
+            change_id: "d".into(),
+            op: ChangeOp::Delete,
+            chunk_id: ChunkId::parse("a").unwrap(),
+            after: None,
+            old_html: Some(d.sections()[0].html.clone()),
+            new_sections: vec![],
+            explanation: None,
+        };
+        assert_eq!(sections_edited(&[create.clone(), delete.clone()]), 2);
+        let next = apply_approved(&d, &[&create, &delete]).unwrap();
+        let texts: Vec<_> = next.sections().iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts, ["beta", "gamma", "new"]);
+        assert_eq!(delete.new_html(), None);
+    }
+}

@@ -1,0 +1,578 @@
+//! `word/document.xml`: the blocks as WordprocessingML paragraphs, runs and tables, with the
+//! relationships (links, pictures), media and numbering instances they need.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use redline_ports::ImageSource;
+
+use super::parts::{self, BULLET_NUM, TEXT_H, TEXT_W};
+use crate::image::{self, Picture};
+use crate::model::{Align, Block, ImageRef, Inline, List, Script, Style, Table};
+use crate::table::{Grid, Slot};
+use crate::xml::{escape_xml, push_xml};
+
+/// English Metric Units per twip.
+const EMU_PER_TWIP: i64 = 635;
+/// EMUs per CSS pixel (96 per inch).
+const EMU_PER_PX: f32 = 9525.0;
+/// Left indent added per level of quotation (twips).
+const QUOTE_INDENT: i64 = 540;
+/// A cell's left plus right margin (twips).
+const CELL_MARGINS: i64 = 216;
+/// Average width of a character of body text (11 pt), and of code (10 pt Courier), in twips.
+const CHAR_W: f32 = 130.0;
+const CODE_CHAR_W: f32 = 120.0;
+/// A cell's margins plus room for the estimate's error (twips).
+const CELL_SLACK: f32 = CELL_MARGINS as f32 + 120.0;
+/// Twips per CSS pixel.
+const TWIPS_PER_PX: f32 = 15.0;
+/// The narrowest width content is laid out in (twips).
+const MIN_WIDTH: i64 = 360;
+
+/// A media part of the package.
+pub(crate) struct Media {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Where a block is written.
+#[derive(Clone, Copy)]
+struct Ctx {
+    /// Width available, in twips.
+    width: i64,
+    /// Quotation depth.
+    quote: u32,
+    /// Enclosing lists.
+    lists: usize,
+}
+
+#[derive(Default)]
+struct ParaProps<'s> {
+    style: Option<&'s str>,
+    num: Option<(usize, usize)>,
+    left: Option<i64>,
+    hanging: Option<i64>,
+    align: Align,
+    rule: bool,
+}
+
+pub(crate) struct Body<'a> {
+    images: &'a dyn ImageSource,
+    pub out: String,
+    /// `<Relationship>` elements beyond the fixed ones.
+    pub rels: String,
+    next_rel: usize,
+    link_rels: HashMap<String, String>,
+    /// Resolved pictures by `src`: relationship id and pixel size (`None`: unusable).
+    pictures: HashMap<String, Option<(String, u32, u32)>>,
+    pub media: Vec<Media>,
+    /// Ordered lists' `w:num`s: (abstract id, level, start).
+    pub nums: Vec<(usize, usize, i64)>,
+    next_drawing: u32,
+}
+
+impl<'a> Body<'a> {
+    pub(crate) fn new(images: &'a dyn ImageSource) -> Self {
+        Body {
+            images,
+            out: String::new(),
+            rels: String::new(),
+            next_rel: 10,
+            link_rels: HashMap::new(),
+            pictures: HashMap::new(),
+            media: Vec::new(),
+            nums: Vec::new(),
+            next_drawing: 1,
+        }
+    }
+
+    pub(crate) fn document(&mut self, blocks: &[Block]) {
+        let ctx = Ctx { width: TEXT_W, quote: 0, lists: 0 };
+        self.blocks(blocks, ctx);
+        if blocks.is_empty() {
+            self.out.push_str("<w:p/>");
+        }
+    }
+
+    fn blocks(&mut self, blocks: &[Block], ctx: Ctx) {
+        for block in blocks {
+            self.block(block, ctx, None);
+        }
+    }
+
+    /// Indentation of a paragraph that is not a list item's first.
+    fn left(&self, ctx: Ctx) -> Option<i64> {
+        let list = if ctx.lists > 0 { parts::list_indent(ctx.lists.min(9) - 1) } else { 0 };
+        let left = list + QUOTE_INDENT * i64::from(ctx.quote);
+        (left > 0).then_some(left)
+    }
+
+    /// Writes a block; `num` numbers its first paragraph (a list item's marker).
+    fn block(&mut self, block: &Block, ctx: Ctx, num: Option<(usize, usize)>) {
+        let quote_style = (ctx.quote > 0).then_some("Quote");
+        let mut props = ParaProps { style: quote_style, left: self.left(ctx), ..ParaProps::default() };
+        if let Some((num_id, ilvl)) = num {
+            props.num = Some((num_id, ilvl));
+            props.style = Some(quote_style.unwrap_or("ListParagraph"));
+            props.left = Some(parts::list_indent(ilvl) + QUOTE_INDENT * i64::from(ctx.quote));
+            props.hanging = Some(360);
+        } else if ctx.lists > 0 && ctx.quote == 0 {
+            props.style = Some("ListParagraph");
+        }
+        match block {
+            Block::Paragraph { align, content } => {
+                props.align = *align;
+                self.paragraph(&props, content, ctx);
+            }
+            Block::Heading { level, align, content } => {
+                let style = format!("Heading{}", (*level).clamp(1, 6));
+                props.style = Some(&style);
+                props.align = *align;
+                self.paragraph(&props, content, ctx);
+            }
+            Block::List(list) => {
+                if num.is_some() {
+                    self.paragraph(&props, &[], ctx);
+                }
+                self.list(list, ctx);
+            }
+            Block::Table(table) => {
+                if num.is_some() {
+                    self.paragraph(&props, &[], ctx);
+                }
+                self.table(table, ctx);
+                // Space below the table; two tables in a row would also merge into one.
+                self.out.push_str(
+                    "<w:p><w:pPr><w:spacing w:before=\"0\" w:after=\"0\" w:line=\"160\" w:lineRule=\"exact\"/></w:pPr></w:p>",
+                );
+            }
+            Block::Quote(blocks) => {
+                if num.is_some() {
+                    self.paragraph(&props, &[], ctx);
+                }
+                self.blocks(
+                    blocks,
+                    Ctx { quote: ctx.quote + 1, width: (ctx.width - QUOTE_INDENT).max(MIN_WIDTH), ..ctx },
+                );
+            }
+            Block::Code(text) => {
+                props.style = Some("SourceCode");
+                self.p_open(&props);
+                for (i, line) in text.split('\n').enumerate() {
+                    self.out.push_str("<w:r>");
+                    if i > 0 {
+                        self.out.push_str("<w:br/>");
+                    }
+                    for (j, part) in line.split('\t').enumerate() {
+                        if j > 0 {
+                            self.out.push_str("<w:tab/>");
+                        }
+                        if !part.is_empty() {
+                            self.out.push_str("<w:t xml:space=\"preserve\">");
+                            push_xml(&mut self.out, part);
+                            self.out.push_str("</w:t>");
+                        }
+                    }
+                    self.out.push_str("</w:r>");
+                }
+                self.out.push_str("</w:p>");
+            }
+            Block::Rule => {
+                props.rule = true;
+                self.paragraph(&props, &[], ctx);
+            }
+        }
+    }
+
+    fn p_open(&mut self, p: &ParaProps<'_>) {
+        self.out.push_str("<w:p><w:pPr>");
+        if let Some(style) = p.style {
+            let _ = write!(self.out, "<w:pStyle w:val=\"{style}\"/>");
+        }
+        if let Some((num_id, ilvl)) = p.num {
+            let _ = write!(self.out, "<w:numPr><w:ilvl w:val=\"{ilvl}\"/><w:numId w:val=\"{num_id}\"/></w:numPr>");
+        }
+        if p.rule {
+            self.out
+                .push_str("<w:pBdr><w:bottom w:val=\"single\" w:sz=\"6\" w:space=\"1\" w:color=\"999999\"/></w:pBdr>");
+        }
+        if p.left.is_some() || p.hanging.is_some() {
+            self.out.push_str("<w:ind");
+            if let Some(left) = p.left {
+                let _ = write!(self.out, " w:left=\"{left}\"");
+            }
+            if let Some(h) = p.hanging {
+                let _ = write!(self.out, " w:hanging=\"{h}\"");
+            }
+            self.out.push_str("/>");
+        }
+        let jc = match p.align {
+            Align::Start => None,
+            Align::Center => Some("center"),
+            Align::End => Some("right"),
+            Align::Justify => Some("both"),
+        };
+        if let Some(jc) = jc {
+            let _ = write!(self.out, "<w:jc w:val=\"{jc}\"/>");
+        }
+        self.out.push_str("</w:pPr>");
+    }
+
+    fn paragraph(&mut self, props: &ParaProps<'_>, content: &[Inline], ctx: Ctx) {
+        self.p_open(props);
+        self.inlines(content, ctx);
+        self.out.push_str("</w:p>");
+    }
+
+    fn list(&mut self, list: &List, ctx: Ctx) {
+        let ilvl = ctx.lists.min(8);
+        let num_id = if list.ordered() {
+            self.nums.push((parts::abstract_id(list.numbering), ilvl, list.start.clamp(0, 32_767)));
+            BULLET_NUM + self.nums.len()
+        } else {
+            BULLET_NUM
+        };
+        let inner = Ctx { lists: ctx.lists + 1, width: (ctx.width - 720).max(MIN_WIDTH), ..ctx };
+        for item in &list.items {
+            let Some((first, rest)) = item.split_first() else {
+                let props = ParaProps {
+                    style: Some("ListParagraph"),
+                    num: Some((num_id, ilvl)),
+                    left: Some(parts::list_indent(ilvl) + QUOTE_INDENT * i64::from(ctx.quote)),
+                    hanging: Some(360),
+                    ..ParaProps::default()
+                };
+                self.paragraph(&props, &[], inner);
+                continue;
+            };
+            self.block(first, inner, Some((num_id, ilvl)));
+            for block in rest {
+                self.block(block, inner, None);
+            }
+        }
+    }
+
+    fn table(&mut self, table: &Table, ctx: Ctx) {
+        let grid = Grid::new(table);
+        if !table.caption.is_empty() {
+            let props = ParaProps { style: Some("Caption"), left: self.left(ctx), ..ParaProps::default() };
+            self.paragraph(&props, &table.caption, ctx);
+        }
+        if grid.ncols == 0 {
+            return;
+        }
+        let indent = self.left(ctx).unwrap_or(0);
+        let (mins, maxs) = crate::table::column_bounds(&grid, 400.0, |id| {
+            let (mut lo, mut hi) = (0.0f32, 0.0f32);
+            for block in grid.content(table, id) {
+                let (l, h) = self.measure(block);
+                lo = lo.max(l);
+                hi = hi.max(h);
+            }
+            (lo + CELL_SLACK, hi + CELL_SLACK)
+        });
+        let widths: Vec<i64> = crate::table::distribute(&mins, &maxs, ctx.width as f32)
+            .into_iter()
+            .map(|w| (w.round() as i64).max(MIN_WIDTH / 2))
+            .collect();
+        let mut xs = vec![0i64; widths.len() + 1];
+        for (i, w) in widths.iter().enumerate() {
+            xs[i + 1] = xs[i] + w;
+        }
+        let span_w = |c: usize, span: usize| xs[(c + span).min(widths.len())] - xs[c];
+        let _ = write!(
+            self.out,
+            "<w:tbl><w:tblPr><w:tblStyle w:val=\"TableGrid\"/><w:tblW w:w=\"{}\" w:type=\"dxa\"/>\
+             <w:tblInd w:w=\"{indent}\" w:type=\"dxa\"/>{}<w:tblLayout w:type=\"fixed\"/>\
+             <w:tblLook w:val=\"04A0\" w:firstRow=\"1\" w:lastRow=\"0\" w:firstColumn=\"1\" w:lastColumn=\"0\" w:noHBand=\"0\" w:noVBand=\"1\"/>\
+             </w:tblPr><w:tblGrid>",
+            xs[widths.len()],
+            parts::table_borders()
+        );
+        for w in &widths {
+            let _ = write!(self.out, "<w:gridCol w:w=\"{w}\"/>");
+        }
+        self.out.push_str("</w:tblGrid>");
+        let cell_ctx = |width: i64| Ctx { width: (width - CELL_MARGINS).max(MIN_WIDTH), quote: 0, lists: 0 };
+        for r in 0..grid.nrows() {
+            self.out.push_str("<w:tr>");
+            if table.rows[r].header {
+                self.out.push_str("<w:trPr><w:tblHeader/></w:trPr>");
+            }
+            let mut c = 0;
+            while c < grid.ncols {
+                match grid.slot(r, c) {
+                    Slot::Start { cell, colspan, rowspan } => {
+                        let data = crate::table::cell(table, *cell);
+                        let shade = data.background.or(data.header.then_some(crate::model::Rgb(0xF2, 0xF2, 0xF2)));
+                        let width = span_w(c, *colspan);
+                        self.tc_open(width, *colspan, if *rowspan > 1 { Some("restart") } else { None }, shade);
+                        let content = grid.content(table, *cell);
+                        let start = self.out.len();
+                        for block in &content {
+                            self.block(block, cell_ctx(width), None);
+                        }
+                        if self.out.len() == start || self.out.ends_with("</w:tbl>") {
+                            self.out.push_str("<w:p/>");
+                        }
+                        self.out.push_str("</w:tc>");
+                        c += colspan;
+                    }
+                    Slot::Covered { row, col } if *row < r && *col == c => {
+                        let span = match grid.slot(*row, *col) {
+                            Slot::Start { colspan, .. } => *colspan,
+                            _ => 1,
+                        };
+                        self.tc_open(span_w(c, span), span, Some("continue"), None);
+                        self.out.push_str("<w:p/></w:tc>");
+                        c += span;
+                    }
+                    _ => {
+                        self.tc_open(span_w(c, 1), 1, None, None);
+                        self.out.push_str("<w:p/></w:tc>");
+                        c += 1;
+                    }
+                }
+            }
+            self.out.push_str("</w:tr>");
+        }
+        self.out.push_str("</w:tbl>");
+    }
+
+    /// The narrowest and widest width of a block in twips, from character counts (an
+    /// estimate: Word sets the text, these only share a table's width among its columns).
+    fn measure(&mut self, block: &Block) -> (f32, f32) {
+        match block {
+            Block::Paragraph { content, .. } | Block::Heading { content, .. } => {
+                let scale = match block {
+                    Block::Heading { level, .. } => {
+                        [1.8, 1.5, 1.3, 1.2, 1.1, 1.1][usize::from((*level).clamp(1, 6)) - 1]
+                    }
+                    _ => 1.0,
+                };
+                let (mut lo, mut hi, mut line) = (0.0f32, 0.0f32, 0.0f32);
+                for inline in content {
+                    match inline {
+                        Inline::Text(text, style) => {
+                            let k = if style.code { CODE_CHAR_W } else { CHAR_W }
+                                * scale
+                                * if style.bold { 1.15 } else { 1.0 }
+                                * style.size_pt.map_or(1.0, |pt| pt / 11.0);
+                            for (i, word) in text.split(' ').enumerate() {
+                                let w = word.chars().count() as f32 * k;
+                                lo = lo.max(w);
+                                line += w + if i > 0 { k } else { 0.0 };
+                            }
+                        }
+                        Inline::Break => {
+                            hi = hi.max(line);
+                            line = 0.0;
+                        }
+                        Inline::Image(img) => {
+                            if let Some((_, pw, ph)) = self.picture(&img.src) {
+                                let w = image::display_px(img, pw, ph).0 * TWIPS_PER_PX;
+                                lo = lo.max(w);
+                                line += w;
+                            }
+                        }
+                    }
+                }
+                (lo.min(TEXT_W as f32 / 3.0), hi.max(line))
+            }
+            Block::List(list) => {
+                let (mut lo, mut hi) = (0.0f32, 0.0f32);
+                for b in list.items.iter().flatten() {
+                    let (l, h) = self.measure(b);
+                    lo = lo.max(l);
+                    hi = hi.max(h);
+                }
+                (lo + 720.0, hi + 720.0)
+            }
+            Block::Quote(blocks) => {
+                let (mut lo, mut hi) = (0.0f32, 0.0f32);
+                for b in blocks {
+                    let (l, h) = self.measure(b);
+                    lo = lo.max(l);
+                    hi = hi.max(h);
+                }
+                (lo + QUOTE_INDENT as f32, hi + QUOTE_INDENT as f32)
+            }
+            Block::Code(text) => {
+                let widest = text.split('\n').map(|l| l.chars().count()).max().unwrap_or(0) as f32 * CODE_CHAR_W;
+                (widest.min(1600.0), widest)
+            }
+            Block::Table(t) => {
+                let grid = Grid::new(t);
+                let (mins, maxs) = crate::table::column_bounds(&grid, 400.0, |id| {
+                    let (mut lo, mut hi) = (0.0f32, 0.0f32);
+                    for block in grid.content(t, id) {
+                        let (l, h) = self.measure(block);
+                        lo = lo.max(l);
+                        hi = hi.max(h);
+                    }
+                    (lo + CELL_SLACK, hi + CELL_SLACK)
+                });
+                (mins.iter().sum(), maxs.iter().sum())
+            }
+            Block::Rule => (0.0, 0.0),
+        }
+    }
+
+    fn tc_open(&mut self, width: i64, span: usize, merge: Option<&str>, shade: Option<crate::model::Rgb>) {
+        let _ = write!(self.out, "<w:tc><w:tcPr><w:tcW w:w=\"{width}\" w:type=\"dxa\"/>");
+        if span > 1 {
+            let _ = write!(self.out, "<w:gridSpan w:val=\"{span}\"/>");
+        }
+        match merge {
+            Some("continue") => self.out.push_str("<w:vMerge/>"),
+            Some(m) => {
+                let _ = write!(self.out, "<w:vMerge w:val=\"{m}\"/>");
+            }
+            None => {}
+        }
+        if let Some(fill) = shade {
+            let _ = write!(self.out, "<w:shd w:val=\"clear\" w:color=\"auto\" w:fill=\"{}\"/>", fill.hex());
+        }
+        self.out.push_str("</w:tcPr>");
+    }
+
+    fn inlines(&mut self, content: &[Inline], ctx: Ctx) {
+        let mut link: Option<&str> = None;
+        for inline in content {
+            let target = match inline {
+                Inline::Text(_, style) => style.link.as_deref(),
+                Inline::Image(img) => img.link.as_deref(),
+                Inline::Break => link,
+            };
+            if target != link {
+                if link.is_some() {
+                    self.out.push_str("</w:hyperlink>");
+                }
+                if let Some(url) = target {
+                    let id = self.link_rel(url);
+                    let _ = write!(self.out, "<w:hyperlink r:id=\"{id}\" w:history=\"1\">");
+                }
+                link = target;
+            }
+            match inline {
+                Inline::Text(text, style) => self.run(text, style, link.is_some()),
+                Inline::Break => self.out.push_str("<w:r><w:br/></w:r>"),
+                Inline::Image(img) => self.image(img, ctx),
+            }
+        }
+        if link.is_some() {
+            self.out.push_str("</w:hyperlink>");
+        }
+    }
+
+    fn link_rel(&mut self, url: &str) -> String {
+        if let Some(id) = self.link_rels.get(url) {
+            return id.clone();
+        }
+        let id = format!("rId{}", self.next_rel);
+        self.next_rel += 1;
+        let _ = write!(
+            self.rels,
+            "<Relationship Id=\"{id}\" Type=\"{}\" Target=\"{}\" TargetMode=\"External\"/>",
+            parts::REL_HYPERLINK,
+            escape_xml(url)
+        );
+        self.link_rels.insert(url.to_string(), id.clone());
+        id
+    }
+
+    fn run(&mut self, text: &str, style: &Style, in_link: bool) {
+        self.out.push_str("<w:r><w:rPr>");
+        if in_link {
+            self.out.push_str("<w:rStyle w:val=\"Hyperlink\"/>");
+        } else if style.code {
+            self.out.push_str("<w:rStyle w:val=\"VerbatimChar\"/>");
+        }
+        if in_link && style.code {
+            self.out.push_str("<w:rFonts w:ascii=\"Courier New\" w:hAnsi=\"Courier New\" w:cs=\"Courier New\"/>");
+        }
+        if style.bold {
+            self.out.push_str("<w:b/><w:bCs/>");
+        }
+        if style.italic {
+            self.out.push_str("<w:i/><w:iCs/>");
+        }
+        if style.strike {
+            self.out.push_str("<w:strike/>");
+        }
+        if let Some(color) = style.color {
+            let _ = write!(self.out, "<w:color w:val=\"{}\"/>", color.hex());
+        }
+        if let Some(pt) = style.size_pt {
+            let half = (pt * 2.0).round().clamp(2.0, 3276.0) as u32;
+            let _ = write!(self.out, "<w:sz w:val=\"{half}\"/><w:szCs w:val=\"{half}\"/>");
+        }
+        if style.mark && style.background.is_none() {
+            self.out.push_str("<w:highlight w:val=\"yellow\"/>");
+        }
+        if style.underline {
+            self.out.push_str("<w:u w:val=\"single\"/>");
+        }
+        if let Some(bg) = style.background {
+            let _ = write!(self.out, "<w:shd w:val=\"clear\" w:color=\"auto\" w:fill=\"{}\"/>", bg.hex());
+        }
+        match style.script {
+            Script::Normal => {}
+            Script::Super => self.out.push_str("<w:vertAlign w:val=\"superscript\"/>"),
+            Script::Sub => self.out.push_str("<w:vertAlign w:val=\"subscript\"/>"),
+        }
+        self.out.push_str("</w:rPr><w:t xml:space=\"preserve\">");
+        push_xml(&mut self.out, text);
+        self.out.push_str("</w:t></w:r>");
+    }
+
+    /// The relationship id and pixel size of a picture, adding its media part once.
+    fn picture(&mut self, src: &str) -> Option<(String, u32, u32)> {
+        if let Some(known) = self.pictures.get(src) {
+            return known.clone();
+        }
+        let found = image::resolve(src, self.images).map(|pic: Picture| {
+            let id = format!("rId{}", self.next_rel);
+            self.next_rel += 1;
+            let name = format!("image{}.{}", self.media.len() + 1, pic.kind.extension());
+            let _ =
+                write!(self.rels, "<Relationship Id=\"{id}\" Type=\"{}\" Target=\"media/{name}\"/>", parts::REL_IMAGE);
+            self.media.push(Media { name, bytes: pic.bytes });
+            (id, pic.width, pic.height)
+        });
+        self.pictures.insert(src.to_string(), found.clone());
+        found
+    }
+
+    fn image(&mut self, img: &ImageRef, ctx: Ctx) {
+        let Some((rel, pw, ph)) = self.picture(&img.src) else {
+            if !img.alt.is_empty() {
+                let style = Style { italic: true, ..Style::default() };
+                self.run(&format!("[{}]", img.alt), &style, img.link.is_some());
+            }
+            return;
+        };
+        let (w_px, h_px) = image::display_px(img, pw, ph);
+        let max_w = (ctx.width * EMU_PER_TWIP) as f32;
+        let max_h = (TEXT_H * EMU_PER_TWIP) as f32;
+        let (cx, cy) = image::fit(w_px * EMU_PER_PX, h_px * EMU_PER_PX, max_w, max_h);
+        let (cx, cy) = (cx.round() as i64, cy.round() as i64);
+        let id = self.next_drawing;
+        self.next_drawing += 1;
+        let alt = escape_xml(&img.alt);
+        let _ = write!(
+            self.out,
+            "<w:r><w:drawing><wp:inline distT=\"0\" distB=\"0\" distL=\"0\" distR=\"0\">\
+             <wp:extent cx=\"{cx}\" cy=\"{cy}\"/><wp:effectExtent l=\"0\" t=\"0\" r=\"0\" b=\"0\"/>\
+             <wp:docPr id=\"{id}\" name=\"Picture {id}\" descr=\"{alt}\"/>\
+             <wp:cNvGraphicFramePr><a:graphicFrameLocks noChangeAspect=\"1\"/></wp:cNvGraphicFramePr>\
+             <a:graphic><a:graphicData uri=\"http://schemas.openxmlformats.org/drawingml/2006/picture\">\
+             <pic:pic><pic:nvPicPr><pic:cNvPr id=\"{id}\" name=\"Picture {id}\" descr=\"{alt}\"/><pic:cNvPicPr/></pic:nvPicPr>\
+             <pic:blipFill><a:blip r:embed=\"{rel}\"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>\
+             <pic:spPr><a:xfrm><a:off x=\"0\" y=\"0\"/><a:ext cx=\"{cx}\" cy=\"{cy}\"/></a:xfrm>\
+             <a:prstGeom prst=\"rect\"><a:avLst/></a:prstGeom></pic:spPr></pic:pic>\
+             </a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
+        );
+    }
+}

@@ -1,0 +1,589 @@
+//! Layout: blocks become a list of [`Line`]s, each a strip of the page's width holding
+//! positioned drawing operations. Pagination (in `mod.rs`) only stacks lines, so every
+//! block kind (paragraph lines, list items, table rows) is a line or a run of lines.
+//!
+//! Inline content is broken greedily at spaces (over-long words at any character);
+//! runs keep their font, size, colour, decorations and link. Right-to-left scripts and
+//! complex shaping are not handled (glyphs are placed one after the other).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use redline_ports::ImageSource;
+
+use super::fonts::{FontId, Fonts, ASCENT, DESCENT};
+use super::images::{self, PdfImage};
+use super::line::LineBuilder;
+use super::Nested;
+use crate::image;
+use crate::model::{item_number, Align, Block, ImageRef, Inline, List, Rgb, Script, Style};
+
+pub(crate) const BLACK: Rgb = Rgb(0, 0, 0);
+const LINK_BLUE: Rgb = Rgb(0x05, 0x63, 0xC1);
+const GREY: Rgb = Rgb(0x99, 0x99, 0x99);
+const CODE_BG: Rgb = Rgb(0xF3, 0xF3, 0xF3);
+const MARK_YELLOW: Rgb = Rgb(0xFF, 0xF1, 0x76);
+
+/// Body text size (points).
+pub(crate) const BODY_SIZE: f32 = 11.0;
+const CODE_SIZE: f32 = 9.0;
+pub(crate) const HEADING_SIZES: [f32; 6] = [22.0, 18.0, 15.0, 13.0, 12.0, 11.0];
+/// Extra space between lines, in ems of the largest text.
+pub(crate) const LEADING: f32 = 0.22;
+/// CSS pixels to points.
+pub(crate) const PX: f32 = 0.75;
+const QUOTE_INDENT: f32 = 16.0;
+/// Space after a table (not in a list or cell).
+pub(crate) const TABLE_GAP: f32 = 9.0;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Op {
+    /// Glyphs from `(x, y)`, `y` the baseline; each glyph with the character it shows.
+    Text {
+        x: f32,
+        y: f32,
+        font: FontId,
+        size: f32,
+        color: Rgb,
+        glyphs: Vec<(u16, char)>,
+    },
+    Fill {
+        x: f32,
+        y: f32,
+        w: f32,
+        h: f32,
+        color: Rgb,
+    },
+    Stroke {
+        x: f32,
+        y: f32,
+        w: f32,
+        h: f32,
+        color: Rgb,
+        width: f32,
+    },
+    Image {
+        x: f32,
+        y: f32,
+        w: f32,
+        h: f32,
+        image: usize,
+    },
+    Link {
+        x: f32,
+        y: f32,
+        w: f32,
+        h: f32,
+        uri: Rc<str>,
+    },
+}
+
+impl Op {
+    pub(crate) fn translate(&mut self, dx: f32, dy: f32) {
+        match self {
+            Op::Text { x, y, .. }
+            | Op::Fill { x, y, .. }
+            | Op::Stroke { x, y, .. }
+            | Op::Image { x, y, .. }
+            | Op::Link { x, y, .. } => {
+                *x += dx;
+                *y += dy;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Content,
+    /// White space between blocks: dropped at the top of a page.
+    Spacer,
+    /// A heading line: not left alone at the bottom of a page.
+    KeepWithNext,
+}
+
+/// A strip of content; `y` of its operations is measured down from its top.
+#[derive(Debug, Clone)]
+pub(crate) struct Line {
+    pub height: f32,
+    pub ops: Vec<Op>,
+    pub kind: Kind,
+}
+
+impl Line {
+    pub(crate) fn spacer(height: f32) -> Line {
+        Line { height, ops: Vec::new(), kind: Kind::Spacer }
+    }
+
+    pub(crate) fn translate(&mut self, dx: f32) {
+        if dx != 0.0 {
+            for op in &mut self.ops {
+                op.translate(dx, 0.0);
+            }
+        }
+    }
+}
+
+/// How text of a block is set.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TextBase {
+    pub size: f32,
+    pub bold: bool,
+}
+
+/// Where blocks are laid out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx {
+    /// Inside a list item or a table cell: less space after paragraphs.
+    pub tight: bool,
+    /// Enclosing lists (for bullet shapes).
+    pub lists: usize,
+    /// The tallest a line may be (a page, or less inside a table cell).
+    pub max_h: f32,
+}
+
+/// A run of glyphs with one look.
+#[derive(Debug, Clone)]
+pub(crate) struct Piece {
+    pub font: FontId,
+    pub size: f32,
+    pub color: Rgb,
+    pub rise: f32,
+    pub underline: bool,
+    pub strike: bool,
+    pub background: Option<Rgb>,
+    pub link: Option<Rc<str>>,
+    pub glyphs: Vec<(u16, char)>,
+    pub width: f32,
+    /// A picture instead of glyphs: (image index, height).
+    pub image: Option<(usize, f32)>,
+}
+
+/// What line breaking works on.
+#[derive(Debug, Clone)]
+pub(crate) enum Atom {
+    /// Pieces with no break opportunity between them.
+    Word(Vec<Piece>, f32),
+    Space(Piece),
+    Break,
+}
+
+/// How a paragraph's lines are set.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ParaLook {
+    pub base: TextBase,
+    pub align: Align,
+    pub kind: Kind,
+}
+
+pub(crate) struct Layout<'a> {
+    pub fonts: &'a Fonts,
+    images: &'a dyn ImageSource,
+    pub pictures: Vec<PdfImage>,
+    picture_index: HashMap<String, Option<usize>>,
+    /// Bytes of decoded samples still allowed.
+    sample_budget: usize,
+}
+
+impl<'a> Layout<'a> {
+    pub(crate) fn new(fonts: &'a Fonts, images: &'a dyn ImageSource) -> Self {
+        Layout {
+            fonts,
+            images,
+            pictures: Vec::new(),
+            picture_index: HashMap::new(),
+            sample_budget: images::SAMPLE_BUDGET,
+        }
+    }
+
+    /// The index of a usable picture (decoded once per `src`).
+    fn picture(&mut self, src: &str) -> Option<usize> {
+        if let Some(known) = self.picture_index.get(src) {
+            return *known;
+        }
+        let budget = &mut self.sample_budget;
+        let found = image::resolve(src, self.images).and_then(|pic| images::prepare(pic, budget)).map(|img| {
+            self.pictures.push(img);
+            self.pictures.len() - 1
+        });
+        self.picture_index.insert(src.to_string(), found);
+        found
+    }
+
+    fn piece(&self, style: &Style, base: TextBase) -> Piece {
+        let mut size = style.size_pt.unwrap_or(base.size);
+        let mut rise = 0.0;
+        match style.script {
+            Script::Normal => {}
+            Script::Super => {
+                rise = size * 0.33;
+                size *= 0.7;
+            }
+            Script::Sub => {
+                rise = -size * 0.15;
+                size *= 0.7;
+            }
+        }
+        let font = FontId::pick(style.bold || base.bold, style.italic, style.code);
+        let color = style.color.unwrap_or(if style.link.is_some() { LINK_BLUE } else { BLACK });
+        let background = style.background.or(style.mark.then_some(MARK_YELLOW));
+        Piece {
+            font,
+            size,
+            color,
+            rise,
+            underline: style.underline || style.link.is_some(),
+            strike: style.strike,
+            background,
+            link: style.link.clone(),
+            glyphs: Vec::new(),
+            width: 0.0,
+            image: None,
+        }
+    }
+
+    /// `text` in the look of `proto`, split where the font that has the glyphs changes.
+    fn shape(&self, text: &str, proto: &Piece, out: &mut Vec<Piece>) {
+        let mut current: Option<Piece> = None;
+        for c in text.chars() {
+            let g = self.fonts.glyph(proto.font, c);
+            match &mut current {
+                Some(p) if p.font == g.font => {
+                    p.glyphs.push((g.gid, c));
+                    p.width += g.advance * p.size;
+                }
+                _ => {
+                    if let Some(p) = current.take() {
+                        out.push(p);
+                    }
+                    let mut p = proto.clone();
+                    p.font = g.font;
+                    p.glyphs.push((g.gid, c));
+                    p.width = g.advance * p.size;
+                    current = Some(p);
+                }
+            }
+        }
+        if let Some(p) = current {
+            out.push(p);
+        }
+    }
+
+    /// Inline content as atoms. Pictures are sized to fit `max_w` × `max_h`.
+    pub(crate) fn atoms(&mut self, content: &[Inline], base: TextBase, max_w: f32, max_h: f32) -> Vec<Atom> {
+        let mut atoms = Vec::new();
+        let mut word: Vec<Piece> = Vec::new();
+        let flush = |word: &mut Vec<Piece>, atoms: &mut Vec<Atom>| {
+            if !word.is_empty() {
+                let w = word.iter().map(|p| p.width).sum();
+                atoms.push(Atom::Word(std::mem::take(word), w));
+            }
+        };
+        for inline in content {
+            match inline {
+                Inline::Text(text, style) => {
+                    let proto = self.piece(style, base);
+                    for (i, part) in text.split(' ').enumerate() {
+                        if i > 0 {
+                            flush(&mut word, &mut atoms);
+                            let mut space = Vec::new();
+                            self.shape(" ", &proto, &mut space);
+                            if let Some(p) = space.pop() {
+                                atoms.push(Atom::Space(p));
+                            }
+                        }
+                        if !part.is_empty() {
+                            self.shape(part, &proto, &mut word);
+                        }
+                    }
+                }
+                Inline::Break => {
+                    flush(&mut word, &mut atoms);
+                    atoms.push(Atom::Break);
+                }
+                Inline::Image(img) => {
+                    flush(&mut word, &mut atoms);
+                    atoms.push(self.image_atom(img, base, max_w, max_h));
+                }
+            }
+        }
+        flush(&mut word, &mut atoms);
+        atoms
+    }
+
+    fn image_atom(&mut self, img: &ImageRef, base: TextBase, max_w: f32, max_h: f32) -> Atom {
+        match self.picture(&img.src) {
+            Some(index) => {
+                let pic = &self.pictures[index];
+                let (w, h) = image::display_px(img, pic.width, pic.height);
+                let (w, h) = image::fit(w * PX, h * PX, max_w.max(1.0), max_h.max(1.0));
+                let style = Style { link: img.link.clone(), ..Style::default() };
+                let mut p = self.piece(&style, base);
+                p.underline = false;
+                p.width = w;
+                p.image = Some((index, h));
+                Atom::Word(vec![p], w)
+            }
+            None => {
+                let style = Style { italic: true, link: img.link.clone(), ..Style::default() };
+                let proto = self.piece(&style, base);
+                let mut pieces = Vec::new();
+                let alt = if img.alt.is_empty() { String::new() } else { format!("[{}]", img.alt) };
+                self.shape(&alt, &proto, &mut pieces);
+                let w = pieces.iter().map(|p| p.width).sum();
+                Atom::Word(pieces, w)
+            }
+        }
+    }
+
+    /// Breaks inline content into lines of at most `width`.
+    pub(crate) fn paragraph(
+        &mut self,
+        content: &[Inline],
+        look: ParaLook,
+        width: f32,
+        max_h: f32,
+        out: &mut Vec<Line>,
+    ) {
+        let atoms = self.atoms(content, look.base, width, max_h);
+        let mut line = LineBuilder { pieces: Vec::new(), used: 0.0, width, look };
+        let mut space: Option<Piece> = None;
+        for atom in atoms {
+            match atom {
+                Atom::Break => {
+                    space = None;
+                    line.finish(out);
+                }
+                Atom::Space(p) => {
+                    if !line.pieces.is_empty() && space.is_none() {
+                        space = Some(p);
+                    }
+                }
+                Atom::Word(pieces, w) => {
+                    let sw = if line.pieces.is_empty() { 0.0 } else { space.as_ref().map_or(0.0, |s| s.width) };
+                    if line.used + sw + w <= width {
+                        if let Some(s) = space.take() {
+                            if !line.pieces.is_empty() {
+                                line.push(s);
+                            }
+                        }
+                        line.extend(pieces, w);
+                    } else {
+                        space = None;
+                        if !line.pieces.is_empty() {
+                            line.finish(out);
+                        }
+                        if w <= width {
+                            line.extend(pieces, w);
+                        } else {
+                            self.split_word(pieces, &mut line, out);
+                        }
+                    }
+                }
+            }
+        }
+        if !line.pieces.is_empty() {
+            line.finish(out);
+        }
+    }
+
+    /// Places a word wider than the line, breaking it between glyphs.
+    fn split_word(&self, pieces: Vec<Piece>, line: &mut LineBuilder, out: &mut Vec<Line>) {
+        let width = line.width;
+        for piece in pieces {
+            if piece.image.is_some() || piece.glyphs.is_empty() {
+                if !line.pieces.is_empty() && line.used + piece.width > width {
+                    line.finish(out);
+                }
+                line.push(piece);
+                continue;
+            }
+            let mut piece = piece;
+            let glyphs = std::mem::take(&mut piece.glyphs);
+            let empty = Piece { width: 0.0, ..piece };
+            let mut part = empty.clone();
+            for (gid, c) in glyphs {
+                let adv = self.fonts.glyph(part.font, c).advance * part.size;
+                if line.used + part.width + adv > width && (!line.pieces.is_empty() || !part.glyphs.is_empty()) {
+                    if !part.glyphs.is_empty() {
+                        line.push(std::mem::replace(&mut part, empty.clone()));
+                    }
+                    line.finish(out);
+                }
+                part.glyphs.push((gid, c));
+                part.width += adv;
+            }
+            if !part.glyphs.is_empty() {
+                line.push(part);
+            }
+        }
+    }
+
+    /// Lays out blocks in `width`, appending lines to `out`.
+    pub(crate) fn blocks(&mut self, blocks: &[Block], width: f32, ctx: Ctx, out: &mut Vec<Line>) {
+        for block in blocks {
+            self.block(block, width, ctx, out);
+        }
+    }
+
+    pub(crate) fn block(&mut self, block: &Block, width: f32, ctx: Ctx, out: &mut Vec<Line>) {
+        let gap = if ctx.tight { 3.0 } else { 7.0 };
+        match block {
+            Block::Paragraph { align, content } => {
+                let look =
+                    ParaLook { base: TextBase { size: BODY_SIZE, bold: false }, align: *align, kind: Kind::Content };
+                self.paragraph(content, look, width, ctx.max_h, out);
+                out.push(Line::spacer(gap));
+            }
+            Block::Heading { level, align, content } => {
+                let size = HEADING_SIZES[usize::from((*level).clamp(1, 6)) - 1];
+                out.push(Line::spacer(size * 0.6));
+                let look = ParaLook { base: TextBase { size, bold: true }, align: *align, kind: Kind::KeepWithNext };
+                self.paragraph(content, look, width, ctx.max_h, out);
+                out.push(Line::spacer(4.0));
+            }
+            Block::List(list) => {
+                self.list(list, width, ctx, out);
+                if !ctx.tight {
+                    out.push(Line::spacer(4.0));
+                }
+            }
+            Block::Table(table) => {
+                self.table(table, width, ctx, &mut Nested { out, max_h: ctx.max_h });
+                out.push(Line::spacer(if ctx.tight { 5.0 } else { TABLE_GAP }));
+            }
+            Block::Quote(blocks) => {
+                let start = out.len();
+                self.blocks(blocks, (width - QUOTE_INDENT).max(20.0), ctx, out);
+                while out.len() > start && out.last().is_some_and(|l| l.kind == Kind::Spacer) {
+                    out.pop();
+                }
+                for line in &mut out[start..] {
+                    line.translate(QUOTE_INDENT);
+                    line.ops
+                        .insert(0, Op::Fill { x: 3.0, y: 0.0, w: 2.5, h: line.height, color: Rgb(0xCC, 0xCC, 0xCC) });
+                }
+                out.push(Line::spacer(gap));
+            }
+            Block::Code(text) => {
+                self.code(text, width, out);
+                out.push(Line::spacer(gap));
+            }
+            Block::Rule => {
+                out.push(Line {
+                    height: 10.0,
+                    ops: vec![Op::Fill { x: 0.0, y: 4.6, w: width, h: 0.8, color: GREY }],
+                    kind: Kind::Content,
+                });
+                out.push(Line::spacer(4.0));
+            }
+        }
+    }
+
+    fn code(&mut self, text: &str, width: f32, out: &mut Vec<Line>) {
+        let proto = self.piece(&Style { code: true, ..Style::default() }, TextBase { size: CODE_SIZE, bold: false });
+        let line_h = CODE_SIZE * (ASCENT + DESCENT + LEADING);
+        let inner = (width - 8.0).max(CODE_SIZE);
+        for source in text.split('\n') {
+            let expanded = source.replace('\t', "    ");
+            let mut pieces = Vec::new();
+            self.shape(&expanded, &proto, &mut pieces);
+            // Break at any glyph: code keeps its spaces.
+            let mut rows: Vec<Vec<Piece>> = vec![Vec::new()];
+            let mut row_w = 0.0;
+            for mut piece in pieces {
+                let glyphs = std::mem::take(&mut piece.glyphs);
+                let empty = Piece { width: 0.0, ..piece };
+                let mut part = empty.clone();
+                for (gid, c) in glyphs {
+                    let adv = self.fonts.glyph(part.font, c).advance * part.size;
+                    if row_w + adv > inner && row_w > 0.0 {
+                        if !part.glyphs.is_empty() {
+                            let done = std::mem::replace(&mut part, empty.clone());
+                            if let Some(r) = rows.last_mut() {
+                                r.push(done);
+                            }
+                        }
+                        rows.push(Vec::new());
+                        row_w = 0.0;
+                    }
+                    part.glyphs.push((gid, c));
+                    part.width += adv;
+                    row_w += adv;
+                }
+                if !part.glyphs.is_empty() {
+                    if let Some(r) = rows.last_mut() {
+                        r.push(part);
+                    }
+                }
+            }
+            for row in rows {
+                let mut ops = vec![Op::Fill { x: 0.0, y: 0.0, w: width, h: line_h, color: CODE_BG }];
+                let baseline = CODE_SIZE * (ASCENT + LEADING / 2.0);
+                let mut x = 4.0;
+                for p in row {
+                    let w = p.width;
+                    ops.push(Op::Text { x, y: baseline, font: p.font, size: p.size, color: BLACK, glyphs: p.glyphs });
+                    x += w;
+                }
+                out.push(Line { height: line_h, ops, kind: Kind::Content });
+            }
+        }
+    }
+
+    fn list(&mut self, list: &List, width: f32, ctx: Ctx, out: &mut Vec<Line>) {
+        let base = TextBase { size: BODY_SIZE, bold: false };
+        let proto = self.piece(&Style::default(), base);
+        let markers: Vec<String> = (0..list.items.len())
+            .map(|i| {
+                if list.ordered() {
+                    format!("{}.", item_number(list.numbering, list.start.saturating_add(i as i64)))
+                } else {
+                    ["\u{2022}", "\u{25E6}", "\u{25AA}"][ctx.lists % 3].to_string()
+                }
+            })
+            .collect();
+        let widest = markers.iter().map(|m| self.fonts.width(proto.font, base.size, m)).fold(0.0f32, f32::max);
+        let indent = (widest + 8.0).max(18.0).min(width / 2.0);
+        let inner_ctx = Ctx { tight: true, lists: ctx.lists + 1, ..ctx };
+        let inner_w = (width - indent).max(20.0);
+        for (item, marker) in list.items.iter().zip(&markers) {
+            let start = out.len();
+            self.blocks(item, inner_w, inner_ctx, out);
+            while out.len() > start && out.last().is_some_and(|l| l.kind == Kind::Spacer) {
+                out.pop();
+            }
+            if out.len() == start {
+                let h = base.size * (ASCENT + DESCENT + LEADING);
+                out.push(Line { height: h, ops: Vec::new(), kind: Kind::Content });
+            }
+            for line in &mut out[start..] {
+                line.translate(indent);
+            }
+            let mut glyphs = Vec::new();
+            self.shape(marker, &proto, &mut glyphs);
+            let marker_w: f32 = glyphs.iter().map(|p| p.width).sum();
+            if let Some(first) = out[start..].iter_mut().find(|l| l.kind != Kind::Spacer) {
+                let baseline = first
+                    .ops
+                    .iter()
+                    .find_map(|op| match op {
+                        Op::Text { y, .. } => Some(*y),
+                        _ => None,
+                    })
+                    .unwrap_or(base.size * (ASCENT + LEADING / 2.0));
+                let mut x = indent - 6.0 - marker_w;
+                for (i, p) in glyphs.into_iter().enumerate() {
+                    let w = p.width;
+                    let op = Op::Text { x, y: baseline, font: p.font, size: p.size, color: BLACK, glyphs: p.glyphs };
+                    first.ops.insert(i, op);
+                    x += w;
+                }
+            }
+            out.push(Line::spacer(2.0));
+        }
+        while out.last().is_some_and(|l| l.kind == Kind::Spacer) {
+            out.pop();
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! PDF: A4 pages of real text in embedded DejaVu fonts (subset, Identity-H, with a
+//! `ToUnicode` map so that the text can be selected and extracted), headings larger and
+//! bold, wrapped paragraphs, list markers, bordered tables, PNG and JPEG pictures, link
+//! annotations, the title in the document information.
+//!
+//! `layout.rs` turns blocks into lines, this module stacks the lines into pages, and
+//! `writer.rs` writes the objects with lopdf.
+
+mod fonts;
+mod images;
+mod layout;
+mod line;
+mod table;
+mod writer;
+
+use redline_ports::ImageSource;
+
+use crate::model::Block;
+use fonts::Fonts;
+use layout::{Ctx, Kind, Layout, Line};
+
+/// A4 in points.
+pub(crate) const PAGE_W: f32 = 595.28;
+pub(crate) const PAGE_H: f32 = 841.89;
+/// 2 cm.
+pub(crate) const MARGIN: f32 = 56.69;
+pub(crate) const CONTENT_W: f32 = PAGE_W - 2.0 * MARGIN;
+pub(crate) const CONTENT_H: f32 = PAGE_H - 2.0 * MARGIN;
+
+pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) -> Result<Vec<u8>, String> {
+    let fonts = Fonts::new()?;
+    let mut layout = Layout::new(&fonts, images);
+    let mut pager = Pager::new();
+    let ctx = Ctx { tight: false, lists: 0, max_h: CONTENT_H };
+    let mut lines = Vec::new();
+    for block in blocks {
+        match block {
+            // Top-level tables go to the pages row by row, to cut a tall row where the page ends.
+            Block::Table(table) => {
+                layout.table(table, CONTENT_W, ctx, &mut pager);
+                pager.push(Line::spacer(layout::TABLE_GAP));
+            }
+            _ => {
+                layout.block(block, CONTENT_W, ctx, &mut lines);
+                for line in lines.drain(..) {
+                    pager.push(line);
+                }
+            }
+        }
+    }
+    let pictures = std::mem::take(&mut layout.pictures);
+    writer::write(&fonts, pager.finish(), pictures, title)
+}
+
+/// A page: its lines and where each starts, measured down from the top margin.
+pub(crate) type Page = Vec<(f32, Line)>;
+
+/// Less room than this at the bottom of a page is not worth starting a cut table row in.
+const MIN_ROOM: f32 = 48.0;
+
+/// Stacks lines into pages as they come: a line that does not fit starts a new page,
+/// space between blocks is dropped at the top of a page, and headings are held back until
+/// the line after them is known, so that they move to the next page with it.
+pub(crate) struct Pager {
+    pages: Vec<Page>,
+    y: f32,
+    /// Headings (and the space after them) waiting for the next content line.
+    held: Vec<Line>,
+}
+
+impl Pager {
+    pub(crate) fn new() -> Self {
+        Pager { pages: vec![Vec::new()], y: 0.0, held: Vec::new() }
+    }
+
+    fn at_top(&self) -> bool {
+        self.pages.last().is_none_or(Vec::is_empty)
+    }
+
+    fn held_height(&self) -> f32 {
+        self.held.iter().map(|l| l.height).sum()
+    }
+
+    /// The height the next content line may have to fit on the page it will be placed on.
+    pub(crate) fn room(&self) -> f32 {
+        let held = self.held_height();
+        let here = CONTENT_H - self.y - held;
+        if here >= MIN_ROOM || self.at_top() {
+            here
+        } else {
+            CONTENT_H - held
+        }
+    }
+
+    fn new_page(&mut self) {
+        self.pages.push(Vec::new());
+        self.y = 0.0;
+    }
+
+    fn place(&mut self, line: Line) {
+        if line.kind == Kind::Spacer && self.at_top() {
+            return;
+        }
+        if !self.at_top() && self.y + line.height > CONTENT_H {
+            if line.kind == Kind::Spacer {
+                return;
+            }
+            self.new_page();
+        }
+        let h = line.height;
+        if let Some(page) = self.pages.last_mut() {
+            page.push((self.y, line));
+        }
+        self.y += h;
+    }
+
+    pub(crate) fn push(&mut self, line: Line) {
+        match line.kind {
+            Kind::KeepWithNext => self.held.push(line),
+            Kind::Spacer if !self.held.is_empty() => self.held.push(line),
+            Kind::Spacer => self.place(line),
+            Kind::Content => {
+                let need = (self.held_height() + line.height).min(CONTENT_H);
+                if !self.at_top() && self.y + need > CONTENT_H {
+                    self.new_page();
+                }
+                for held in std::mem::take(&mut self.held) {
+                    self.place(held);
+                }
+                self.place(line);
+            }
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<Page> {
+        for held in std::mem::take(&mut self.held) {
+            self.place(held);
+        }
+        self.pages
+    }
+}
+
+/// Where a table's lines go, and how tall a cut row may be.
+pub(crate) trait LineSink {
+    /// The tallest the next line should be.
+    fn room(&self) -> f32;
+    fn emit(&mut self, line: Line);
+}
+
+impl LineSink for Pager {
+    fn room(&self) -> f32 {
+        Pager::room(self)
+    }
+
+    fn emit(&mut self, line: Line) {
+        self.push(line);
+    }
+}
+
+/// Lines collected for a nested block, each at most `max_h` tall.
+pub(crate) struct Nested<'o> {
+    pub out: &'o mut Vec<Line>,
+    pub max_h: f32,
+}
+
+impl LineSink for Nested<'_> {
+    fn room(&self) -> f32 {
+        self.max_h
+    }
+
+    fn emit(&mut self, line: Line) {
+        self.out.push(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content(h: f32) -> Line {
+        Line { height: h, ops: Vec::new(), kind: Kind::Content }
+    }
+
+    fn paginate(lines: Vec<Line>) -> Vec<Page> {
+        let mut pager = Pager::new();
+        for line in lines {
+            pager.push(line);
+        }
+        pager.finish()
+    }
+
+    #[test]
+    fn pages_break_between_lines_and_headings_move_with_their_text() {
+        let pages = paginate((0..60).map(|_| content(12.0)).collect());
+        assert_eq!(pages.len(), 1, "60 × 12 pt fit on a page");
+        let pages = paginate((0..61).map(|_| content(12.0)).collect());
+        assert_eq!(pages.len(), 2);
+
+        let mut lines = vec![content(CONTENT_H - 30.0), Line::spacer(10.0)];
+        lines.push(Line { height: 15.0, ops: Vec::new(), kind: Kind::KeepWithNext });
+        lines.push(Line::spacer(4.0));
+        lines.push(content(12.0));
+        let pages = paginate(lines);
+        assert_eq!(pages.len(), 2);
+        assert_eq!(pages[1][0].1.kind, Kind::KeepWithNext, "the heading went to the text's page");
+        assert_eq!(pages[1][0].0, 0.0);
+    }
+
+    #[test]
+    fn the_room_left_counts_held_headings() {
+        let mut pager = Pager::new();
+        pager.push(content(100.0));
+        pager.push(Line { height: 20.0, ops: Vec::new(), kind: Kind::KeepWithNext });
+        assert_eq!(pager.room(), CONTENT_H - 120.0);
+        pager.push(content(CONTENT_H - 150.0));
+        assert_eq!(pager.room(), CONTENT_H, "too little room left: the next line starts a page");
+    }
+}

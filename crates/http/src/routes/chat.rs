@@ -1,0 +1,275 @@
+//! Chat (decisions.md §5): `POST /v1/chat` (waits), `POST /v1/chat/async` (202 Job, or the
+//! job's event stream), approval of proposed changes, and a session's history and revert.
+
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::{web, HttpRequest, HttpResponse};
+use redline_core::chat::{ChatRequest, ResponseMode};
+use redline_domain::job::{ApprovalRequest, JobStatus};
+use redline_domain::time_util::iso8601;
+use serde_json::{json, Value};
+
+use crate::auth::ApiPrincipal;
+use crate::body::JsonBody;
+use crate::error::{ApiError, ApiResult};
+use crate::routes::documents::path_session;
+use crate::routes::jobs::event_stream;
+use crate::state::AppState;
+use crate::validation::{Fields, ValidationItem};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/chat", web::post().to(chat))
+        .route("/v1/chat/async", web::post().to(chat_async))
+        .route("/v1/chat/{session_id}/approve", web::post().to(approve))
+        .route("/v1/sessions/{session_id}/history", web::get().to(history))
+        .route("/v1/sessions/{session_id}/revert", web::post().to(revert));
+}
+
+fn chat_request(body: &Value) -> ApiResult<ChatRequest> {
+    let mut f = Fields::body(body)?;
+    let session = f.session_id("session_id");
+    let message = f.required_str("message");
+    let document_html = f.optional_str("document_html");
+    let require_approval = f.optional_bool("require_approval");
+    let mode = f.optional_literal("response_mode", &["full", "compact"]);
+    f.finish()?;
+    let (Some(session_id), Some(message)) = (session, message) else {
+        return Err(ApiError::Internal("validated fields missing".to_owned()));
+    };
+    Ok(ChatRequest {
+        session_id,
+        message: message.to_owned(),
+        document_html: document_html.map(str::to_owned),
+        require_approval: require_approval.unwrap_or(false),
+        response_mode: mode.and_then(ResponseMode::parse).unwrap_or(ResponseMode::Full),
+    })
+}
+
+/// `X-Usage-*` from a usage object.
+fn usage_headers(response: &mut HttpResponse, usage: &Value) {
+    for (name, field) in [
+        ("x-usage-limit", "monthly_limit"),
+        ("x-usage-used", "monthly_used"),
+        ("x-usage-remaining", "monthly_remaining"),
+    ] {
+        if let Some(v) =
+            usage.get(field).and_then(Value::as_i64).and_then(|v| HeaderValue::from_str(&v.to_string()).ok())
+        {
+            response.headers_mut().insert(HeaderName::from_static(name), v);
+        }
+    }
+}
+
+/// Runs a chat turn and waits for it (at most `REDLINE_CHAT_TIMEOUT_SECS`, then 504 while
+/// the turn goes on as a job).
+#[utoipa::path(post, path = "/v1/chat", tag = "chat", security(("bearer" = [])),
+    request_body(content = Object, description = "`{session_id, message, document_html?, require_approval?, response_mode?}`"),
+    responses(
+        (status = 200, description = "`{job_id, response, session_id, document_changes, usage}`"),
+        (status = 400, description = "Empty message", body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 413, description = "Body above the cap"),
+        (status = 422, body = crate::openapi::ValidationErrorBody),
+        (status = 429, description = "Monthly operations used up", body = crate::openapi::ErrorBody),
+        (status = 502, description = "The AI model failed", body = crate::openapi::ErrorBody),
+        (status = 504, description = "The turn took longer than the cap; use /v1/chat/async", body = crate::openapi::ErrorBody),
+    ))]
+pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: JsonBody) -> ApiResult<HttpResponse> {
+    let request = chat_request(&body.0)?;
+    let job = state.chat.submit(principal.0.owner, request).await?;
+    let timeout = state.chat.config().chat_timeout;
+    let job = state.chat.wait_settled(&job.job_id, timeout).await?;
+    match job.status {
+        JobStatus::Completed => {
+            let result = job.result.clone().unwrap_or(Value::Null);
+            let usage = result.get("usage").cloned().unwrap_or(Value::Null);
+            let mut response = HttpResponse::Ok().json(json!({
+                "job_id": job.job_id,
+                "response": result.get("response"),
+                "session_id": job.session_id.as_str(),
+                "document_changes": result.get("document_changes"),
+                "usage": usage,
+            }));
+            usage_headers(&mut response, &usage);
+            Ok(response)
+        }
+        JobStatus::AwaitingApproval => {
+            let usage = redline_core::chat::view::usage_json(&state.usage.current(principal.0.owner).await?);
+            let mut response = HttpResponse::Ok().json(json!({
+                "job_id": job.job_id,
+                "response": job.state.get("response"),
+                "session_id": job.session_id.as_str(),
+                "document_changes": {
+                    "updated_html": Value::Null,
+                    "version_id": job.state.get("base_version"),
+                    "changes_summary": "Changes proposed; approve or reject them with POST /v1/chat/{session_id}/approve.",
+                    "requires_approval": true,
+                    "pending_changes": job.metadata.get("pending_changes"),
+                    "changes": [],
+                    "chunk_diffs": Value::Null,
+                },
+                "usage": usage,
+            }));
+            usage_headers(&mut response, &usage);
+            Ok(response)
+        }
+        JobStatus::Failed => Err(ApiError::BadGateway(job.error.unwrap_or_else(|| "The chat turn failed.".to_owned()))),
+        _ => Err(ApiError::Conflict(format!("Job {} was cancelled.", job.job_id))),
+    }
+}
+
+fn wants_event_stream(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(actix_web::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("text/event-stream"))
+}
+
+/// Queues a chat turn: 202 with the Job; with `Accept: text/event-stream` the job's event
+/// stream instead.
+#[utoipa::path(post, path = "/v1/chat/async", tag = "chat", security(("bearer" = [])),
+    request_body(content = Object, description = "`{session_id, message, document_html?, require_approval?, response_mode?}`"),
+    responses(
+        (status = 202, description = "The queued Job"),
+        (status = 200, description = "With `Accept: text/event-stream`: the job's events (`intermediate`, `approval_required`, `final`)", content_type = "text/event-stream"),
+        (status = 400, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody),
+        (status = 429, body = crate::openapi::ErrorBody),
+    ))]
+pub async fn chat_async(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let request = chat_request(&body.0)?;
+    let job = state.chat.submit(principal.0.owner, request).await?;
+    if wants_event_stream(&req) {
+        return Ok(event_stream(state.into_inner(), job.job_id, 0));
+    }
+    let view = state.chat.job_view(&job, false).await?;
+    Ok(HttpResponse::Accepted().json(view))
+}
+
+fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
+    match f.raw(field) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+            items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+        }
+        Some(other) => {
+            f.problem(field, "list_type", "Input should be a valid list of strings", other.clone());
+            Vec::new()
+        }
+    }
+}
+
+/// Approves or rejects a job's pending changes (decisions.md §5).
+#[utoipa::path(post, path = "/v1/chat/{session_id}/approve", tag = "chat", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    request_body(content = Object, description = "`{job_id, approve?: [change_id], reject?: [change_id], approve_all?, feedback?}`"),
+    responses(
+        (status = 200, description = "The Job, completed with what was applied"),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 409, description = "No job awaiting approval, or changes whose sections changed since (named)", body = crate::openapi::ErrorBody),
+        (status = 422, description = "Unknown change ids", body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn approve(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path)?;
+    let mut f = Fields::body(&body.0)?;
+    let job_id = f.required_str("job_id");
+    let approve = string_list(&mut f, "approve");
+    let reject = string_list(&mut f, "reject");
+    let approve_all = f.optional_bool("approve_all").unwrap_or(false);
+    let feedback = f.optional_str("feedback").map(str::to_owned);
+    f.finish()?;
+    let Some(job_id) = job_id else {
+        return Err(ApiError::Validation(vec![ValidationItem::new(
+            "missing",
+            vec![json!("body"), json!("job_id")],
+            "Field required",
+            Value::Null,
+        )]));
+    };
+    let request = ApprovalRequest { approve, reject, approve_all };
+    let job = state.chat.approve(principal.0.owner, &session, job_id, &request, feedback).await?;
+    let view = state.chat.job_view(&job, false).await?;
+    let mut response = HttpResponse::Ok().json(&view);
+    if let Some(usage) = view.get("result").and_then(|r| r.get("usage")) {
+        usage_headers(&mut response, usage);
+    }
+    Ok(response)
+}
+
+/// The session's active chat history.
+#[utoipa::path(get, path = "/v1/sessions/{session_id}/history", tag = "sessions", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    responses(
+        (status = 200, description = "`{session_id, messages: [{message_id, role, content, created_at, job_id, version_before, version_after}]}`"),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody),
+    ))]
+pub async fn history(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path)?;
+    let h = state.chat.history(principal.0.owner, &session).await?;
+    let messages: Vec<Value> = h
+        .messages
+        .iter()
+        .map(|m| {
+            json!({
+                "message_id": m.message_id,
+                "role": m.role,
+                "content": m.content,
+                "created_at": iso8601(m.created_at),
+                "job_id": m.job_id,
+                "version_before": m.version_before,
+                "version_after": m.version_after,
+            })
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({"session_id": h.session_id.as_str(), "messages": messages})))
+}
+
+/// Restores the document to the version before a message and drops that message and the
+/// later ones from the active history.
+#[utoipa::path(post, path = "/v1/sessions/{session_id}/revert", tag = "sessions", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    request_body(content = Object, description = "`{message_id}`"),
+    responses(
+        (status = 200, description = "`{session_id, version_id, html, section_count, reverted_message_id}`"),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, description = "Session or message not in the active history", body = crate::openapi::ErrorBody),
+        (status = 409, description = "A chat job runs on the session", body = crate::openapi::ErrorBody),
+        (status = 422, description = "The message predates revert", body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn revert(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path)?;
+    let mut f = Fields::body(&body.0)?;
+    let message_id = f.required_str("message_id");
+    f.finish()?;
+    let message_id = message_id.unwrap_or_default();
+    let d = state.chat.revert(principal.0.owner, &session, message_id).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "session_id": d.session_id.as_str(),
+        "version_id": d.version_id,
+        "html": d.html,
+        "section_count": d.section_count,
+        "reverted_message_id": message_id,
+    })))
+}

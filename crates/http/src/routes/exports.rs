@@ -1,0 +1,184 @@
+//! Export (interface.md POST /v1/documents/export, Errors 413 Details 8, Versioning 3;
+//! decisions.md §8): the file at once, or by an e-mailed signed link.
+
+use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType, HeaderValue};
+use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
+use redline_core::exports::ExportedFile;
+use redline_domain::export::{ExportFormat, RequestedFormat};
+use redline_domain::{Email, SessionId};
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use crate::auth::ApiPrincipal;
+use crate::body::JsonBody;
+use crate::error::{export_error, ApiError, ApiResult};
+use crate::middleware::RequestId;
+use crate::state::AppState;
+use crate::validation::Fields;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/documents/export", web::post().to(export))
+        .route("/v1/documents/export/email-request", web::post().to(email_request))
+        .route("/v1/documents/export/download/{token}", web::get().to(download));
+}
+
+/// The strict enum of `format`, with the legacy alias `doc` (served as DOCX).
+pub const FORMATS: [&str; 6] = ["docx", "pdf", "html", "markdown", "txt", "doc"];
+
+/// The `detail` of an export over its format's cap (interface.md Errors, Details 8).
+#[derive(Serialize, ToSchema)]
+pub struct ExportTooLargeDetail {
+    /// `document_too_large`
+    pub error_code: String,
+    /// Text safe to show in a UI.
+    pub message_user: String,
+    /// `email_request`: POST /v1/documents/export/email-request has no cap.
+    pub suggested_action: String,
+    pub contact_email: String,
+    /// The rendered file's size, MB (MiB).
+    pub document_size_mb: f64,
+    /// The format's cap, MB (MiB).
+    pub max_size_mb: f64,
+    /// The format that hit the cap (`docx` for the `doc` alias).
+    pub format: String,
+    /// The request id (`X-Request-Id`), for support.
+    pub support_event_id: String,
+}
+
+/// The 413 body of an export: `detail` is an object.
+#[derive(Serialize, ToSchema)]
+pub struct ExportTooLargeBody {
+    pub detail: ExportTooLargeDetail,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EmailRequestAccepted {
+    /// The id of the export; the e-mail follows when the file is ready.
+    pub request_id: String,
+}
+
+/// `session_id` and `format` of an export body, every problem at once.
+fn session_and_format(f: &mut Fields<'_>) -> (Option<SessionId>, Option<RequestedFormat>) {
+    let session = f.session_id("session_id");
+    let format = f.required_literal("format", &FORMATS).and_then(ExportFormat::parse);
+    (session, format)
+}
+
+fn request_id(req: &HttpRequest) -> String {
+    req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default()
+}
+
+/// The file as an attachment download.
+fn file_response(file: ExportedFile, deprecated_alias: bool) -> HttpResponse {
+    let mut response = HttpResponse::Ok();
+    response
+        .content_type(file.content_type.as_str())
+        .insert_header(ContentDisposition {
+            disposition: DispositionType::Attachment,
+            parameters: vec![DispositionParam::Filename(file.filename)],
+        })
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")));
+    if deprecated_alias {
+        response.insert_header(("Deprecation", "true"));
+    }
+    response.body(file.bytes)
+}
+
+/// Renders the session's document as a file (`{session_id, format}`; `format` is one of
+/// `docx`, `pdf`, `html`, `markdown`, `txt`, or the deprecated `doc`, served as DOCX with
+/// `Deprecation: true`). Over the format's cap → 413 whose `detail` is an object.
+#[utoipa::path(post, path = "/v1/documents/export", tag = "export", security(("bearer" = [])),
+    request_body(content = Object, description = "`{session_id, format: docx|pdf|html|markdown|txt|doc}`"),
+    responses(
+        (status = 200, description = "The file (DOCX, PDF, HTML, Markdown or text, with its content type), with `Content-Disposition: attachment; filename=<session_id>.<ext>` (and `Deprecation: true` for `doc`)"),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, description = "Session not found", body = crate::openapi::ErrorBody),
+        (status = 413, description = "Over the format's cap: `detail` is {error_code: document_too_large, message_user, suggested_action: email_request, contact_email, document_size_mb, max_size_mb, format, support_event_id}", body = ExportTooLargeBody),
+        (status = 422, description = "`format` outside the enum (literal_error) or a bad session_id", body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn export(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let mut f = Fields::body(&body.0)?;
+    let (session, format) = session_and_format(&mut f);
+    f.finish()?;
+    let (Some(session), Some(requested)) = (session, format) else {
+        return Err(ApiError::Internal("validation passed without values".to_owned()));
+    };
+    let file = state
+        .exports
+        .export(principal.0.owner, &session, requested.format)
+        .await
+        .map_err(|e| export_error(e, &state.config.contact_email, &request_id(&req)))?;
+    Ok(file_response(file, requested.deprecated_alias))
+}
+
+/// Renders the export in the background and e-mails a signed download link
+/// (`{session_id, format, email?}`; without `email`, the account's own address). → 202.
+#[utoipa::path(post, path = "/v1/documents/export/email-request", tag = "export", security(("bearer" = [])),
+    request_body(content = Object, description = "`{session_id, format, email?}`"),
+    responses(
+        (status = 202, body = EmailRequestAccepted),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, description = "Session not found", body = crate::openapi::ErrorBody),
+        (status = 422, description = "A bad field, or no `email` for an account without an address", body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn email_request(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let mut f = Fields::body(&body.0)?;
+    let (session, format) = session_and_format(&mut f);
+    let email = match f.optional_str("email") {
+        None => None,
+        Some(raw) => match Email::parse(raw) {
+            Ok(email) => Some(email),
+            Err(e) => {
+                f.problem("email", "value_error", format!("value is not a valid email address: {e}"), json!(raw));
+                None
+            }
+        },
+    };
+    f.finish()?;
+    let (Some(session), Some(requested)) = (session, format) else {
+        return Err(ApiError::Internal("validation passed without values".to_owned()));
+    };
+    let request_id = state
+        .exports
+        .request_email(principal.0.owner, &session, requested.format, email)
+        .await
+        .map_err(|e| export_error(e, &state.config.contact_email, &request_id(&req)))?;
+    let mut response = HttpResponse::Accepted();
+    if requested.deprecated_alias {
+        response.insert_header(("Deprecation", "true"));
+    }
+    Ok(response.json(EmailRequestAccepted { request_id }))
+}
+
+/// Downloads an e-mailed export. No authorization: the signed link is the capability.
+/// Tampered, unknown or expired → 404.
+#[utoipa::path(get, path = "/v1/documents/export/download/{token}", tag = "export",
+    params(("token" = String, Path, description = "The signed token of the e-mailed link")),
+    responses(
+        (status = 200, description = "The file, with `Content-Disposition: attachment`"),
+        (status = 404, description = "Unknown, tampered with or expired link", body = crate::openapi::ErrorBody),
+    ))]
+pub async fn download(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let file = state
+        .exports
+        .download(&path)
+        .await
+        .map_err(|e| export_error(e, &state.config.contact_email, &request_id(&req)))?;
+    Ok(file_response(file, false))
+}

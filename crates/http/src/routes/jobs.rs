@@ -1,0 +1,310 @@
+//! Jobs (decisions.md §5): listings, polling, cancelling, and the server-sent event stream
+//! of a job (`intermediate`, `approval_required`, `final`; `Last-Event-ID` / `?after=N`
+//! resume; a comment heartbeat every 15 s).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::web::Bytes;
+use actix_web::{web, HttpRequest, HttpResponse};
+use redline_domain::job::{JobStatus, JobType};
+use redline_ports::jobs::{JobFilter, Signal};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::auth::ApiPrincipal;
+use crate::error::{ApiError, ApiResult};
+use crate::routes::documents::path_session;
+use crate::state::AppState;
+use crate::validation::ValidationItem;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/jobs", web::get().to(list_jobs))
+        .route("/v1/jobs/{job_id}", web::get().to(get_job))
+        .route("/v1/jobs/{job_id}/cancel", web::post().to(cancel_job))
+        .route("/v1/jobs/{job_id}/events", web::get().to(job_events))
+        .route("/v1/sessions/{session_id}/jobs", web::get().to(session_jobs));
+}
+
+/// The heartbeat period of event streams.
+const HEARTBEAT: Duration = Duration::from_secs(15);
+/// Streams re-read the job at least this often (signals usually come first).
+const POLL: Duration = Duration::from_millis(1000);
+/// Most jobs a listing returns.
+const MAX_LIMIT: i64 = 100;
+
+/// Query parameters, decoded, with FastAPI-style 422s.
+struct Query {
+    pairs: Vec<(String, String)>,
+    errors: Vec<ValidationItem>,
+}
+
+impl Query {
+    fn parse(req: &HttpRequest) -> Self {
+        let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+            .map(|q| q.into_inner())
+            .unwrap_or_default();
+        Self { pairs, errors: Vec::new() }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn problem(&mut self, name: &str, kind: &str, msg: &str, input: &str) {
+        self.errors.push(ValidationItem::new(kind, vec![json!("query"), json!(name)], msg, json!(input)));
+    }
+
+    fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
+        let Some(raw) = self.get(name).map(str::to_owned) else {
+            return default;
+        };
+        match raw.trim().parse::<i64>() {
+            Ok(v) if v < min => {
+                self.problem(
+                    name,
+                    "greater_than_equal",
+                    &format!("Input should be greater than or equal to {min}"),
+                    &raw,
+                );
+                default
+            }
+            Ok(v) => v.min(max),
+            Err(_) => {
+                self.problem(
+                    name,
+                    "int_parsing",
+                    "Input should be a valid integer, unable to parse string as an integer",
+                    &raw,
+                );
+                default
+            }
+        }
+    }
+
+    fn boolean(&mut self, name: &str) -> bool {
+        let Some(raw) = self.get(name).map(str::to_owned) else {
+            return false;
+        };
+        match raw.to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" | "t" | "y" => true,
+            "false" | "0" | "no" | "off" | "f" | "n" => false,
+            _ => {
+                self.problem(name, "bool_parsing", "Input should be a valid boolean, unable to interpret input", &raw);
+                false
+            }
+        }
+    }
+
+    fn finish(self) -> ApiResult<()> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::Validation(self.errors))
+        }
+    }
+}
+
+fn listing(jobs: Vec<Value>) -> HttpResponse {
+    let total = jobs.len();
+    HttpResponse::Ok().json(json!({"jobs": jobs, "total": total}))
+}
+
+/// The caller's jobs, newest first (`limit`, `status`, `job_type`, `compact`).
+#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = [])),
+    params(
+        ("limit" = Option<i64>, Query, description = "Most jobs returned (default 20, at most 100)"),
+        ("status" = Option<String>, Query), ("job_type" = Option<String>, Query),
+        ("compact" = Option<bool>, Query, description = "Omit results and intermediate events"),
+    ),
+    responses((status = 200, description = "JobListResponse `{jobs, total}`"), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn list_jobs(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = Query::parse(&req);
+    let limit = q.int("limit", 20, 1, MAX_LIMIT);
+    let compact = q.boolean("compact");
+    let status = match q.get("status").filter(|s| !s.is_empty()).map(str::to_owned) {
+        None => None,
+        Some(s) => match JobStatus::parse(&s) {
+            Some(st) => Some(st),
+            None => {
+                q.problem("status", "literal_error", "Input should be 'pending', 'in_progress', 'awaiting_approval', 'completed', 'failed' or 'cancelled'", &s);
+                None
+            }
+        },
+    };
+    let job_type = match q.get("job_type").filter(|s| !s.is_empty()).map(str::to_owned) {
+        None => None,
+        Some(s) => match JobType::parse(&s) {
+            Some(t) => Some(t),
+            None => {
+                q.problem("job_type", "literal_error", "Input should be 'chat' or 'attachment_processing'", &s);
+                None
+            }
+        },
+    };
+    q.finish()?;
+    let filter = JobFilter { session_id: None, status, job_type, limit };
+    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?))
+}
+
+/// The jobs of one session, most recent first (`limit` default 20, `compact`).
+#[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = [])),
+    params(("session_id" = String, Path), ("limit" = Option<i64>, Query), ("compact" = Option<bool>, Query)),
+    responses((status = 200, description = "JobListResponse `{jobs, total}`"), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn session_jobs(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let session = path_session(&path)?;
+    let mut q = Query::parse(&req);
+    let limit = q.int("limit", 20, 1, MAX_LIMIT);
+    let compact = q.boolean("compact");
+    q.finish()?;
+    let filter = JobFilter { session_id: Some(session), status: None, job_type: None, limit };
+    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?))
+}
+
+/// Polls a job.
+#[utoipa::path(get, path = "/v1/jobs/{job_id}", tag = "jobs", security(("bearer" = [])),
+    params(("job_id" = String, Path)),
+    responses((status = 200, description = "The Job"), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn get_job(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let job = state.chat.job(principal.0.owner, &path).await?;
+    Ok(HttpResponse::Ok().json(state.chat.job_view(&job, false).await?))
+}
+
+/// Cancels a job that has not finished (409 once it has).
+#[utoipa::path(post, path = "/v1/jobs/{job_id}/cancel", tag = "jobs", security(("bearer" = [])),
+    params(("job_id" = String, Path)),
+    responses((status = 200, description = "The cancelled Job"), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 409, description = "Already finished", body = crate::openapi::ErrorBody)))]
+pub async fn cancel_job(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let job = state.chat.cancel(principal.0.owner, &path).await?;
+    Ok(HttpResponse::Ok().json(state.chat.job_view(&job, false).await?))
+}
+
+/// The job's events as server-sent events.
+#[utoipa::path(get, path = "/v1/jobs/{job_id}/events", tag = "jobs", security(("bearer" = [])),
+    params(("job_id" = String, Path), ("after" = Option<i64>, Query, description = "Replay events after this sequence"),
+        ("Last-Event-ID" = Option<String>, Header)),
+    responses((status = 200, description = "`intermediate` (id = sequence), `approval_required`, `final` (the Job), then the end", content_type = "text/event-stream"),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn job_events(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let job = state.chat.job(principal.0.owner, &path).await?;
+    let mut q = Query::parse(&req);
+    let mut after = q.int("after", 0, 0, i64::MAX);
+    q.finish()?;
+    if let Some(last) =
+        req.headers().get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<i64>().ok())
+    {
+        after = after.max(last);
+    }
+    Ok(event_stream(state.into_inner(), job.job_id, after))
+}
+
+fn frame(event: &str, id: Option<i64>, data: &Value) -> Bytes {
+    let mut s = String::new();
+    if let Some(id) = id {
+        s.push_str(&format!("id: {id}\n"));
+    }
+    s.push_str(&format!("event: {event}\ndata: {data}\n\n"));
+    Bytes::from(s)
+}
+
+/// Streams a job's events after `after` until its final event.
+pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpResponse {
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let chat = state.chat.clone();
+    tokio::spawn(async move {
+        let mut signals = chat.bus().subscribe();
+        let mut last = after;
+        let mut approval_sent = false;
+        let mut heartbeat = tokio::time::interval(HEARTBEAT);
+        heartbeat.tick().await;
+        loop {
+            let Ok(job) = chat.peek_job(&job_id).await else {
+                return;
+            };
+            let Ok(events) = chat.events_after(&job_id, last).await else {
+                return;
+            };
+            for e in &events {
+                let item = redline_core::chat::view::event_json(e);
+                if tx.send(frame("intermediate", Some(e.sequence), &item)).await.is_err() {
+                    return;
+                }
+                last = e.sequence;
+            }
+            let Some(job) = job else {
+                return;
+            };
+            if job.status == JobStatus::AwaitingApproval && !approval_sent {
+                approval_sent = true;
+                let data = json!({"job_id": job.job_id, "pending_changes": job.metadata.get("pending_changes")});
+                if tx.send(frame("approval_required", None, &data)).await.is_err() {
+                    return;
+                }
+            }
+            if job.status != JobStatus::AwaitingApproval {
+                approval_sent = false;
+            }
+            if job.status.is_finished() {
+                if let Ok(view) = chat.job_view(&job, false).await {
+                    let _ = tx.send(frame("final", None, &view)).await;
+                }
+                return;
+            }
+            let wake = async {
+                loop {
+                    match signals.recv().await {
+                        Ok(Signal::Job(id)) if id == job_id => return,
+                        Ok(_) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
+                    }
+                }
+            };
+            tokio::select! {
+                _ = wake => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = heartbeat.tick() => {
+                    if tx.send(Bytes::from_static(b": heartbeat\n\n")).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, actix_web::Error>(b), rx))
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(body)
+}

@@ -1,0 +1,181 @@
+//! Templates (interface.md /v1/templates): built-in ones and the caller's own; applying one
+//! makes it the session's document.
+
+use actix_web::{web, HttpResponse};
+use redline_core::templates::Template;
+use redline_domain::time_util::iso8601;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use crate::auth::ApiPrincipal;
+use crate::body::JsonBody;
+use crate::error::{ApiError, ApiResult};
+use crate::routes::documents::{document_body, DocumentBody};
+use crate::state::AppState;
+use crate::validation::Fields;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/templates", web::get().to(list_templates))
+        .route("/v1/templates", web::post().to(create_template))
+        .route("/v1/templates/{template_id}", web::get().to(get_template))
+        .route("/v1/templates/{template_id}", web::delete().to(delete_template))
+        .route("/v1/templates/{template_id}/apply", web::post().to(apply_template));
+}
+
+/// Longest template name, in characters.
+pub const NAME_MAX_CHARS: usize = 200;
+/// Longest template description, in characters.
+pub const DESCRIPTION_MAX_CHARS: usize = 2000;
+
+/// A template in a listing (without its HTML).
+#[derive(Serialize, ToSchema)]
+pub struct TemplateSummary {
+    pub template_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub section_count: i64,
+    /// Built-in templates are seen by every account and cannot be deleted.
+    pub builtin: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A template with its sanitized, sectioned HTML.
+#[derive(Serialize, ToSchema)]
+pub struct TemplateBody {
+    pub template_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub html: String,
+    pub section_count: i64,
+    pub builtin: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TemplateList {
+    /// Built-in templates first, then the caller's own, newest first.
+    pub templates: Vec<TemplateSummary>,
+    pub total: usize,
+}
+
+fn summary(t: Template) -> TemplateSummary {
+    TemplateSummary {
+        template_id: t.template_id,
+        name: t.name,
+        description: t.description,
+        section_count: t.section_count,
+        builtin: t.builtin,
+        created_at: iso8601(t.created_at),
+        updated_at: iso8601(t.updated_at),
+    }
+}
+
+fn body(t: Template) -> TemplateBody {
+    TemplateBody {
+        template_id: t.template_id,
+        name: t.name,
+        description: t.description,
+        html: t.html,
+        section_count: t.section_count,
+        builtin: t.builtin,
+        created_at: iso8601(t.created_at),
+        updated_at: iso8601(t.updated_at),
+    }
+}
+
+/// The templates the caller can use: the built-in ones, then their own.
+#[utoipa::path(get, path = "/v1/templates", tag = "templates", security(("bearer" = [])),
+    responses((status = 200, body = TemplateList), (status = 401, body = crate::openapi::ErrorBody)))]
+pub async fn list_templates(state: web::Data<AppState>, principal: ApiPrincipal) -> ApiResult<HttpResponse> {
+    let templates: Vec<TemplateSummary> =
+        state.templates.list(principal.0.owner).await?.into_iter().map(summary).collect();
+    let total = templates.len();
+    Ok(HttpResponse::Ok().json(TemplateList { templates, total }))
+}
+
+/// Saves a template (`{name, html, description?}`), sanitized and sectioned like a save.
+#[utoipa::path(post, path = "/v1/templates", tag = "templates", security(("bearer" = [])),
+    request_body(content = Object, description = "`{name, html, description?}`"),
+    responses((status = 201, body = TemplateBody), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 413, description = "Body above the cap"),
+        (status = 422, description = "A missing or blank name, too long a name or description, or HTML without content", body = crate::openapi::ValidationErrorBody)))]
+pub async fn create_template(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    body_json: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let mut f = Fields::body(&body_json.0)?;
+    let name = f.required_str("name").map(str::trim);
+    if let Some(n) = name {
+        if n.is_empty() {
+            f.problem("name", "string_too_short", "String should have at least 1 character", json!(n));
+        } else if n.chars().count() > NAME_MAX_CHARS {
+            let msg = format!("String should have at most {NAME_MAX_CHARS} characters");
+            f.problem("name", "string_too_long", msg, json!(n));
+        }
+    }
+    let description = f.optional_bounded_str("description", DESCRIPTION_MAX_CHARS);
+    let html = f.required_str("html");
+    f.finish()?;
+    let (Some(name), Some(html)) = (name, html) else {
+        return Err(ApiError::Internal("validation passed without values".to_owned()));
+    };
+    let description = description.map(str::trim).filter(|d| !d.is_empty()).map(str::to_owned);
+    let t = state.templates.create(principal.0.owner, name.to_owned(), description, html.to_owned()).await?;
+    Ok(HttpResponse::Created().json(body(t)))
+}
+
+/// One template with its HTML. Another account's → 403; unknown → 404.
+#[utoipa::path(get, path = "/v1/templates/{template_id}", tag = "templates", security(("bearer" = [])),
+    params(("template_id" = String, Path)),
+    responses((status = 200, body = TemplateBody), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn get_template(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let t = state.templates.get(principal.0.owner, &path).await?;
+    Ok(HttpResponse::Ok().json(body(t)))
+}
+
+/// Deletes one of the caller's templates → 204. Built-in or another account's → 403; unknown → 404.
+#[utoipa::path(delete, path = "/v1/templates/{template_id}", tag = "templates", security(("bearer" = [])),
+    params(("template_id" = String, Path)),
+    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+pub async fn delete_template(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    state.templates.delete(principal.0.owner, &path).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Makes the template the session's document (`{session_id}`), as a new version with source
+/// `template`; the session is created on first use. Answers the document.
+#[utoipa::path(post, path = "/v1/templates/{template_id}/apply", tag = "templates", security(("bearer" = [])),
+    params(("template_id" = String, Path)),
+    request_body(content = Object, description = "`{session_id}`"),
+    responses((status = 200, body = DocumentBody), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn apply_template(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+    body_json: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let mut f = Fields::body(&body_json.0)?;
+    let session = f.session_id("session_id");
+    f.finish()?;
+    let Some(session) = session else {
+        return Err(ApiError::Internal("validation passed without values".to_owned()));
+    };
+    let d = state.templates.apply(principal.0.owner, &path, &session).await?;
+    Ok(HttpResponse::Ok().json(document_body(d)))
+}

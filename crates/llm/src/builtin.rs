@@ -1,0 +1,453 @@
+//! `builtin`: the deterministic, offline editor of decisions.md §9. It reads the request the
+//! way a model would (the outline in the system message, the user's instruction, the tool
+//! results so far) and answers with tool calls or text, so it goes through exactly the same
+//! loop and tools as a real model. Used for demos, tests and zero-setup installs.
+//!
+//! It understands:
+//! - `replace "X" with "Y"`: every occurrence in the text of every section;
+//! - `delete section <chunk_id>`;
+//! - `append a section: <text>` (at the end);
+//! - `rewrite <chunk_id>: <html>`;
+//! - `summarize`;
+//! - anything else is a question, answered by quoting the best-matching section or
+//!   attachment passage.
+
+use redline_ports::llm::{Completion, CompletionRequest, DeltaSink, LanguageModel, LlmError, Message, Role, ToolCall};
+use serde_json::{json, Value};
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Builtin;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Instruction {
+    Replace { from: String, to: String },
+    Delete { chunk_id: String },
+    Append { text: String },
+    Rewrite { chunk_id: String, html: String },
+    Summarize,
+    Question(String),
+}
+
+/// The text between the first pair of straight or curly double quotes, and the rest after it.
+fn quoted(s: &str) -> Option<(String, &str)> {
+    let start = s.find(['"', '\u{201c}'])?;
+    let open_len = s[start..].chars().next()?.len_utf8();
+    let body = &s[start + open_len..];
+    let end = body.find(['"', '\u{201d}'])?;
+    let close_len = body[end..].chars().next()?.len_utf8();
+    Some((body[..end].to_owned(), &body[end + close_len..]))
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    (s.len() >= prefix.len() && s.is_char_boundary(prefix.len()) && s[..prefix.len()].eq_ignore_ascii_case(prefix))
+        .then(|| &s[prefix.len()..])
+}
+
+fn parse(instruction: &str) -> Instruction {
+    let s = instruction.trim();
+    if let Some(rest) = strip_prefix_ci(s, "replace") {
+        if let Some((from, after)) = quoted(rest) {
+            if let Some(after_with) = strip_prefix_ci(after.trim_start(), "with") {
+                if let Some((to, _)) = quoted(after_with) {
+                    if !from.is_empty() {
+                        return Instruction::Replace { from, to };
+                    }
+                }
+            }
+        }
+    }
+    if let Some(rest) = strip_prefix_ci(s, "delete section") {
+        let id = rest.trim().trim_end_matches('.');
+        if !id.is_empty() && !id.contains(char::is_whitespace) {
+            return Instruction::Delete { chunk_id: id.to_owned() };
+        }
+    }
+    if let Some(rest) = strip_prefix_ci(s, "append a section:") {
+        return Instruction::Append { text: rest.trim().to_owned() };
+    }
+    if let Some(rest) = strip_prefix_ci(s, "rewrite ") {
+        if let Some((id, html)) = rest.split_once(':') {
+            let id = id.trim();
+            if !id.is_empty() && !id.contains(char::is_whitespace) {
+                return Instruction::Rewrite { chunk_id: id.to_owned(), html: html.trim().to_owned() };
+            }
+        }
+    }
+    if s.trim_end_matches(['.', '!']).eq_ignore_ascii_case("summarize")
+        || s.trim_end_matches(['.', '!']).eq_ignore_ascii_case("summarise")
+    {
+        return Instruction::Summarize;
+    }
+    Instruction::Question(s.to_owned())
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// Replaces `from` with `to` in the text of an HTML fragment, never inside tags.
+fn replace_in_text(html: &str, from: &str, to: &str) -> (String, usize) {
+    let (from, to) = (escape(from), escape(to));
+    let mut out = String::with_capacity(html.len());
+    let mut count = 0;
+    let mut rest = html;
+    while !rest.is_empty() {
+        if rest.starts_with('<') {
+            let end = rest.find('>').map_or(rest.len(), |i| i + 1);
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+        } else {
+            let end = rest.find('<').unwrap_or(rest.len());
+            let text = &rest[..end];
+            count += text.matches(from.as_str()).count();
+            out.push_str(&text.replace(from.as_str(), &to));
+            rest = &rest[end..];
+        }
+    }
+    (out, count)
+}
+
+/// The text of an HTML fragment (tags dropped, common entities decoded, spaces collapsed).
+fn text_of(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                out.push(' ');
+            }
+            '>' => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() > 2).map(str::to_lowercase).collect()
+}
+
+/// How well a passage answers a question: the share of the question's words it contains.
+fn overlap(question: &str, text: &str) -> f64 {
+    let q = words(question);
+    if q.is_empty() {
+        return 0.0;
+    }
+    let t: std::collections::HashSet<String> = words(text).into_iter().collect();
+    q.iter().filter(|w| t.contains(*w)).count() as f64 / q.len() as f64
+}
+
+fn outline(request: &CompletionRequest) -> Value {
+    request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .filter_map(|m| m.content.as_deref())
+        .find_map(|c| {
+            let start = c.find("<outline>")? + "<outline>".len();
+            let end = c[start..].find("</outline>")? + start;
+            serde_json::from_str(c[start..end].trim()).ok()
+        })
+        .unwrap_or(Value::Null)
+}
+
+fn call(stage: usize, i: usize, name: &str, args: Value) -> ToolCall {
+    ToolCall { id: format!("call_builtin_{stage}_{i}"), name: name.to_owned(), arguments: args.to_string() }
+}
+
+fn text(s: impl Into<String>) -> Completion {
+    Completion { content: Some(s.into()), ..Default::default() }
+}
+
+fn calls(calls: Vec<ToolCall>) -> Completion {
+    Completion { tool_calls: calls, ..Default::default() }
+}
+
+/// The tool answers since the instruction, parsed.
+fn results(after: &[Message]) -> Vec<Value> {
+    after
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.content.as_deref())
+        .map(|c| serde_json::from_str(c).unwrap_or(Value::Null))
+        .collect()
+}
+
+fn errors(results: &[Value]) -> Vec<String> {
+    results.iter().filter_map(|r| r.get("error").and_then(Value::as_str)).map(str::to_owned).collect()
+}
+
+fn sections(results: &[Value]) -> Vec<(String, String)> {
+    results
+        .iter()
+        .filter_map(|r| r.get("sections").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|s| Some((s.get("chunk_id")?.as_str()?.to_owned(), s.get("html")?.as_str()?.to_owned())))
+        .collect()
+}
+
+fn finish_edit(results: &[Value], done: &str) -> Completion {
+    let errs = errors(results);
+    if errs.is_empty() {
+        text(done)
+    } else {
+        text(format!("I could not do that: {}", errs.join("; ")))
+    }
+}
+
+impl Builtin {
+    fn answer(&self, request: &CompletionRequest) -> Completion {
+        let Some(last_user) = request.messages.iter().rposition(|m| m.role == Role::User) else {
+            return text("There is nothing to answer.");
+        };
+        let instruction = request.messages[last_user].content.clone().unwrap_or_default();
+        let after = &request.messages[last_user + 1..];
+        let stage = after.iter().filter(|m| m.role == Role::Assistant).count();
+        let res = results(after);
+        match parse(&instruction) {
+            Instruction::Replace { from, to } => match stage {
+                0 => calls(vec![call(0, 0, "search_document", json!({"query": from, "limit": 1000}))]),
+                1 => {
+                    let edits: Vec<ToolCall> = sections(&res)
+                        .into_iter()
+                        .filter_map(|(id, html)| {
+                            let (new_html, n) = replace_in_text(&html, &from, &to);
+                            (n > 0).then_some((id, new_html))
+                        })
+                        .enumerate()
+                        .map(|(i, (id, new_html))| {
+                            call(
+                                1,
+                                i,
+                                "edit_section",
+                                json!({
+                                    "chunk_id": id,
+                                    "new_html": new_html,
+                                    "explanation": format!("Replace \"{from}\" with \"{to}\"."),
+                                }),
+                            )
+                        })
+                        .collect();
+                    if edits.is_empty() {
+                        text(format!("I found no \"{from}\" in the document, so nothing was changed."))
+                    } else {
+                        calls(edits)
+                    }
+                }
+                _ => {
+                    let ok = res.iter().filter(|r| r.get("ok").is_some()).count();
+                    finish_edit(
+                        &res,
+                        &format!(
+                            "Replaced \"{from}\" with \"{to}\" in {ok} section{}.",
+                            if ok == 1 { "" } else { "s" }
+                        ),
+                    )
+                }
+            },
+            Instruction::Delete { chunk_id } => match stage {
+                0 => calls(vec![call(
+                    0,
+                    0,
+                    "delete_section",
+                    json!({"chunk_id": chunk_id, "explanation": "Deleted as requested."}),
+                )]),
+                _ => finish_edit(&res, &format!("Deleted section {chunk_id}.")),
+            },
+            Instruction::Append { text: body } => match stage {
+                0 => {
+                    let last = outline(request).get("last_chunk_id").cloned().unwrap_or(Value::Null);
+                    calls(vec![call(
+                        0,
+                        0,
+                        "create_section",
+                        json!({
+                            "after_chunk_id": last,
+                            "new_html": format!("<p>{}</p>", escape(&body)),
+                            "explanation": "Added at the end as requested.",
+                        }),
+                    )])
+                }
+                _ => finish_edit(&res, "Added a section at the end of the document."),
+            },
+            Instruction::Rewrite { chunk_id, html } => match stage {
+                0 => calls(vec![call(
+                    0,
+                    0,
+                    "edit_section",
+                    json!({
+                        "chunk_id": chunk_id,
+                        "new_html": html,
+                        "explanation": "Rewritten as requested.",
+                    }),
+                )]),
+                _ => finish_edit(&res, &format!("Rewrote section {chunk_id}.")),
+            },
+            Instruction::Summarize => match stage {
+                0 => {
+                    let ids: Vec<Value> = outline(request)
+                        .get("sections")
+                        .and_then(Value::as_array)
+                        .map(|s| s.iter().filter_map(|e| e.get("id").cloned()).take(20).collect())
+                        .unwrap_or_default();
+                    if ids.is_empty() {
+                        text("The document is empty: there is nothing to summarize yet.")
+                    } else {
+                        calls(vec![call(0, 0, "read_sections", json!({"chunk_ids": ids}))])
+                    }
+                }
+                _ => {
+                    let first_sentences: Vec<String> = sections(&res)
+                        .iter()
+                        .map(|(_, html)| text_of(html))
+                        .filter(|t| !t.is_empty())
+                        .map(|t| {
+                            let end = t.find(['.', '!', '?']).map_or(t.len(), |i| i + 1);
+                            t[..end].to_owned()
+                        })
+                        .take(8)
+                        .collect();
+                    let n = outline(request).get("section_count").and_then(Value::as_u64).unwrap_or(0);
+                    text(format!("Summary of the document ({n} sections): {}", first_sentences.join(" ")))
+                }
+            },
+            Instruction::Question(q) => match stage {
+                0 => calls(vec![
+                    call(0, 0, "search_document", json!({"query": q, "limit": 5})),
+                    call(0, 1, "search_attachments", json!({"query": q, "limit": 5})),
+                ]),
+                _ => {
+                    let mut best: Option<(f64, String)> = None;
+                    for (_, html) in sections(&res) {
+                        let t = text_of(&html);
+                        let score = overlap(&q, &t);
+                        if score > 0.0 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+                            best = Some((score, format!("The document says: \"{t}\"")));
+                        }
+                    }
+                    let passages = res.iter().filter_map(|r| r.get("passages").and_then(Value::as_array)).flatten();
+                    for p in passages {
+                        let t = p.get("text").and_then(Value::as_str).unwrap_or_default();
+                        let file = p.get("filename").and_then(Value::as_str).unwrap_or("an attachment");
+                        let score = overlap(&q, t);
+                        if score > 0.0 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+                            best = Some((score, format!("From {file}: \"{}\"", t.trim())));
+                        }
+                    }
+                    match best {
+                        Some((_, answer)) => text(answer),
+                        None => text("I could not find anything about that in the document or its attachments."),
+                    }
+                }
+            },
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl LanguageModel for Builtin {
+    fn name(&self) -> String {
+        "builtin".to_owned()
+    }
+
+    async fn complete(&self, request: &CompletionRequest, deltas: &dyn DeltaSink) -> Result<Completion, LlmError> {
+        let completion = self.answer(request);
+        if let Some(t) = &completion.content {
+            deltas.text(t);
+        }
+        Ok(completion)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redline_ports::llm::NoDeltas;
+
+    #[test]
+    fn instructions() {
+        assert_eq!(parse(r#"replace "fox" with "cat""#), Instruction::Replace { from: "fox".into(), to: "cat".into() });
+        assert_eq!(parse(r#"Replace “a b” with “”"#), Instruction::Replace { from: "a b".into(), to: "".into() });
+        assert_eq!(parse("delete section c12"), Instruction::Delete { chunk_id: "c12".into() });
+        assert_eq!(parse("append a section: Hello there"), Instruction::Append { text: "Hello there".into() });
+        assert_eq!(
+            parse("rewrite c1: <p>New: text</p>"),
+            Instruction::Rewrite { chunk_id: "c1".into(), html: "<p>New: text</p>".into() }
+        );
+        assert_eq!(parse("summarize"), Instruction::Summarize);
+        assert_eq!(parse("What is it?"), Instruction::Question("What is it?".into()));
+    }
+
+    #[test]
+    fn replacing_never_touches_markup() {
+        let (out, n) = replace_in_text(r#"<p data-chunk-id="p1" class="p">a p and <b>p</b></p>"#, "p", "q");
+        assert_eq!(out, r#"<p data-chunk-id="p1" class="p">a q and <b>q</b></p>"#);
+        assert_eq!(n, 2);
+        let (out, _) = replace_in_text("<p>x &amp; y</p>", "&", "and");
+        assert_eq!(out, "<p>x and y</p>");
+    }
+
+    fn system(outline: Value) -> Message {
+        Message::system(format!("intro\n<outline>\n{outline}\n</outline>\n"))
+    }
+
+    #[tokio::test]
+    async fn a_replace_goes_search_edit_answer() {
+        let sys = system(json!({"last_chunk_id": "b", "sections": []}));
+        let mut req =
+            CompletionRequest { messages: vec![sys, Message::user(r#"replace "fox" with "cat""#)], tools: vec![] };
+        let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
+        assert_eq!(c.tool_calls[0].name, "search_document");
+        req.messages.push(Message::assistant(None, c.tool_calls.clone()));
+        let found = json!({"sections": [
+            {"chunk_id": "a", "html": "<p data-chunk-id=\"a\">The fox</p>"},
+            {"chunk_id": "b", "html": "<p data-chunk-id=\"b\">Foxes</p>"},
+        ]});
+        req.messages.push(Message::tool(c.tool_calls[0].id.clone(), found.to_string()));
+        let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
+        assert_eq!(c.tool_calls.len(), 1, "case-sensitive: only the first section has \"fox\"");
+        let args: Value = serde_json::from_str(&c.tool_calls[0].arguments).unwrap();
+        assert_eq!(args["new_html"], "<p data-chunk-id=\"a\">The cat</p>");
+        req.messages.push(Message::assistant(None, c.tool_calls.clone()));
+        req.messages.push(Message::tool(c.tool_calls[0].id.clone(), json!({"ok": true}).to_string()));
+        let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
+        assert_eq!(c.content.as_deref(), Some("Replaced \"fox\" with \"cat\" in 1 section."));
+    }
+
+    #[tokio::test]
+    async fn append_goes_after_the_last_section() {
+        let sys = system(json!({"last_chunk_id": "z9", "sections": []}));
+        let req = CompletionRequest { messages: vec![sys, Message::user("append a section: A & B")], tools: vec![] };
+        let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
+        let args: Value = serde_json::from_str(&c.tool_calls[0].arguments).unwrap();
+        assert_eq!(args["after_chunk_id"], "z9");
+        assert_eq!(args["new_html"], "<p>A &amp; B</p>");
+    }
+
+    #[tokio::test]
+    async fn questions_quote_the_best_match() {
+        let sys = system(json!({"sections": []}));
+        let mut req = CompletionRequest {
+            messages: vec![sys, Message::user("What is the capital of Freedonia?")],
+            tools: vec![],
+        };
+        let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
+        req.messages.push(Message::assistant(None, c.tool_calls.clone()));
+        let doc = json!({"sections": [
+            {"chunk_id": "a", "html": "<p>Freedonia exports cheese.</p>"},
+            {"chunk_id": "b", "html": "<p>The capital of Freedonia is Fredville.</p>"},
+        ]});
+        req.messages.push(Message::tool("call_builtin_0_0", doc.to_string()));
+        req.messages.push(Message::tool("call_builtin_0_1", json!({"passages": []}).to_string()));
+        let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
+        assert!(c.content.unwrap().contains("Fredville"));
+    }
+}

@@ -1,0 +1,237 @@
+//! Upstreams for the tests: the suite's real fake OpenAI server (`fake_llm.py`, one process per
+//! test) and a tiny raw HTTP server for what the fake cannot be scripted to do (garbage bytes,
+//! hanging after a few chunks, streams cut short).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redline_llm::openai::OpenAiConfig;
+use redline_ports::llm::DeltaSink;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+pub const KEY: &str = "sk-test-key";
+pub const MODEL: &str = "fake-model-1";
+
+/// A config for tests: quick retries, a short timeout.
+pub fn config(base_url: &str, stream: bool) -> OpenAiConfig {
+    let mut config = OpenAiConfig::new(base_url, MODEL);
+    config.api_key = Some(KEY.to_owned());
+    config.stream = stream;
+    config.timeout = Duration::from_secs(10);
+    config.retry_base_delay = Duration::from_millis(10);
+    config.max_retry_wait = Duration::from_secs(5);
+    config
+}
+
+/// A sink that keeps every piece.
+#[derive(Default)]
+pub struct Collect(Mutex<Vec<String>>);
+
+impl Collect {
+    pub fn pieces(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl DeltaSink for Collect {
+    fn text(&self, delta: &str) {
+        self.0.lock().unwrap().push(delta.to_owned());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fake_llm.py
+// ---------------------------------------------------------------------------------------------
+
+/// `python3 fake_llm.py --port 0`, stopped on drop.
+pub struct Fake {
+    child: Child,
+    /// `http://127.0.0.1:<port>`
+    pub url: String,
+    /// What `OpenAiConfig::base_url` should be.
+    pub base_url: String,
+    http: reqwest::Client,
+}
+
+impl Fake {
+    /// The fake, or `None` (with a printed reason) when python3 or the script is missing.
+    /// Under `CI=true` a missing fake fails the test instead: CI must run these.
+    pub fn start() -> Option<Self> {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/fake_llm.py");
+        let skip = |why: String| {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("fake_llm.py cannot run under CI=true: {why}");
+            }
+            // Straight to stderr: the test harness would swallow `eprintln!` of a passing test.
+            let _ = writeln!(std::io::stderr(), "SKIPPED: this test needs the fake OpenAI server: {why}");
+            None
+        };
+        if !script.is_file() {
+            return skip(format!("{} does not exist", script.display()));
+        }
+        // Port 0: the fake binds a free port and prints it, so parallel tests never collide.
+        let spawned = Command::new("python3")
+            .arg(&script)
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip("python3 is not installed".to_owned()),
+            Err(e) => panic!("python3 {} could not start: {e}", script.display()),
+        };
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        BufReader::new(stdout).read_line(&mut line).expect("the fake prints its address");
+        let printed: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("the fake printed {line:?}: {e}"));
+        Some(Self {
+            child,
+            url: printed["url"].as_str().expect("url").to_owned(),
+            base_url: printed["base_url"].as_str().expect("base_url").to_owned(),
+            http: reqwest::Client::new(),
+        })
+    }
+
+    /// `POST /_script` with `{"steps": [...], "default": ...}`.
+    pub async fn script(&self, spec: Value) {
+        let response =
+            self.http.post(format!("{}/_script", self.url)).json(&spec).send().await.expect("script the fake");
+        assert!(response.status().is_success(), "scripting the fake: {}", response.status());
+    }
+
+    /// Every completion request the fake received, oldest first.
+    pub async fn requests(&self) -> Vec<Value> {
+        let all: Value = self
+            .http
+            .get(format!("{}/_requests", self.url))
+            .send()
+            .await
+            .expect("read the fake's requests")
+            .json()
+            .await
+            .expect("the fake's requests are JSON");
+        all["requests"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A raw HTTP server
+// ---------------------------------------------------------------------------------------------
+
+/// What the raw server does with one request (one connection each).
+#[derive(Clone)]
+pub enum Reply {
+    /// These exact bytes (a whole HTTP response, see [`response`]), then close.
+    Bytes(Vec<u8>),
+    /// These bytes, then keep the connection open and silent.
+    BytesThenHang(Vec<u8>),
+    /// Read the request and never answer.
+    Hang,
+}
+
+pub fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// The head of a streamed answer with no length: the body ends when the connection does.
+pub fn sse_head() -> Vec<u8> {
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n".to_vec()
+}
+
+pub struct RawServer {
+    pub base_url: String,
+    hits: Arc<Mutex<usize>>,
+}
+
+impl RawServer {
+    /// Serves `replies` in order, one per connection; the last one again when they run out.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        assert!(!replies.is_empty());
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base_url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+        let hits = Arc::new(Mutex::new(0usize));
+        let counter = Arc::clone(&hits);
+        tokio::spawn(async move {
+            loop {
+                let Ok((socket, _)) = listener.accept().await else { return };
+                let reply = {
+                    let mut n = counter.lock().unwrap();
+                    *n += 1;
+                    replies[(*n - 1).min(replies.len() - 1)].clone()
+                };
+                tokio::spawn(serve(socket, reply));
+            }
+        });
+        Self { base_url, hits }
+    }
+
+    /// How many requests arrived.
+    pub fn hits(&self) -> usize {
+        *self.hits.lock().unwrap()
+    }
+}
+
+async fn serve(mut socket: TcpStream, reply: Reply) {
+    if read_request(&mut socket).await.is_none() {
+        return;
+    }
+    match reply {
+        Reply::Bytes(bytes) => {
+            let _ = socket.write_all(&bytes).await;
+            let _ = socket.shutdown().await;
+        }
+        Reply::BytesThenHang(bytes) => {
+            let _ = socket.write_all(&bytes).await;
+            let _ = socket.flush().await;
+            tokio::time::sleep(Duration::from_secs(120)).await;
+        }
+        Reply::Hang => tokio::time::sleep(Duration::from_secs(120)).await,
+    }
+}
+
+/// Reads one request (head, then `Content-Length` bytes of body).
+async fn read_request(socket: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = socket.read(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        data.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&data[..head_end]).to_ascii_lowercase();
+    let length: usize =
+        head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+    while data.len() < head_end + length {
+        let n = socket.read(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        data.extend_from_slice(&buf[..n]);
+    }
+    Some(data.split_off(head_end))
+}

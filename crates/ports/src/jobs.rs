@@ -1,0 +1,187 @@
+//! Jobs (chat turns and attachment processing), their intermediate events, the chat
+//! history of a session, and the signals that wake workers and event streams.
+
+use redline_domain::job::{JobStatus, JobType};
+use redline_domain::time_util::Millis;
+use redline_domain::{Owner, SessionId};
+use serde_json::Value;
+
+use crate::error::StoreError;
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRecord {
+    pub job_id: String,
+    pub owner: Owner,
+    pub session_id: SessionId,
+    pub job_type: JobType,
+    pub status: JobStatus,
+    /// 0 to 100.
+    pub progress: i32,
+    /// How many times a worker started it.
+    pub attempts: i32,
+    /// What was asked (the chat request, the attachment to process). Never changes.
+    pub request: Value,
+    /// The public `result` (present once completed).
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    /// The public `metadata` object (without `intermediate_responses`, which are events).
+    pub metadata: Value,
+    /// Internal working state (pending changes in full, the base version, ...).
+    pub state: Value,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    pub finished_at: Option<Millis>,
+    /// While in progress: the worker's lease; an expired lease means the worker died.
+    pub lease_until: Option<Millis>,
+}
+
+/// A change to a job, applied only when its status is one of the expected ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobUpdate {
+    pub status: Option<JobStatus>,
+    pub progress: Option<i32>,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    pub metadata: Option<Value>,
+    pub state: Option<Value>,
+    /// `Some(None)` clears the lease.
+    pub lease_until: Option<Option<Millis>>,
+}
+
+/// Which jobs a listing shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobFilter {
+    pub session_id: Option<SessionId>,
+    pub status: Option<JobStatus>,
+    pub job_type: Option<JobType>,
+    pub limit: i64,
+}
+
+/// One intermediate event of a job (interface.md JobMetadata.intermediate_responses).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobEvent {
+    /// 1, 2, 3, ... per job.
+    pub sequence: i64,
+    /// `status`, `tool_call`, `tool_result`, `text_delta`, `change`.
+    pub kind: String,
+    pub content: Value,
+    pub at: Millis,
+}
+
+/// What a sweep of the job table did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sweep {
+    /// Jobs whose worker's lease ran out, put back to pending.
+    pub requeued: Vec<String>,
+    /// Jobs whose worker died too often, failed.
+    pub failed: Vec<String>,
+    /// Awaiting-approval jobs not answered in time, cancelled.
+    pub cancelled: Vec<String>,
+    /// Finished jobs past retention, deleted.
+    pub deleted: u64,
+}
+
+/// Settings of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepRules {
+    pub now: Millis,
+    /// Finished before this → deleted.
+    pub delete_finished_before: Millis,
+    /// Awaiting approval since before this → cancelled.
+    pub cancel_awaiting_before: Millis,
+    /// Started this many times → failed instead of requeued.
+    pub max_attempts: i32,
+}
+
+#[async_trait::async_trait]
+pub trait JobStore: Send + Sync {
+    async fn insert_job(&self, job: &JobRecord) -> Result<(), StoreError>;
+
+    async fn job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError>;
+
+    /// The owner's jobs, newest first, at most `filter.limit`.
+    async fn list_jobs(&self, owner: Owner, filter: &JobFilter) -> Result<Vec<JobRecord>, StoreError>;
+
+    /// Takes the oldest pending job for this worker: in one transaction MUST move it to
+    /// `in_progress`, add one attempt and set the lease. Two workers (or replicas) MUST
+    /// never take the same job (PostgreSQL `FOR UPDATE SKIP LOCKED`).
+    async fn claim_job(&self, now: Millis, lease_until: Millis) -> Result<Option<JobRecord>, StoreError>;
+
+    /// Applies `update` when the job's status is one of `from` (compare-and-set), setting
+    /// `updated_at = now` and, when the new status is final, `finished_at = now`. Answers the
+    /// updated job, or `None` (nothing changed) when the status was not one of `from` or
+    /// the job does not exist.
+    async fn update_job(
+        &self,
+        job_id: &str,
+        from: &[JobStatus],
+        update: &JobUpdate,
+        now: Millis,
+    ) -> Result<Option<JobRecord>, StoreError>;
+
+    /// Appends an event and answers its sequence number (one more than the last).
+    async fn append_event(&self, job_id: &str, kind: &str, content: &Value, at: Millis) -> Result<i64, StoreError>;
+
+    /// The job's events with a sequence above `after`, in order.
+    async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError>;
+
+    /// Requeues jobs whose lease expired (or fails them after `max_attempts`), cancels
+    /// awaiting-approval jobs past their time and deletes finished jobs past retention
+    /// (with their events).
+    async fn sweep_jobs(&self, rules: &SweepRules) -> Result<Sweep, StoreError>;
+
+    /// Whether a chat job of this session is pending, in progress or awaiting approval.
+    async fn has_active_chat(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError>;
+
+    /// Deletes every job of the session (and their events).
+    async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> Result<(), StoreError>;
+}
+
+/// A message of a session's chat history (decisions.md §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryMessage {
+    pub message_id: String,
+    /// `user` or `assistant`.
+    pub role: String,
+    pub content: String,
+    pub job_id: Option<String>,
+    pub version_before: Option<String>,
+    pub version_after: Option<String>,
+    pub created_at: Millis,
+}
+
+#[async_trait::async_trait]
+pub trait HistoryStore: Send + Sync {
+    /// Appends messages to the session's active history (in order).
+    async fn add_messages(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        messages: &[HistoryMessage],
+    ) -> Result<(), StoreError>;
+
+    /// The active history, oldest first.
+    async fn active_history(&self, owner: Owner, session: &SessionId) -> Result<Vec<HistoryMessage>, StoreError>;
+
+    /// Drops `message_id` and every later message from the active history. `false` when
+    /// the message is not in the active history.
+    async fn truncate_history(&self, owner: Owner, session: &SessionId, message_id: &str) -> Result<bool, StoreError>;
+}
+
+/// Something that happened to jobs, for whoever waits on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signal {
+    /// The job changed: a new event, a new status.
+    Job(String),
+    /// A job was queued: idle workers should look.
+    Queued,
+}
+
+/// Carries signals between the parts of one replica and, on PostgreSQL, between replicas
+/// (`LISTEN/NOTIFY`). Signals are hints: a lost one only delays a waiter until its next poll.
+#[async_trait::async_trait]
+pub trait EventBus: Send + Sync {
+    async fn publish(&self, signal: Signal);
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Signal>;
+}

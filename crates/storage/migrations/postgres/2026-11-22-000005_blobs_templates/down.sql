@@ -1,0 +1,3 @@
+DROP TABLE templates;
+DROP TABLE export_files;
+DROP TABLE images;

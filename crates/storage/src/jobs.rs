@@ -1,0 +1,444 @@
+//! `JobStore` and `HistoryStore` on both backends.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use redline_domain::job::{JobStatus, JobType};
+use redline_domain::time_util::Millis;
+use redline_domain::{Owner, SessionId};
+use redline_ports::jobs::{HistoryMessage, JobEvent, JobFilter, JobRecord, JobUpdate, Sweep, SweepRules};
+use redline_ports::{HistoryStore, JobStore, StoreError};
+use serde_json::Value;
+
+use crate::db::{BackendOps, Db};
+use crate::error::DbResult;
+use crate::schema::{chat_messages, job_events, jobs};
+
+#[derive(Queryable, Debug)]
+pub(crate) struct JobRow {
+    job_id: String,
+    owner: String,
+    session_id: String,
+    job_type: String,
+    status: String,
+    progress: i32,
+    attempts: i32,
+    request: String,
+    result: Option<String>,
+    error: Option<String>,
+    metadata: String,
+    state: String,
+    created_at: i64,
+    updated_at: i64,
+    finished_at: Option<i64>,
+    lease_until: Option<i64>,
+}
+
+fn corrupt(what: &str, value: &str) -> StoreError {
+    StoreError::Other(format!("corrupt {what} in database: {value:?}"))
+}
+
+fn json(what: &str, s: &str) -> Result<Value, StoreError> {
+    serde_json::from_str(s).map_err(|_| corrupt(what, s))
+}
+
+impl TryFrom<JobRow> for JobRecord {
+    type Error = StoreError;
+
+    fn try_from(r: JobRow) -> Result<Self, StoreError> {
+        Ok(JobRecord {
+            owner: crate::rows::owner(&r.owner)?,
+            session_id: SessionId::parse(&r.session_id).map_err(|_| corrupt("session id", &r.session_id))?,
+            job_type: JobType::parse(&r.job_type).ok_or_else(|| corrupt("job type", &r.job_type))?,
+            status: JobStatus::parse(&r.status).ok_or_else(|| corrupt("job status", &r.status))?,
+            progress: r.progress,
+            attempts: r.attempts,
+            request: json("job request", &r.request)?,
+            result: r.result.as_deref().map(|s| json("job result", s)).transpose()?,
+            error: r.error,
+            metadata: json("job metadata", &r.metadata)?,
+            state: json("job state", &r.state)?,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            finished_at: r.finished_at,
+            lease_until: r.lease_until,
+            job_id: r.job_id,
+        })
+    }
+}
+
+fn statuses(from: &[JobStatus]) -> Vec<&'static str> {
+    from.iter().map(|s| s.as_str()).collect()
+}
+
+const ACTIVE: [&str; 3] = ["pending", "in_progress", "awaiting_approval"];
+
+#[async_trait::async_trait]
+impl JobStore for Db {
+    async fn insert_job(&self, job: &JobRecord) -> Result<(), StoreError> {
+        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(jobs::table)
+            .values((
+                jobs::job_id.eq(&job.job_id),
+                jobs::owner.eq(job.owner.to_string()),
+                jobs::session_id.eq(job.session_id.as_str()),
+                jobs::job_type.eq(job.job_type.as_str()),
+                jobs::status.eq(job.status.as_str()),
+                jobs::progress.eq(job.progress),
+                jobs::attempts.eq(job.attempts),
+                jobs::request.eq(job.request.to_string()),
+                jobs::result.eq(job.result.as_ref().map(Value::to_string)),
+                jobs::error.eq(&job.error),
+                jobs::metadata.eq(job.metadata.to_string()),
+                jobs::state.eq(job.state.to_string()),
+                jobs::created_at.eq(job.created_at),
+                jobs::updated_at.eq(job.updated_at),
+                jobs::finished_at.eq(job.finished_at),
+                jobs::lease_until.eq(job.lease_until),
+            ))
+            .execute(conn)
+            .await?));
+        r?;
+        Ok(())
+    }
+
+    async fn job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
+        let row: DbResult<Option<JobRow>> =
+            with_conn!(self, |conn| Ok(jobs::table.find(job_id).first::<JobRow>(conn).await.optional()?));
+        row?.map(JobRecord::try_from).transpose()
+    }
+
+    async fn list_jobs(&self, owner: Owner, filter: &JobFilter) -> Result<Vec<JobRecord>, StoreError> {
+        let owner = owner.to_string();
+        let session = filter.session_id.as_ref().map(|s| s.as_str().to_owned());
+        let status = filter.status.map(|s| s.as_str());
+        let job_type = filter.job_type.map(|t| t.as_str());
+        let limit = filter.limit.max(0);
+        let rows: DbResult<Vec<JobRow>> = with_conn!(self, |conn| {
+            let mut q = jobs::table.filter(jobs::owner.eq(&owner)).into_boxed();
+            if let Some(s) = &session {
+                q = q.filter(jobs::session_id.eq(s));
+            }
+            if let Some(s) = status {
+                q = q.filter(jobs::status.eq(s));
+            }
+            if let Some(t) = job_type {
+                q = q.filter(jobs::job_type.eq(t));
+            }
+            Ok(q.order((jobs::created_at.desc(), jobs::job_id.desc())).limit(limit).load::<JobRow>(conn).await?)
+        });
+        rows?.into_iter().map(JobRecord::try_from).collect()
+    }
+
+    async fn claim_job(&self, now: Millis, lease_until: Millis) -> Result<Option<JobRecord>, StoreError> {
+        let row: DbResult<Option<JobRow>> = with_tx!(self, |conn| {
+            let Some(id) = conn.next_pending_job().await? else {
+                return Ok(None);
+            };
+            diesel::update(jobs::table.find(&id).filter(jobs::status.eq("pending")))
+                .set((
+                    jobs::status.eq("in_progress"),
+                    jobs::attempts.eq(jobs::attempts + 1),
+                    jobs::lease_until.eq(Some(lease_until)),
+                    jobs::updated_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(jobs::table.find(&id).first::<JobRow>(conn).await.optional()?)
+        });
+        row?.map(JobRecord::try_from).transpose()
+    }
+
+    async fn update_job(
+        &self,
+        job_id: &str,
+        from: &[JobStatus],
+        update: &JobUpdate,
+        now: Millis,
+    ) -> Result<Option<JobRecord>, StoreError> {
+        let from = statuses(from);
+        let row: DbResult<Option<JobRow>> = with_tx!(self, |conn| {
+            let target = jobs::table.find(job_id).filter(jobs::status.eq_any(&from));
+            let n = diesel::update(target).set(jobs::updated_at.eq(now)).execute(conn).await?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let one = jobs::table.find(job_id);
+            if let Some(status) = update.status {
+                diesel::update(one).set(jobs::status.eq(status.as_str())).execute(conn).await?;
+                if status.is_finished() {
+                    diesel::update(one)
+                        .set((jobs::finished_at.eq(Some(now)), jobs::lease_until.eq(None::<i64>)))
+                        .execute(conn)
+                        .await?;
+                }
+            }
+            if let Some(p) = update.progress {
+                diesel::update(one).set(jobs::progress.eq(p.clamp(0, 100))).execute(conn).await?;
+            }
+            if let Some(v) = &update.result {
+                diesel::update(one).set(jobs::result.eq(Some(v.to_string()))).execute(conn).await?;
+            }
+            if let Some(e) = &update.error {
+                diesel::update(one).set(jobs::error.eq(Some(e))).execute(conn).await?;
+            }
+            if let Some(v) = &update.metadata {
+                diesel::update(one).set(jobs::metadata.eq(v.to_string())).execute(conn).await?;
+            }
+            if let Some(v) = &update.state {
+                diesel::update(one).set(jobs::state.eq(v.to_string())).execute(conn).await?;
+            }
+            if let Some(l) = update.lease_until {
+                diesel::update(one).set(jobs::lease_until.eq(l)).execute(conn).await?;
+            }
+            Ok(one.first::<JobRow>(conn).await.optional()?)
+        });
+        row?.map(JobRecord::try_from).transpose()
+    }
+
+    async fn append_event(&self, job_id: &str, kind: &str, content: &Value, at: Millis) -> Result<i64, StoreError> {
+        let content = content.to_string();
+        let seq: DbResult<i64> = with_tx!(self, |conn| {
+            conn.lock_owner(job_id).await?;
+            let last: Option<i64> = job_events::table
+                .filter(job_events::job_id.eq(job_id))
+                .select(diesel::dsl::max(job_events::sequence))
+                .first(conn)
+                .await?;
+            let seq = last.unwrap_or(0) + 1;
+            diesel::insert_into(job_events::table)
+                .values((
+                    job_events::job_id.eq(job_id),
+                    job_events::sequence.eq(seq),
+                    job_events::kind.eq(kind),
+                    job_events::content.eq(&content),
+                    job_events::created_at.eq(at),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(seq)
+        });
+        Ok(seq?)
+    }
+
+    async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError> {
+        let rows: DbResult<Vec<(i64, String, String, i64)>> = with_conn!(self, |conn| Ok(job_events::table
+            .filter(job_events::job_id.eq(job_id))
+            .filter(job_events::sequence.gt(after))
+            .order(job_events::sequence.asc())
+            .select((job_events::sequence, job_events::kind, job_events::content, job_events::created_at))
+            .load(conn)
+            .await?));
+        rows?
+            .into_iter()
+            .map(|(sequence, kind, content, at)| {
+                Ok(JobEvent { sequence, kind, content: json("job event", &content)?, at })
+            })
+            .collect()
+    }
+
+    async fn sweep_jobs(&self, rules: &SweepRules) -> Result<Sweep, StoreError> {
+        let now = rules.now;
+        let sweep: DbResult<Sweep> = with_tx!(self, |conn| {
+            let mut sweep = Sweep::default();
+            let expired: Vec<(String, i32)> = jobs::table
+                .filter(jobs::status.eq("in_progress"))
+                .filter(jobs::lease_until.lt(now))
+                .select((jobs::job_id, jobs::attempts))
+                .load(conn)
+                .await?;
+            for (id, attempts) in expired {
+                let one = jobs::table.find(&id).filter(jobs::status.eq("in_progress"));
+                if attempts >= rules.max_attempts {
+                    diesel::update(one)
+                        .set((
+                            jobs::status.eq("failed"),
+                            jobs::error.eq(Some(format!(
+                                "The job was interrupted {attempts} times (the server stopped while running it) and was given up."
+                            ))),
+                            jobs::updated_at.eq(now),
+                            jobs::finished_at.eq(Some(now)),
+                            jobs::lease_until.eq(None::<i64>),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    sweep.failed.push(id);
+                } else {
+                    diesel::update(one)
+                        .set((jobs::status.eq("pending"), jobs::updated_at.eq(now), jobs::lease_until.eq(None::<i64>)))
+                        .execute(conn)
+                        .await?;
+                    sweep.requeued.push(id);
+                }
+            }
+            let stale: Vec<String> = jobs::table
+                .filter(jobs::status.eq("awaiting_approval"))
+                .filter(jobs::updated_at.lt(rules.cancel_awaiting_before))
+                .select(jobs::job_id)
+                .load(conn)
+                .await?;
+            for id in stale {
+                diesel::update(jobs::table.find(&id).filter(jobs::status.eq("awaiting_approval")))
+                    .set((
+                        jobs::status.eq("cancelled"),
+                        jobs::error.eq(Some("The proposed changes were not reviewed in time; the job was cancelled.")),
+                        jobs::updated_at.eq(now),
+                        jobs::finished_at.eq(Some(now)),
+                    ))
+                    .execute(conn)
+                    .await?;
+                sweep.cancelled.push(id);
+            }
+            let old: Vec<String> = jobs::table
+                .filter(jobs::finished_at.lt(rules.delete_finished_before))
+                .select(jobs::job_id)
+                .load(conn)
+                .await?;
+            if !old.is_empty() {
+                diesel::delete(job_events::table.filter(job_events::job_id.eq_any(&old))).execute(conn).await?;
+                sweep.deleted =
+                    diesel::delete(jobs::table.filter(jobs::job_id.eq_any(&old))).execute(conn).await? as u64;
+            }
+            Ok(sweep)
+        });
+        Ok(sweep?)
+    }
+
+    async fn has_active_chat(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let n: DbResult<i64> = with_conn!(self, |conn| Ok(jobs::table
+            .filter(jobs::owner.eq(&owner))
+            .filter(jobs::session_id.eq(sid))
+            .filter(jobs::job_type.eq("chat"))
+            .filter(jobs::status.eq_any(ACTIVE))
+            .count()
+            .get_result(conn)
+            .await?));
+        Ok(n? > 0)
+    }
+
+    async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> Result<(), StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let r: DbResult<usize> = with_tx!(self, |conn| {
+            let ids: Vec<String> = jobs::table
+                .filter(jobs::owner.eq(&owner))
+                .filter(jobs::session_id.eq(sid))
+                .select(jobs::job_id)
+                .load(conn)
+                .await?;
+            diesel::delete(job_events::table.filter(job_events::job_id.eq_any(&ids))).execute(conn).await?;
+            Ok(diesel::delete(jobs::table.filter(jobs::job_id.eq_any(&ids))).execute(conn).await?)
+        });
+        r?;
+        Ok(())
+    }
+}
+
+type MessageRow = (String, String, String, Option<String>, Option<String>, Option<String>, i64);
+
+#[async_trait::async_trait]
+impl HistoryStore for Db {
+    async fn add_messages(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        messages: &[HistoryMessage],
+    ) -> Result<(), StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let r: DbResult<()> = with_tx!(self, |conn| {
+            conn.lock_owner(&format!("{owner}/{sid}")).await?;
+            let last: Option<i64> = chat_messages::table
+                .filter(chat_messages::owner.eq(&owner))
+                .filter(chat_messages::session_id.eq(sid))
+                .select(diesel::dsl::max(chat_messages::position))
+                .first(conn)
+                .await?;
+            let mut position = last.unwrap_or(0);
+            for m in messages {
+                position += 1;
+                diesel::insert_into(chat_messages::table)
+                    .values((
+                        chat_messages::message_id.eq(&m.message_id),
+                        chat_messages::owner.eq(&owner),
+                        chat_messages::session_id.eq(sid),
+                        chat_messages::position.eq(position),
+                        chat_messages::role.eq(&m.role),
+                        chat_messages::content.eq(&m.content),
+                        chat_messages::job_id.eq(&m.job_id),
+                        chat_messages::version_before.eq(&m.version_before),
+                        chat_messages::version_after.eq(&m.version_after),
+                        chat_messages::active.eq(true),
+                        chat_messages::created_at.eq(m.created_at),
+                    ))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(())
+        });
+        Ok(r?)
+    }
+
+    async fn active_history(&self, owner: Owner, session: &SessionId) -> Result<Vec<HistoryMessage>, StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let rows: DbResult<Vec<MessageRow>> = with_conn!(self, |conn| Ok(chat_messages::table
+            .filter(chat_messages::owner.eq(&owner))
+            .filter(chat_messages::session_id.eq(sid))
+            .filter(chat_messages::active.eq(true))
+            .order(chat_messages::position.asc())
+            .select((
+                chat_messages::message_id,
+                chat_messages::role,
+                chat_messages::content,
+                chat_messages::job_id,
+                chat_messages::version_before,
+                chat_messages::version_after,
+                chat_messages::created_at,
+            ))
+            .load(conn)
+            .await?));
+        Ok(rows?
+            .into_iter()
+            .map(|(message_id, role, content, job_id, version_before, version_after, created_at)| HistoryMessage {
+                message_id,
+                role,
+                content,
+                job_id,
+                version_before,
+                version_after,
+                created_at,
+            })
+            .collect())
+    }
+
+    async fn truncate_history(&self, owner: Owner, session: &SessionId, message_id: &str) -> Result<bool, StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let r: DbResult<bool> = with_tx!(self, |conn| {
+            let position: Option<i64> = chat_messages::table
+                .find(message_id)
+                .filter(chat_messages::owner.eq(&owner))
+                .filter(chat_messages::session_id.eq(sid))
+                .filter(chat_messages::active.eq(true))
+                .select(chat_messages::position)
+                .first(conn)
+                .await
+                .optional()?;
+            let Some(position) = position else {
+                return Ok(false);
+            };
+            diesel::update(
+                chat_messages::table
+                    .filter(chat_messages::owner.eq(&owner))
+                    .filter(chat_messages::session_id.eq(sid))
+                    .filter(chat_messages::position.ge(position)),
+            )
+            .set(chat_messages::active.eq(false))
+            .execute(conn)
+            .await?;
+            Ok(true)
+        });
+        Ok(r?)
+    }
+}

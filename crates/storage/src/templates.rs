@@ -1,0 +1,99 @@
+//! `TemplateStore` on both backends.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use redline_domain::Owner;
+use redline_ports::templates::{TemplateRecord, TemplateStore};
+use redline_ports::StoreError;
+
+use crate::db::Db;
+use crate::error::DbResult;
+use crate::rows::owner;
+use crate::schema::templates;
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = templates)]
+struct TemplateRow {
+    template_id: String,
+    owner: String,
+    name: String,
+    description: Option<String>,
+    html: String,
+    section_count: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<&TemplateRecord> for TemplateRow {
+    fn from(t: &TemplateRecord) -> Self {
+        Self {
+            template_id: t.template_id.clone(),
+            owner: t.owner.to_string(),
+            name: t.name.clone(),
+            description: t.description.clone(),
+            html: t.html.clone(),
+            section_count: t.section_count,
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
+impl TryFrom<TemplateRow> for TemplateRecord {
+    type Error = StoreError;
+
+    fn try_from(r: TemplateRow) -> Result<Self, StoreError> {
+        Ok(TemplateRecord {
+            template_id: r.template_id,
+            owner: owner(&r.owner)?,
+            name: r.name,
+            description: r.description,
+            html: r.html,
+            section_count: r.section_count,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl TemplateStore for Db {
+    async fn insert_template(&self, template: &TemplateRecord) -> Result<(), StoreError> {
+        let row = TemplateRow::from(template);
+        let r: DbResult<usize> =
+            with_conn!(self, |conn| Ok(diesel::insert_into(templates::table).values(&row).execute(conn).await?));
+        r?;
+        Ok(())
+    }
+
+    async fn template(&self, template_id: &str) -> Result<Option<TemplateRecord>, StoreError> {
+        let row: DbResult<Option<TemplateRow>> = with_conn!(self, |conn| Ok(templates::table
+            .find(template_id)
+            .select(TemplateRow::as_select())
+            .first(conn)
+            .await
+            .optional()?));
+        row?.map(TemplateRecord::try_from).transpose()
+    }
+
+    async fn templates_of(&self, owner: Owner) -> Result<Vec<TemplateRecord>, StoreError> {
+        let owner_s = owner.to_string();
+        let rows: DbResult<Vec<TemplateRow>> = with_conn!(self, |conn| Ok(templates::table
+            .filter(templates::owner.eq(&owner_s))
+            .order((templates::created_at.desc(), templates::template_id.desc()))
+            .select(TemplateRow::as_select())
+            .load(conn)
+            .await?));
+        rows?.into_iter().map(TemplateRecord::try_from).collect()
+    }
+
+    async fn delete_template(&self, owner: Owner, template_id: &str) -> Result<bool, StoreError> {
+        let owner_s = owner.to_string();
+        let n: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::delete(
+            templates::table.find(template_id).filter(templates::owner.eq(&owner_s))
+        )
+        .execute(conn)
+        .await?));
+        Ok(n? > 0)
+    }
+}

@@ -1,0 +1,255 @@
+//! The `JobStore`, `HistoryStore` and `EventBus` part of the contract suite: exclusive
+//! claims under concurrency, compare-and-set updates, event sequences, the sweep (dead
+//! workers, unanswered approvals, retention) and history truncation.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use redline_domain::job::{JobStatus, JobType};
+use redline_domain::SessionId;
+use redline_ports::jobs::{HistoryMessage, JobFilter, JobRecord, JobUpdate, Signal, SweepRules};
+use redline_ports::{EventBus, HistoryStore, JobStore};
+use serde_json::json;
+
+use super::*;
+
+fn sid(s: &str) -> SessionId {
+    SessionId::parse(s).expect("session id")
+}
+
+fn job(owner: Owner, id: &str, session: &str, created_at: Millis) -> JobRecord {
+    JobRecord {
+        job_id: id.to_owned(),
+        owner,
+        session_id: sid(session),
+        job_type: JobType::Chat,
+        status: JobStatus::Pending,
+        progress: 0,
+        attempts: 0,
+        request: json!({"message": id}),
+        result: None,
+        error: None,
+        metadata: json!({"message": id}),
+        state: json!({}),
+        created_at,
+        updated_at: created_at,
+        finished_at: None,
+        lease_until: None,
+    }
+}
+
+async fn owner(db: &Db, address: &str) -> Owner {
+    Owner::User(new_user(db, web_user(address, T0)).await.id)
+}
+
+pub async fn claims_are_exclusive_and_oldest_first(db: &Db) {
+    let me = owner(db, "claims@example.com").await;
+    for i in 0..20 {
+        db.insert_job(&job(me, &format!("j{i:02}"), "s", T0 + i)).await.unwrap();
+    }
+    let first = db.claim_job(T0 + 100, T0 + 30_100).await.unwrap().expect("a pending job");
+    assert_eq!(first.job_id, "j00");
+    assert_eq!((first.status, first.attempts, first.lease_until), (JobStatus::InProgress, 1, Some(T0 + 30_100)));
+    let shared = common::shared(db);
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let db = shared.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(j) = db.claim_job(T0 + 200, T0 + 30_200).await.unwrap() {
+                mine.push(j.job_id);
+            }
+            mine
+        }));
+    }
+    let mut claimed = Vec::new();
+    for t in tasks {
+        claimed.extend(t.await.unwrap());
+    }
+    let unique: BTreeSet<&String> = claimed.iter().collect();
+    assert_eq!(claimed.len(), 19, "every other job claimed once: {claimed:?}");
+    assert_eq!(unique.len(), 19);
+    assert!(db.claim_job(T0 + 300, T0 + 30_300).await.unwrap().is_none());
+}
+
+pub async fn updates_are_compare_and_set(db: &Db) {
+    let me = owner(db, "cas@example.com").await;
+    db.insert_job(&job(me, "j", "s", T0)).await.unwrap();
+    let to_done = JobUpdate {
+        status: Some(JobStatus::Completed),
+        progress: Some(150),
+        result: Some(json!({"response": "ok"})),
+        ..Default::default()
+    };
+    assert!(
+        db.update_job("j", &[JobStatus::InProgress], &to_done, T0 + 1).await.unwrap().is_none(),
+        "pending is not in progress"
+    );
+    db.claim_job(T0 + 1, T0 + 1000).await.unwrap().unwrap();
+    let done = db.update_job("j", &[JobStatus::InProgress], &to_done, T0 + 2).await.unwrap().expect("updated");
+    assert_eq!(done.status, JobStatus::Completed);
+    assert_eq!(done.progress, 100, "progress is clamped");
+    assert_eq!(done.result, Some(json!({"response": "ok"})));
+    assert_eq!((done.finished_at, done.lease_until, done.updated_at), (Some(T0 + 2), None, T0 + 2));
+    let cancel = JobUpdate { status: Some(JobStatus::Cancelled), ..Default::default() };
+    let from = JobStatus::sources_of(JobStatus::Cancelled);
+    assert!(db.update_job("j", &from, &cancel, T0 + 3).await.unwrap().is_none(), "nothing leaves a finished state");
+    assert!(db.update_job("nope", &from, &cancel, T0 + 3).await.unwrap().is_none());
+    assert_eq!(db.job("j").await.unwrap().unwrap().status, JobStatus::Completed);
+}
+
+pub async fn listings_are_owner_scoped_newest_first(db: &Db) {
+    let (me, other) = (owner(db, "list@example.com").await, owner(db, "other@example.com").await);
+    for i in 0..5 {
+        db.insert_job(&job(me, &format!("a{i}"), if i % 2 == 0 { "even" } else { "odd" }, T0 + i)).await.unwrap();
+    }
+    db.insert_job(&job(other, "b0", "even", T0 + 10)).await.unwrap();
+    let all = db.list_jobs(me, &JobFilter { limit: 20, ..Default::default() }).await.unwrap();
+    assert_eq!(all.iter().map(|j| j.job_id.as_str()).collect::<Vec<_>>(), ["a4", "a3", "a2", "a1", "a0"]);
+    let even = JobFilter { session_id: Some(sid("even")), limit: 2, ..Default::default() };
+    assert_eq!(
+        db.list_jobs(me, &even).await.unwrap().iter().map(|j| j.job_id.as_str()).collect::<Vec<_>>(),
+        ["a4", "a2"]
+    );
+    let done = JobFilter { status: Some(JobStatus::Completed), limit: 20, ..Default::default() };
+    assert!(db.list_jobs(me, &done).await.unwrap().is_empty());
+    assert!(db.has_active_chat(me, &sid("odd")).await.unwrap());
+    assert!(!db.has_active_chat(me, &sid("none")).await.unwrap());
+    db.delete_session_jobs(me, &sid("even")).await.unwrap();
+    assert!(db.job("a0").await.unwrap().is_none());
+    assert!(db.job("b0").await.unwrap().is_some(), "another owner's session of the same name stays");
+}
+
+pub async fn events_are_numbered_in_order(db: &Db) {
+    let me = owner(db, "events@example.com").await;
+    db.insert_job(&job(me, "j", "s", T0)).await.unwrap();
+    let shared = common::shared(db);
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let db = shared.clone();
+        tasks
+            .push(tokio::spawn(async move { db.append_event("j", "status", &json!({"i": i}), T0 + i).await.unwrap() }));
+    }
+    let mut seqs = Vec::new();
+    for t in tasks {
+        seqs.push(t.await.unwrap());
+    }
+    seqs.sort_unstable();
+    assert_eq!(seqs, (1..=10).collect::<Vec<i64>>());
+    let after = db.events("j", 7).await.unwrap();
+    assert_eq!(after.iter().map(|e| e.sequence).collect::<Vec<_>>(), [8, 9, 10]);
+    assert_eq!(after[0].kind, "status");
+}
+
+pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
+    let me = owner(db, "sweep@example.com").await;
+    for (id, at) in [("dead", T0), ("deadagain", T0 + 1), ("waiting", T0 + 2), ("old", T0 + 3), ("alive", T0 + 4)] {
+        db.insert_job(&job(me, id, "s", at)).await.unwrap();
+    }
+    // dead: claimed once, lease ran out. deadagain: claimed three times already.
+    db.claim_job(T0, T0 + 10).await.unwrap();
+    for _ in 0..3 {
+        db.claim_job(T0, T0 + 10).await.unwrap();
+        let back = JobUpdate { status: Some(JobStatus::Pending), ..Default::default() };
+        if db.job("deadagain").await.unwrap().unwrap().attempts < 3 {
+            db.update_job("deadagain", &[JobStatus::InProgress], &back, T0).await.unwrap();
+        }
+    }
+    let waiting = db.claim_job(T0, T0 + 10).await.unwrap().unwrap();
+    assert_eq!(waiting.job_id, "waiting");
+    db.update_job(
+        "waiting",
+        &[JobStatus::InProgress],
+        &JobUpdate { status: Some(JobStatus::AwaitingApproval), ..Default::default() },
+        T0 + 5,
+    )
+    .await
+    .unwrap();
+    db.claim_job(T0, T0 + 10).await.unwrap();
+    db.update_job(
+        "old",
+        &[JobStatus::InProgress],
+        &JobUpdate { status: Some(JobStatus::Completed), ..Default::default() },
+        T0 + 6,
+    )
+    .await
+    .unwrap();
+    db.append_event("old", "status", &json!({}), T0 + 6).await.unwrap();
+    db.claim_job(T0, T0 + 1_000_000).await.unwrap();
+    let sweep = db
+        .sweep_jobs(&SweepRules {
+            now: T0 + 100,
+            delete_finished_before: T0 + 50,
+            cancel_awaiting_before: T0 + 50,
+            max_attempts: 3,
+        })
+        .await
+        .unwrap();
+    assert_eq!(sweep.requeued, ["dead"]);
+    assert_eq!(sweep.failed, ["deadagain"]);
+    assert_eq!(sweep.cancelled, ["waiting"]);
+    assert_eq!(sweep.deleted, 1);
+    assert_eq!(db.job("dead").await.unwrap().unwrap().status, JobStatus::Pending);
+    let failed = db.job("deadagain").await.unwrap().unwrap();
+    assert_eq!(failed.status, JobStatus::Failed);
+    assert!(failed.error.unwrap().contains("interrupted"));
+    assert_eq!(db.job("waiting").await.unwrap().unwrap().status, JobStatus::Cancelled);
+    assert!(db.job("old").await.unwrap().is_none());
+    assert!(db.events("old", 0).await.unwrap().is_empty());
+    assert_eq!(db.job("alive").await.unwrap().unwrap().status, JobStatus::InProgress, "a live lease is left alone");
+}
+
+pub async fn history_truncates_from_a_message(db: &Db) {
+    let me = owner(db, "history@example.com").await;
+    let s = sid("h");
+    db.ensure_session(me, &s, T0).await.unwrap();
+    db.ensure_session(me, &s, T0 + 1).await.unwrap();
+    let msg = |id: &str| HistoryMessage {
+        message_id: id.to_owned(),
+        role: "user".to_owned(),
+        content: id.to_owned(),
+        job_id: None,
+        version_before: Some(format!("v_{id}")),
+        version_after: None,
+        created_at: T0,
+    };
+    db.add_messages(me, &s, &[msg("m1"), msg("m2")]).await.unwrap();
+    db.add_messages(me, &s, &[msg("m3")]).await.unwrap();
+    let ids = |h: Vec<HistoryMessage>| h.into_iter().map(|m| m.message_id).collect::<Vec<_>>();
+    assert_eq!(ids(db.active_history(me, &s).await.unwrap()), ["m1", "m2", "m3"]);
+    assert!(db.truncate_history(me, &s, "m2").await.unwrap());
+    assert_eq!(ids(db.active_history(me, &s).await.unwrap()), ["m1"]);
+    assert!(!db.truncate_history(me, &s, "m3").await.unwrap(), "no longer in the active history");
+    let other = owner(db, "stranger@example.com").await;
+    assert!(!db.truncate_history(other, &s, "m1").await.unwrap());
+}
+
+/// The bus of the backend: in-process on SQLite, `LISTEN/NOTIFY` between two buses (two
+/// replicas) on PostgreSQL.
+pub async fn signals_reach_other_buses(db: &Db) {
+    let url = common::url_of(db);
+    if db.backend_name() != "postgres" {
+        let bus = redline_storage::bus::LocalBus::default();
+        let mut rx = bus.subscribe();
+        bus.publish(Signal::Job("x".into())).await;
+        assert_eq!(rx.recv().await.unwrap(), Signal::Job("x".into()));
+        return;
+    }
+    let a = redline_storage::bus::PgBus::start(&url);
+    let b = redline_storage::bus::PgBus::start(&url);
+    let mut rx = b.subscribe();
+    // The listener connects in the background: publish until it hears.
+    let heard = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            a.publish(Signal::Job("from-a".into())).await;
+            match tokio::time::timeout(Duration::from_millis(200), rx.recv()).await {
+                Ok(Ok(Signal::Job(id))) if id == "from-a" => return true,
+                _ => continue,
+            }
+        }
+    })
+    .await;
+    assert_eq!(heard, Ok(true), "a signal published on one replica reaches another over LISTEN/NOTIFY");
+    let _ = Arc::new(a);
+}
