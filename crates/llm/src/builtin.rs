@@ -208,7 +208,9 @@ impl Builtin {
         let Some(last_user) = request.messages.iter().rposition(|m| m.role == Role::User) else {
             return text("There is nothing to answer.");
         };
-        let instruction = request.messages[last_user].content.clone().unwrap_or_default();
+        let raw = request.messages[last_user].content.clone().unwrap_or_default();
+        // Reviewer feedback after rejected changes is read as a new instruction.
+        let instruction = raw.strip_prefix("Reviewer feedback on the rejected changes: ").unwrap_or(&raw).to_owned();
         let after = &request.messages[last_user + 1..];
         let stage = after.iter().filter(|m| m.role == Role::Assistant).count();
         let res = results(after);

@@ -123,6 +123,10 @@ pub trait JobStore: Send + Sync {
     /// Appends an event and answers its sequence number (one more than the last).
     async fn append_event(&self, job_id: &str, kind: &str, content: &Value, at: Millis) -> Result<i64, StoreError>;
 
+    /// Appends events in one transaction, numbered on from the last; answers the last
+    /// sequence number (0 when `events` is empty and the job has none).
+    async fn append_events(&self, job_id: &str, events: &[(String, Value)], at: Millis) -> Result<i64, StoreError>;
+
     /// The job's events with a sequence above `after`, in order.
     async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError>;
 

@@ -219,6 +219,36 @@ impl JobStore for Db {
         Ok(seq?)
     }
 
+    async fn append_events(&self, job_id: &str, events: &[(String, Value)], at: Millis) -> Result<i64, StoreError> {
+        let rows: Vec<(&str, String)> = events.iter().map(|(k, c)| (k.as_str(), c.to_string())).collect();
+        let seq: DbResult<i64> = with_tx!(self, |conn| {
+            conn.lock_owner(job_id).await?;
+            let last: Option<i64> = job_events::table
+                .filter(job_events::job_id.eq(job_id))
+                .select(diesel::dsl::max(job_events::sequence))
+                .first(conn)
+                .await?;
+            let mut seq = last.unwrap_or(0);
+            // Row by row inside the one transaction (cheap on both backends; diesel's batch
+            // insert is not available for SQLite with these value tuples).
+            for (kind, content) in &rows {
+                seq += 1;
+                diesel::insert_into(job_events::table)
+                    .values((
+                        job_events::job_id.eq(job_id),
+                        job_events::sequence.eq(seq),
+                        job_events::kind.eq(*kind),
+                        job_events::content.eq(content.as_str()),
+                        job_events::created_at.eq(at),
+                    ))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(seq)
+        });
+        Ok(seq?)
+    }
+
     async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError> {
         let rows: DbResult<Vec<(i64, String, String, i64)>> = with_conn!(self, |conn| Ok(job_events::table
             .filter(job_events::job_id.eq(job_id))

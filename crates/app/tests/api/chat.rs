@@ -378,3 +378,37 @@ async fn revert_restores_and_refuses_while_a_job_waits() {
         .await
         .expect_status(404);
 }
+
+#[tokio::test]
+async fn reviewer_feedback_goes_back_to_the_ai_which_proposes_again() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "f", &["alpha text", "plain"]).await;
+    let job = start(
+        &app,
+        &key,
+        json!({"session_id": "f", "message": "replace \"alpha\" with \"omega\"", "require_approval": true}),
+    )
+    .await;
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    let waiting = wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    let first = waiting["metadata"]["pending_changes"][0]["change_id"].clone();
+    let r = app
+        .send(app.post("/v1/chat/f/approve").bearer_auth(&key).json(&json!({
+            "job_id": id, "reject": [first], "feedback": "replace \"alpha\" with \"gamma\""
+        })))
+        .await;
+    r.expect_status(200);
+    assert_ne!(r.json["status"], "completed", "the AI gets another turn: {}", r.json);
+    let again = wait_for(&app, &key, &id, &["awaiting_approval", "completed", "failed"]).await;
+    assert_eq!(again["status"], "awaiting_approval", "{again}");
+    let proposal = again["metadata"]["pending_changes"][0]["new_html"].as_str().unwrap_or_default().to_owned();
+    assert!(proposal.contains("gamma text"), "{proposal}");
+    app.send(app.post("/v1/chat/f/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve_all": true})))
+        .await
+        .expect_status(200);
+    let done = wait_for(&app, &key, &id, &["completed"]).await;
+    assert_eq!(done["result"]["usage"]["ops_charged"], 1);
+    assert!(doc(&app, &key, "f").await["html"].as_str().unwrap().contains("gamma text"));
+    assert_eq!(used(&app, &key).await, 1);
+}

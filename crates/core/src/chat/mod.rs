@@ -117,6 +117,65 @@ pub struct Chat {
     documents: Arc<Documents>,
     usage: Arc<Usage>,
     config: ChatConfig,
+    finished: Arc<FinishedViews>,
+}
+
+/// The JSON of finished jobs, which never change: polling a finished job costs no query of
+/// its events and no serialisation. Entries leave at retention, on deletion (a `Job` signal,
+/// from any replica) and oldest first beyond the capacity.
+#[derive(Default)]
+struct FinishedViews {
+    entries: std::sync::Mutex<(std::collections::HashMap<String, FinishedView>, std::collections::VecDeque<String>)>,
+}
+
+struct FinishedView {
+    owner: Owner,
+    session: SessionId,
+    finished_at: Millis,
+    json: bytes::Bytes,
+}
+
+const FINISHED_VIEWS: usize = 4096;
+
+impl FinishedViews {
+    fn get(&self, job_id: &str, fresh_after: Millis) -> Option<(Owner, bytes::Bytes)> {
+        let guard = self.entries.lock().ok()?;
+        let e = guard.0.get(job_id)?;
+        (e.finished_at > fresh_after).then(|| (e.owner, e.json.clone()))
+    }
+
+    fn put(&self, job: &JobRecord, json: bytes::Bytes) {
+        let (Some(finished_at), Ok(mut guard)) = (job.finished_at, self.entries.lock()) else {
+            return;
+        };
+        let (map, order) = &mut *guard;
+        if map
+            .insert(
+                job.job_id.clone(),
+                FinishedView { owner: job.owner, session: job.session_id.clone(), finished_at, json },
+            )
+            .is_none()
+        {
+            order.push_back(job.job_id.clone());
+        }
+        while order.len() > FINISHED_VIEWS {
+            if let Some(old) = order.pop_front() {
+                map.remove(&old);
+            }
+        }
+    }
+
+    fn evict(&self, job_id: &str) {
+        if let Ok(mut guard) = self.entries.lock() {
+            guard.0.remove(job_id);
+        }
+    }
+
+    fn evict_session(&self, owner: Owner, session: &SessionId) {
+        if let Ok(mut guard) = self.entries.lock() {
+            guard.0.retain(|_, e| !(e.owner == owner && &e.session == session));
+        }
+    }
 }
 
 fn ms(d: Duration) -> Millis {
@@ -150,8 +209,44 @@ pub struct History {
 }
 
 impl Chat {
+    /// Must be called within a tokio runtime (a task keeps the finished-job cache in step
+    /// with deletions on every replica).
     pub fn new(ports: ChatPorts, documents: Arc<Documents>, usage: Arc<Usage>, config: ChatConfig) -> Self {
-        Self { ports, documents, usage, config }
+        let finished = Arc::new(FinishedViews::default());
+        let mut signals = ports.bus.subscribe();
+        let cache = Arc::downgrade(&finished);
+        tokio::spawn(async move {
+            loop {
+                match signals.recv().await {
+                    Ok(Signal::Job(id)) => match cache.upgrade() {
+                        Some(c) => c.evict(&id),
+                        None => return,
+                    },
+                    Ok(Signal::Queued) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        Self { ports, documents, usage, config, finished }
+    }
+
+    /// `GET /v1/jobs/{id}`: the Job as JSON text (403 for another owner's job, 404 for none).
+    /// A finished job's text is kept and served again without a query of its events.
+    pub async fn job_json(&self, owner: Owner, job_id: &str) -> ChatResult<bytes::Bytes> {
+        let fresh_after = self.now() - ms(self.config.retention);
+        if let Some((job_owner, json)) = self.finished.get(job_id, fresh_after) {
+            if job_owner != owner {
+                return Err(ChatError::Forbidden);
+            }
+            return Ok(json);
+        }
+        let job = self.job(owner, job_id).await?;
+        let view = self.job_view(&job, false).await?;
+        let json = bytes::Bytes::from(serde_json::to_vec(&view).unwrap_or_default());
+        if job.status.is_finished() {
+            self.finished.put(&job, json.clone());
+        }
+        Ok(json)
     }
 
     pub fn config(&self) -> &ChatConfig {
@@ -395,7 +490,14 @@ impl Chat {
 
     /// Deletes the session's jobs (with the session).
     pub async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> ChatResult<()> {
-        Ok(self.ports.jobs.delete_session_jobs(owner, session).await?)
+        let filter = JobFilter { session_id: Some(session.clone()), limit: i64::MAX, ..Default::default() };
+        let doomed = self.ports.jobs.list_jobs(owner, &filter).await?;
+        self.ports.jobs.delete_session_jobs(owner, session).await?;
+        self.finished.evict_session(owner, session);
+        for j in doomed {
+            self.ports.bus.publish(Signal::Job(j.job_id)).await;
+        }
+        Ok(())
     }
 
     /// One sweep: requeue jobs of dead workers, cancel unanswered approvals, delete old jobs.

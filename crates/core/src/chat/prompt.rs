@@ -8,21 +8,29 @@ use serde_json::{json, Value};
 /// Documents up to this many sections get every section in the outline; larger ones get
 /// their headings and both ends (the model searches and reads the rest).
 pub const FULL_OUTLINE_SECTIONS: usize = 150;
-const ENDS: usize = 10;
+const ENDS: usize = 3;
 
-const INSTRUCTIONS: &str = "You are Redline, an AI editor working on one HTML document made of sections. \
-Each section is a top-level block with a chunk id. You see an outline, not the whole document: \
-use read_sections to read sections in full, search_document to find text, and search_attachments to \
-search files attached to the session. Change the document only through edit_section, create_section \
-and delete_section, giving a short explanation for the person who reviews the change. Write valid HTML \
-blocks (p, h1-h6, ul, ol, table, blockquote, pre). When you are done, answer the user in plain text, \
-briefly saying what you did or answering the question.";
+const INSTRUCTIONS: &str = "You are Redline, an AI editor of one HTML document made of sections, each a \
+top-level block with a chunk id. You see an outline, not the document (a large document's outline lists its \
+headings and both ends). Read with read_sections, find text with search_document, search attached files \
+with search_attachments. Edit only with edit_section, create_section and delete_section, each with a short \
+explanation for the reviewer, writing HTML blocks (p, h1-h6, ul, ol, table, blockquote, pre). Then answer \
+the user in plain text: what you did, or the answer.";
 
+/// One outline line: a heading as `{"id", "h2": text}`, any other section as `{"id",
+/// "chars", "first_words"}` (with `tag` unless it is a paragraph). Short keys keep the outline
+/// of a large document small.
 fn entry(e: &redline_domain::document::OutlineEntry) -> Value {
-    let mut v = json!({"id": e.chunk_id.as_str(), "tag": e.tag, "chars": e.chars});
+    let mut v = json!({"id": e.chunk_id.as_str()});
     match &e.heading {
-        Some(h) => v["heading"] = json!(h),
-        None => v["first_words"] = json!(e.first_words),
+        Some(h) => v[e.tag.as_str()] = json!(h),
+        None => {
+            v["chars"] = json!(e.chars);
+            if e.tag != "p" {
+                v["tag"] = json!(e.tag);
+            }
+            v["first_words"] = json!(e.first_words);
+        }
     }
     v
 }
@@ -92,11 +100,60 @@ mod tests {
         assert_eq!(o["omitted"], 0);
     }
 
+    /// docs/benchmarks.md "Prompt size": the prompt characters of a one-section edit on a
+    /// 1,000-section document (outline, the section read, the edit and its answer, over the
+    /// three model calls of the turn) against sending the whole document once.
+    #[test]
+    fn a_one_section_edit_costs_a_small_share_of_the_whole_document() {
+        let d = realistic(1000);
+        let tools = serde_json::to_string(&crate::chat::tools::specs()).unwrap().len();
+        // The least the other way costs: one call with the whole document and the tools.
+        let whole = d.to_html().len() + 200 + tools;
+        let system = system(&d, &[]).len() + tools;
+        let section = d.sections()[500].html.len();
+        // Call 1: system + message. Call 2: + read_sections call and its answer. Call 3: +
+        // edit_section call (new HTML) and its answer.
+        let call1 = system + 60;
+        let call2 = call1 + 80 + section + 40;
+        let call3 = call2 + section + 120 + 60;
+        let turn = call1 + call2 + call3;
+        let share = turn as f64 / whole as f64;
+        eprintln!(
+            "prompt chars: whole document {whole}, system prompt with outline and tools {system} (tools {tools}), one-section edit turn {turn} ({:.2}%)",
+            share * 100.0
+        );
+        assert!(share < 0.05, "a one-section edit costs {:.1}% of the whole document", share * 100.0);
+    }
+
+    /// Sections of about 60 words, a heading every 20.
+    fn realistic(n: usize) -> Document {
+        let words = "the committee reviewed the proposal in detail and agreed that the budget for the next quarter should cover staffing travel equipment and the training programme while keeping a reserve for unexpected costs raised by the regional offices during the consultation which ended last month with broad support from every team";
+        Document::new(
+            (0..n)
+                .map(|i| {
+                    let (tag, text) = if i % 20 == 0 {
+                        ("h2", format!("Part {} of the report", i / 20 + 1))
+                    } else {
+                        ("p", format!("Paragraph {i}: {words}."))
+                    };
+                    Section {
+                        id: ChunkId::parse(&format!("c{i:012x}")).unwrap(),
+                        tag: tag.into(),
+                        html: format!("<{tag} data-chunk-id=\"c{i:012x}\">{text}</{tag}>"),
+                        text,
+                    }
+                })
+                .collect(),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn large_documents_list_headings_and_ends() {
         let o = outline(&doc(1000));
         let listed = o["sections"].as_array().unwrap().len();
-        assert_eq!(listed, 10 + 10 + 18, "both ends and the headings between");
+        // Sections 0-2 and 997-999, and the headings (every 50th) between: 50, 100, ... 950.
+        assert_eq!(listed, 3 + 3 + 19, "both ends and the headings between");
         assert_eq!(o["omitted"], 1000 - listed);
         assert_eq!(o["last_chunk_id"], "c999");
     }

@@ -28,39 +28,39 @@ pub fn specs() -> Vec<ToolSpec> {
     vec![
         spec(
             "read_sections",
-            "Read the full HTML of sections by their chunk ids.",
+            "Full HTML of sections by chunk id.",
             json!({"type": "object", "properties": {
-                "chunk_ids": {"type": "array", "items": {"type": "string"}, "description": "Chunk ids from the outline"}
+                "chunk_ids": {"type": "array", "items": {"type": "string"}}
             }, "required": ["chunk_ids"]}),
         ),
         spec(
             "search_document",
-            "Search the document's sections for words or a phrase; returns matching sections with their HTML, best first.",
+            "Sections matching words or a phrase, with their HTML, best first.",
             json!({"type": "object", "properties": {
                 "query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH, "description": "Most results (default 10)"}
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH}
             }, "required": ["query"]}),
         ),
         spec(
             "search_attachments",
-            "Search the text of the files attached to this session; returns ranked passages with the attachment id and file name.",
+            "Ranked passages of the files attached to the session.",
             json!({"type": "object", "properties": {
                 "query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Most passages (default 5)"}
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50}
             }, "required": ["query"]}),
         ),
         spec(
             "edit_section",
-            "Replace one section with new HTML (one block element, or several to split it).",
+            "Replace a section with new HTML (one or more blocks).",
             json!({"type": "object", "properties": {
                 "chunk_id": {"type": "string"},
                 "new_html": {"type": "string"},
-                "explanation": {"type": "string", "description": "Why, for the person reviewing the change"}
+                "explanation": {"type": "string"}
             }, "required": ["chunk_id", "new_html", "explanation"]}),
         ),
         spec(
             "create_section",
-            "Insert new section(s) after a chunk id, or at the start when after_chunk_id is null.",
+            "Insert sections after a chunk id (null: at the start).",
             json!({"type": "object", "properties": {
                 "after_chunk_id": {"type": ["string", "null"]},
                 "new_html": {"type": "string"},

@@ -209,6 +209,18 @@ impl Chat {
         }
     }
 
+    /// Records several events in one write.
+    async fn emit_all(&self, job_id: &str, events: Vec<(String, Value)>) {
+        if events.is_empty() {
+            return;
+        }
+        let now = self.now();
+        match self.ports.jobs.append_events(job_id, &events, now).await {
+            Ok(_) => self.ports.bus.publish(Signal::Job(job_id.to_owned())).await,
+            Err(e) => tracing::warn!(job_id, error = %e, "could not record job events"),
+        }
+    }
+
     async fn progress(&self, job_id: &str, progress: i32) {
         let update = JobUpdate { progress: Some(progress), ..Default::default() };
         let _ = self.ports.jobs.update_job(job_id, &[JobStatus::InProgress], &update, self.now()).await;
@@ -290,6 +302,19 @@ impl Chat {
             });
         }
         messages.push(Message::user(message.clone()));
+        if let Some(c) = job.state.get("continuation") {
+            let previous = c.get("previous_response").and_then(Value::as_str).unwrap_or_default();
+            messages.push(Message::assistant(
+                Some(format!(
+                    "{previous}\n\nThe reviewer approved changes {} and rejected these: {}",
+                    c.get("approved").cloned().unwrap_or(Value::Null),
+                    c.get("rejected").cloned().unwrap_or(Value::Null)
+                )),
+                vec![],
+            ));
+            let feedback = c.get("feedback").and_then(Value::as_str).unwrap_or_default();
+            messages.push(Message::user(format!("Reviewer feedback on the rejected changes: {feedback}")));
+        }
 
         let mut ws = Workspace::new(doc);
         let deadline_ms = job.created_at + i64::try_from(self.config.chat_timeout.as_millis()).unwrap_or(i64::MAX / 2);
@@ -345,21 +370,22 @@ impl Chat {
                 ending = Ending::Answer(completion.content.unwrap_or_default());
                 break;
             }
+            // The round's events are written together (one transaction, one signal).
+            let mut events = Vec::new();
             for call in &completion.tool_calls {
                 let shown_args: Value =
                     serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
-                self.emit(&job.job_id, "tool_call", json!({"id": call.id, "name": call.name, "arguments": shown_args}))
-                    .await;
-                let answer = self.tool(job, &mut ws, &call.name, &call.arguments, require_approval).await;
+                events
+                    .push(("tool_call".to_owned(), json!({"id": call.id, "name": call.name, "arguments": shown_args})));
+                let answer = self.tool(job, &mut ws, &call.name, &call.arguments, require_approval, &mut events).await;
                 let ok = answer.get("error").is_none();
-                self.emit(
-                    &job.job_id,
-                    "tool_result",
+                events.push((
+                    "tool_result".to_owned(),
                     json!({"id": call.id, "name": call.name, "ok": ok, "error": answer.get("error")}),
-                )
-                .await;
+                ));
                 messages.push(Message::tool(call.id.clone(), answer.to_string()));
             }
+            self.emit_all(&job.job_id, events).await;
         }
         match ending {
             Ending::Cancelled => Ok(()),
@@ -390,7 +416,15 @@ impl Chat {
     }
 
     /// Runs one tool call against the working copy; the answer goes back to the model.
-    async fn tool(&self, job: &JobRecord, ws: &mut Workspace, name: &str, arguments: &str, proposing: bool) -> Value {
+    async fn tool(
+        &self,
+        job: &JobRecord,
+        ws: &mut Workspace,
+        name: &str,
+        arguments: &str,
+        proposing: bool,
+        events: &mut Vec<(String, Value)>,
+    ) -> Value {
         let request = match tools::parse(name, arguments) {
             Ok(r) => r,
             Err(e) => return json!({"error": e}),
@@ -423,7 +457,7 @@ impl Chat {
                     return json!({"error": e.to_string()});
                 }
                 let change_id = ws.record_edit(&id, sections, explanation.clone(), short_id("chg_"));
-                self.emit_change(job, ws, &change_id, proposing).await;
+                Self::change_event(ws, &change_id, proposing, events);
                 json!({"ok": true, "change_id": change_id, "chunk_id": id.as_str()})
             }
             ToolRequest::Create { after, new_html, explanation } => {
@@ -443,7 +477,7 @@ impl Chat {
                 }
                 let ids: Vec<String> = sections.iter().map(|s| s.id.as_str().to_owned()).collect();
                 let change_id = ws.record_create(after, sections, explanation, short_id("chg_"));
-                self.emit_change(job, ws, &change_id, proposing).await;
+                Self::change_event(ws, &change_id, proposing, events);
                 json!({"ok": true, "change_id": change_id, "chunk_ids": ids})
             }
             ToolRequest::Delete { chunk_id, explanation } => {
@@ -456,7 +490,7 @@ impl Chat {
                 }
                 let change_id = ws.record_delete(&id, explanation, short_id("chg_"));
                 if ws.changes.iter().any(|c| c.change_id == change_id) {
-                    self.emit_change(job, ws, &change_id, proposing).await;
+                    Self::change_event(ws, &change_id, proposing, events);
                 }
                 json!({"ok": true, "change_id": change_id, "deleted": id.as_str()})
             }
@@ -475,11 +509,11 @@ impl Chat {
         Ok(tools::settle_ids(&ws.working, sections, keep, &mut new_chunk_id))
     }
 
-    async fn emit_change(&self, job: &JobRecord, ws: &Workspace, change_id: &str, proposing: bool) {
+    fn change_event(ws: &Workspace, change_id: &str, proposing: bool, events: &mut Vec<(String, Value)>) {
         if let Some(c) = ws.changes.iter().find(|c| c.change_id == change_id) {
             let mut v = change_json(c);
             v["proposed"] = json!(proposing);
-            self.emit(&job.job_id, "change", v).await;
+            events.push(("change".to_owned(), v));
         }
     }
 
@@ -505,6 +539,7 @@ impl Chat {
                     "pending": changes_to_json(&ws.changes),
                     "base_version": base_version,
                     "response": response,
+                    "applied_sections": prior_sections(&job.state),
                 })),
                 lease_until: Some(None),
                 ..Default::default()
@@ -587,7 +622,8 @@ impl Chat {
         applied: &[Change],
         response: String,
     ) -> ChatResult<()> {
-        let usage = match self.usage.charge(&admission_of(job), sections_edited(applied)).await {
+        let sections = sections_edited(applied) + prior_sections(&job.state);
+        let usage = match self.usage.charge(&admission_of(job), sections).await {
             Ok(u) => u,
             Err(e) => {
                 tracing::warn!(job_id = %job.job_id, error = %e, "could not charge a completed turn");
@@ -709,12 +745,51 @@ impl Chat {
             approved.len(),
             if proposed == 1 { "" } else { "s" }
         ));
+        let rejected: Vec<Value> = super::stored_changes(&job.state)
+            .iter()
+            .filter(|c| !approved.iter().any(|a| a.change_id == c.change_id))
+            .map(change_json)
+            .collect();
         if let Some(f) = feedback.filter(|f| !f.trim().is_empty()) {
-            self.emit(&job.job_id, "status", json!({"message": "Reviewer feedback recorded", "feedback": f})).await;
+            if !rejected.is_empty() {
+                // The reviewer's feedback goes back to the AI, which may propose again in this
+                // job: the job is queued again with what happened so far.
+                let state = json!({
+                    "continuation": {
+                        "feedback": f,
+                        "previous_response": job.state.get("response"),
+                        "approved": approved.iter().map(|c| c.change_id.clone()).collect::<Vec<_>>(),
+                        "rejected": rejected,
+                    },
+                    "applied_sections": prior_sections(&job.state) + sections_edited(&approved),
+                });
+                let mut metadata = job.metadata.clone();
+                if let Some(m) = metadata.as_object_mut() {
+                    m.remove("pending_changes");
+                }
+                let requeue = JobUpdate {
+                    status: Some(JobStatus::Pending),
+                    progress: Some(50),
+                    metadata: Some(metadata),
+                    state: Some(state),
+                    lease_until: Some(None),
+                    ..Default::default()
+                };
+                self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &requeue, self.now()).await?;
+                self.emit(&job.job_id, "status", json!({"message": "Reviewer feedback sent to the AI", "feedback": f}))
+                    .await;
+                self.ports.bus.publish(Signal::Queued).await;
+                return self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound);
+            }
         }
         self.complete(&job, doc_record, version_before, &approved, response).await?;
         self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound)
     }
+}
+
+/// Sections applied by earlier rounds of the same job (after reviewer feedback).
+fn prior_sections(state: &Value) -> u64 {
+    state.get("applied_sections").and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn human_duration(d: Duration) -> String {

@@ -29,7 +29,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The heartbeat period of event streams.
 const HEARTBEAT: Duration = Duration::from_secs(15);
 /// Streams re-read the job at least this often (signals usually come first).
-const POLL: Duration = Duration::from_millis(1000);
+const POLL: Duration = Duration::from_secs(5);
 /// Most jobs a listing returns.
 const MAX_LIMIT: i64 = 100;
 
@@ -182,8 +182,8 @@ pub async fn get_job(
     principal: ApiPrincipal,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let job = state.chat.job(principal.0.owner, &path).await?;
-    Ok(HttpResponse::Ok().json(state.chat.job_view(&job, false).await?))
+    let json = state.chat.job_json(principal.0.owner, &path).await?;
+    Ok(HttpResponse::Ok().content_type("application/json").body(json))
 }
 
 /// Cancels a job that has not finished (409 once it has).

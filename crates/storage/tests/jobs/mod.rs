@@ -140,6 +140,15 @@ pub async fn events_are_numbered_in_order(db: &Db) {
     let after = db.events("j", 7).await.unwrap();
     assert_eq!(after.iter().map(|e| e.sequence).collect::<Vec<_>>(), [8, 9, 10]);
     assert_eq!(after[0].kind, "status");
+    let batch = vec![("tool_call".to_owned(), json!({"n": 1})), ("change".to_owned(), json!({"n": 2}))];
+    assert_eq!(db.append_events("j", &batch, T0 + 20).await.unwrap(), 12);
+    assert_eq!(db.append_events("j", &[], T0 + 21).await.unwrap(), 12);
+    let tail = db.events("j", 10).await.unwrap();
+    assert_eq!(
+        tail.iter().map(|e| (e.sequence, e.kind.as_str())).collect::<Vec<_>>(),
+        [(11, "tool_call"), (12, "change")]
+    );
+    assert_eq!(tail[1].content, json!({"n": 2}));
 }
 
 pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
