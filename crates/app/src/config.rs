@@ -19,6 +19,8 @@ pub struct Config {
     pub max_body_bytes: u64,
     /// Uploads (documents and attachments) above this get 413.
     pub max_attachment_bytes: u64,
+    /// `REDLINE_PRESIGN_TTL_SECS`: how long a pre-signed upload URL works.
+    pub presign_ttl: Duration,
     pub signup_cooldown: Duration,
     pub handoff_ttl: Duration,
     pub http_workers: usize,
@@ -112,9 +114,14 @@ impl Config {
             workers: num("REDLINE_WORKERS", get("REDLINE_WORKERS"), cores().max(4))?,
             lease: secs("REDLINE_JOB_LEASE_SECS", 30)?,
         };
+        let presign_ttl = secs("REDLINE_PRESIGN_TTL_SECS", 900)?;
+        if presign_ttl.is_zero() {
+            return Err(anyhow!("REDLINE_PRESIGN_TTL_SECS must be at least 1"));
+        }
         Ok(Self {
             bind,
             database_url,
+            presign_ttl,
             public_base_url,
             max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
             max_attachment_bytes: num("REDLINE_MAX_ATTACHMENT_BYTES", get("REDLINE_MAX_ATTACHMENT_BYTES"), 52_428_800)?,
@@ -154,6 +161,8 @@ mod tests {
         assert_eq!(c.public_base_url_for("127.0.0.1:4000".parse().unwrap()), "http://127.0.0.1:4000");
         assert_eq!(c.max_body_bytes, 104_857_600);
         assert_eq!(c.signup_cooldown, Duration::from_secs(10));
+        assert_eq!(c.presign_ttl, Duration::from_secs(900));
+        assert_eq!(c.max_attachment_bytes, 52_428_800);
 
         let vars: HashMap<String, String> = [
             ("REDLINE_BIND", "0.0.0.0:9000"),

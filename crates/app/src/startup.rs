@@ -5,6 +5,7 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use anyhow::Context;
+use redline_core::attachments::{AttachmentConfig, AttachmentPorts, Attachments, UploadSigner};
 use redline_core::documents::{Documents, ImageStorage};
 use redline_core::exports::{ExportConfig, ExportPorts, Exports, LinkSigner};
 use redline_core::identity::IdentityConfig;
@@ -34,6 +35,7 @@ pub struct Services {
     pub workers: Arc<Workers>,
     pub exports: Arc<Exports>,
     pub templates: Arc<Templates>,
+    pub attachments: Arc<Attachments>,
 }
 
 fn language_model(config: &LlmConfig) -> anyhow::Result<Arc<dyn LanguageModel>> {
@@ -66,6 +68,7 @@ impl Services {
         let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock.clone()));
         let (blobs, blobs_at) = config.outbound.blob_store(&config.data_dir)?;
         tracing::debug!(blobs = %blobs_at, "blob store opened");
+        let attachment_blobs = blobs.clone();
         let sections = Arc::new(redline_html::Html5everSections::new());
         let documents = Arc::new(Documents::new(
             db.clone(),
@@ -115,16 +118,36 @@ impl Services {
                 sessions: db.clone(),
                 store: db.clone(),
                 llm: language_model(&config.llm)?,
-                bus,
+                bus: bus.clone(),
                 clock: clock.clone(),
-                attachments: None,
+                attachments: Some(db.clone()),
             },
             documents.clone(),
             usage.clone(),
             chat_config,
         ));
-        let workers = Workers::new(chat.clone(), None, db.clone(), clock);
-        Ok(Self { db, identity, sessions, usage, documents, chat, workers, exports, templates })
+        let attachments = Arc::new(Attachments::new(
+            AttachmentPorts {
+                store: db.clone(),
+                search: db.clone(),
+                jobs: db.clone(),
+                sessions: db.clone(),
+                blobs: attachment_blobs,
+                converter: Arc::new(redline_convert::Converters),
+                html: sections.clone(),
+                bus,
+                clock: clock.clone(),
+            },
+            UploadSigner::new(config.outbound.signing_key(&config.data_dir)?),
+            AttachmentConfig {
+                max_bytes: config.max_attachment_bytes,
+                presign_ttl: config.presign_ttl,
+                lease: config.jobs.lease,
+                public_base_url: public_base_url.to_owned(),
+            },
+        ));
+        let workers = Workers::new(chat.clone(), Some(attachments.clone()), db.clone(), clock);
+        Ok(Self { db, identity, sessions, usage, documents, chat, workers, exports, templates, attachments })
     }
 }
 
@@ -156,6 +179,7 @@ impl Application {
             exports: services.exports,
             templates: services.templates,
             chat: services.chat,
+            attachments: services.attachments,
             health: services.db.clone(),
             metrics: Arc::new(Metrics::default()),
             config: HttpConfig {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use rand::RngCore;
+use redline_domain::attachment::TextBlock;
 use redline_domain::document::{ChunkId, Document, Section};
 use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::{Owner, SessionId};
@@ -112,6 +113,8 @@ pub struct Uploaded {
     pub document: DocumentRecord,
     pub images: Vec<ImageInfo>,
     pub warnings: Vec<String>,
+    /// The text of the uploaded file's sections (for indexing it with `?index=true`).
+    pub blocks: Vec<TextBlock>,
 }
 
 pub struct Documents {
@@ -198,6 +201,7 @@ impl Documents {
             .collect();
         let (Converted { html, warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
         let new_sections = self.sectionize(html).await?;
+        let blocks = TextBlock::of_sections(&new_sections);
         let mut doc = match mode {
             OpenMode::Replace => Document::default(),
             OpenMode::Append => self.current(owner, session).await?.1,
@@ -245,7 +249,7 @@ impl Documents {
             self.discard_images(&pending).await;
             return Err(e.into());
         }
-        Ok(Uploaded { document, images, warnings })
+        Ok(Uploaded { document, images, warnings, blocks })
     }
 
     async fn put_images(&self, pending: &[PendingImage]) -> DocumentResult<()> {

@@ -4,6 +4,7 @@
 //! Invariant: no I/O here except through a port; CPU-heavy work (argon2) runs on the
 //! blocking pool so a request never stalls the async workers.
 
+pub mod attachments;
 pub mod chat;
 pub mod documents;
 pub mod exports;

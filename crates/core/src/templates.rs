@@ -147,11 +147,13 @@ impl Templates {
         documents: Arc<Documents>,
         html: &dyn HtmlSections,
         clock: Arc<dyn Clock>,
-    ) -> Result<Self, HtmlError> {
+    ) -> TemplateResult<Self> {
         let mut builtins = Vec::with_capacity(BUILTINS.len());
         for (id, name, description, raw) in BUILTINS {
-            let sections = html.sectionize(raw, &mut new_chunk_id)?;
-            let doc = Document::new(sections).map_err(|_| HtmlError::TooDeep)?;
+            let sections = html.sectionize(raw, &mut new_chunk_id).map_err(|e| match e {
+                HtmlError::TooDeep => DocumentError::TooDeep,
+            })?;
+            let doc = Document::new(sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
             builtins.push(Template {
                 template_id: id.to_owned(),
                 name: name.to_owned(),

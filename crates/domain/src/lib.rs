@@ -3,6 +3,7 @@
 //! about HTTP or SQL; every other crate depends on this one and it depends on none of ours.
 
 pub mod account;
+pub mod attachment;
 pub mod document;
 pub mod export;
 pub mod formats;

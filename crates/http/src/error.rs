@@ -398,3 +398,42 @@ impl From<redline_core::chat::ChatError> for ApiError {
         }
     }
 }
+
+impl From<redline_core::attachments::AttachmentError> for ApiError {
+    fn from(e: redline_core::attachments::AttachmentError) -> Self {
+        use redline_core::attachments::AttachmentError;
+        match e {
+            AttachmentError::NotFound => ApiError::NotFound("Attachment not found".to_owned()),
+            AttachmentError::JobNotFound => ApiError::NotFound("Attachment processing job not found".to_owned()),
+            AttachmentError::SessionNotFound => ApiError::NotFound("Session not found".to_owned()),
+            AttachmentError::Forbidden => ApiError::Forbidden("This attachment belongs to another account".to_owned()),
+            AttachmentError::Unsupported(u) => ApiError::UnsupportedMediaType(u.to_string()),
+            // Handlers answer this with the request's id and contact (routes::attachments);
+            // this is the same 413 without them.
+            AttachmentError::TooLarge { limit, size } => ApiError::PayloadTooLarge {
+                request_bytes: size.unwrap_or(limit.saturating_add(1)),
+                max_bytes: limit,
+                contact_email: String::new(),
+                support_event_id: String::new(),
+            },
+            AttachmentError::Empty => ApiError::Validation(vec![ValidationItem::new(
+                "file_invalid",
+                vec![json!("body"), json!("file")],
+                "The file is empty.",
+                Value::Null,
+            )]),
+            AttachmentError::UploadNotFound => ApiError::NotFound(
+                "Upload URL not found or expired. Ask for a new one: POST /v1/attachments/upload-url.".to_owned(),
+            ),
+            AttachmentError::AlreadyUploaded => {
+                ApiError::Conflict("This upload URL was already used: its file is being processed.".to_owned())
+            }
+            AttachmentError::Store(e) => e.into(),
+            AttachmentError::Blob(BlobError::NotFound) => ApiError::NotFound("File not found".to_owned()),
+            AttachmentError::Blob(e @ (BlobError::Unavailable(_) | BlobError::TooLarge { .. })) => {
+                ApiError::Unavailable(e.to_string())
+            }
+            AttachmentError::Worker(cause) => ApiError::Internal(cause),
+        }
+    }
+}

@@ -1,5 +1,7 @@
-//! Multipart form uploads: every field read as a stream under caps, the file field kept in
-//! memory up to the upload limit (413 beyond it), text fields up to a few KB.
+//! Multipart form uploads: every field read as a stream under caps, text fields up to a few
+//! KB. [`read_form`] keeps the file field in memory up to the upload limit (413 beyond it);
+//! [`stream_form`] hands it, chunk by chunk, to a consumer (the blob store) instead, and
+//! [`pump`] does the same for a whole raw body.
 
 use actix_multipart::{Field, Multipart};
 use actix_web::dev::Payload;
@@ -36,7 +38,8 @@ impl Form {
     }
 }
 
-fn too_large(req: &HttpRequest, state: &AppState, seen: u64, max: u64) -> ApiError {
+/// The 413 JSON of a body over `max` bytes (`seen` of it were counted).
+pub fn too_large(req: &HttpRequest, state: &AppState, seen: u64, max: u64) -> ApiError {
     ApiError::PayloadTooLarge {
         request_bytes: seen,
         max_bytes: max,
@@ -111,6 +114,147 @@ pub async fn read_form(
             if filename.is_none() {
                 let value = String::from_utf8_lossy(&bytes).into_owned();
                 form.text.push((name, value));
+            }
+        }
+    }
+    Ok(form)
+}
+
+/// How a streamed body was read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pumped {
+    /// Bytes read from the client (also those the consumer did not take).
+    pub bytes: u64,
+    /// The client's stream broke (a disconnect, a malformed part).
+    pub client_error: Option<String>,
+}
+
+/// Feeds `source` (a request body or a multipart field, which are not `Send`) to `consume`
+/// as a `Send` stream through a channel of a few chunks, both running at once: memory stays
+/// bounded by the channel and the consumer. A broken client stream ends the consumer's stream
+/// with an error; a consumer that stops early stops the reading.
+pub async fn pump<S, E, F, Fut, T>(mut source: S, consume: F) -> (T, Pumped)
+where
+    S: futures_util::Stream<Item = Result<actix_web::web::Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+    F: FnOnce(futures_util::stream::BoxStream<'static, Result<actix_web::web::Bytes, std::io::Error>>) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<actix_web::web::Bytes, std::io::Error>>(4);
+    let chunks =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) }).boxed();
+    let feed = async move {
+        let mut pumped = Pumped::default();
+        while let Some(chunk) = source.next().await {
+            match chunk {
+                Ok(chunk) => {
+                    pumped.bytes += chunk.len() as u64;
+                    if tx.send(Ok(chunk)).await.is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let cause = e.to_string();
+                    let _ = tx.send(Err(std::io::Error::other(cause.clone()))).await;
+                    pumped.client_error = Some(cause);
+                    break;
+                }
+            }
+        }
+        pumped
+    };
+    futures_util::future::join(consume(chunks), feed).await
+}
+
+/// The file field of a streamed form, as the client named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStart {
+    pub filename: String,
+    pub content_type: Option<String>,
+}
+
+/// A form whose file field went to a consumer.
+pub struct StreamedForm<T> {
+    /// What the consumer made of the file field (`None` when the form had none).
+    pub file: Option<T>,
+    pub text: Vec<(String, String)>,
+}
+
+impl<T> StreamedForm<T> {
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.text.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads a `multipart/form-data` body whose file field `file_field` is streamed to `consume`
+/// (called once, with the field's name and type, before any of its bytes are read), which
+/// must itself refuse more than `max_file_bytes` bytes. A body that is not multipart → 415; a
+/// declared length far over the cap → 413 before reading; a broken body → 400. When the
+/// consumer fails, the rest of the form is not read.
+pub async fn stream_form<T, F, Fut>(
+    req: &HttpRequest,
+    payload: Payload,
+    state: &AppState,
+    file_field: &str,
+    max_file_bytes: u64,
+    consume: F,
+) -> Result<StreamedForm<T>, ApiError>
+where
+    F: FnOnce(
+        FileStart,
+        futures_util::stream::BoxStream<'static, Result<actix_web::web::Bytes, std::io::Error>>,
+    ) -> Fut,
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
+    let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !ct.to_ascii_lowercase().starts_with("multipart/form-data") {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "Unsupported content type '{ct}': this endpoint expects 'multipart/form-data' with a '{file_field}' file field."
+        )));
+    }
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let body_cap = max_file_bytes.saturating_add(64 * 1024).min(state.config.max_body_bytes.max(max_file_bytes));
+    if let Some(len) = declared.filter(|l| *l > body_cap) {
+        return Err(too_large(req, state, len, max_file_bytes));
+    }
+    let mut multipart = Multipart::new(req.headers(), payload);
+    let mut form = StreamedForm { file: None, text: Vec::new() };
+    let mut consume = Some(consume);
+    while let Some(field) = multipart.next().await {
+        let mut field = field.map_err(|e| {
+            ApiError::Validation(vec![ValidationItem::new(
+                "multipart_invalid",
+                vec![json!("body")],
+                format!("Malformed multipart body: {e}"),
+                serde_json::Value::Null,
+            )])
+        })?;
+        let name = field.name().unwrap_or_default().to_owned();
+        let filename = field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned);
+        if name == file_field && form.file.is_none() {
+            let Some(consume) = consume.take() else { continue };
+            let start = FileStart {
+                filename: filename.unwrap_or_default(),
+                content_type: field.content_type().map(|m| m.essence_str().to_owned()),
+            };
+            let (out, pumped) = pump(&mut field, |chunks| consume(start, chunks)).await;
+            if let Some(cause) = pumped.client_error {
+                return Err(ApiError::BadRequest(format!("Could not read the upload: {cause}")));
+            }
+            form.file = Some(out?);
+        } else {
+            let mut bytes = Vec::new();
+            if read_field(&mut field, TEXT_FIELD_MAX as u64, &mut bytes).await?.is_some() {
+                return Err(ApiError::Validation(vec![ValidationItem::new(
+                    "string_too_long",
+                    vec![json!("body"), json!(name)],
+                    format!("Form field should have at most {TEXT_FIELD_MAX} bytes"),
+                    serde_json::Value::Null,
+                )]));
+            }
+            if filename.is_none() {
+                form.text.push((name, String::from_utf8_lossy(&bytes).into_owned()));
             }
         }
     }

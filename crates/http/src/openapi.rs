@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
 
-use crate::routes::{agents, auth, documents, exports, sessions, templates, usage, users};
+use crate::routes::{agents, attachments, auth, documents, exports, sessions, templates, usage, users};
 use crate::validation::ValidationItem;
 
 /// An error: `detail` is a string.
@@ -83,6 +83,14 @@ impl Modify for Security {
         documents::get_version,
         documents::delete_session,
         documents::get_image,
+        attachments::upload,
+        attachments::status,
+        attachments::list,
+        attachments::get_attachment,
+        attachments::delete_attachment,
+        attachments::search,
+        attachments::upload_url,
+        attachments::put_upload,
         exports::export,
         exports::email_request,
         exports::download,
@@ -104,6 +112,7 @@ impl Modify for Security {
         (name = "export", description = "Documents as DOCX, PDF, HTML, Markdown or text; e-mailed download links"),
         (name = "templates", description = "Built-in and saved templates, applied to a session's document"),
         (name = "usage", description = "Operations used against the monthly quota, and promotions"),
+        (name = "attachments", description = "Files attached to a session for the AI to search: processing jobs, passage search, pre-signed uploads"),
     )
 )]
 struct ApiDoc;

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use redline_core::attachments::Attachments;
 use redline_core::chat::Chat;
 use redline_core::documents::Documents;
 use redline_core::exports::Exports;
@@ -47,6 +48,7 @@ pub struct AppState {
     pub exports: Arc<Exports>,
     pub templates: Arc<Templates>,
     pub chat: Arc<Chat>,
+    pub attachments: Arc<Attachments>,
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,

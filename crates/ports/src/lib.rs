@@ -20,7 +20,7 @@ pub mod sessions;
 pub mod templates;
 pub mod usage;
 
-pub use attachments::AttachmentSearch;
+pub use attachments::{AttachmentSearch, AttachmentStore};
 pub use blobs::{BlobError, BlobStore};
 pub use clock::{Clock, SystemClock};
 pub use documents::{DocumentConverter, DocumentStore, HtmlSections};

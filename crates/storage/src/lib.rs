@@ -8,6 +8,7 @@
 
 #[macro_use]
 mod db;
+mod attachments;
 pub mod bus;
 mod documents;
 mod error;

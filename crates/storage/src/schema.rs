@@ -250,3 +250,40 @@ diesel::allow_tables_to_appear_in_same_query!(
     job_events,
     chat_messages,
 );
+
+// Attachments and their indexed passages (migration 000006). The full-text side of the
+// passages (SQLite `attachment_fts`, PostgreSQL `attachment_passages.tsv`) is reached with
+// per-backend SQL in `attachments.rs`, not through these definitions.
+diesel::table! {
+    attachments (attachment_id) {
+        attachment_id -> Text,
+        owner -> Text,
+        session_id -> Text,
+        filename -> Text,
+        content_type -> Text,
+        size_bytes -> BigInt,
+        state -> Text,
+        source -> Text,
+        job_id -> Nullable<Text>,
+        error -> Nullable<Text>,
+        preview -> Text,
+        text_chars -> BigInt,
+        passage_count -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        upload_expires_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    attachment_passages (passage_id) {
+        passage_id -> BigInt,
+        attachment_id -> Text,
+        scope -> Text,
+        chunk_index -> BigInt,
+        text -> Text,
+    }
+}
+
+diesel::joinable!(attachment_passages -> attachments (attachment_id));
+diesel::allow_tables_to_appear_in_same_query!(attachments, attachment_passages);

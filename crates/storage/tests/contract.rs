@@ -3,6 +3,7 @@
 //! `async fn(&Db)`, and runs as `sqlite_<name>` on a fresh SQLite file and as `postgres_<name>`
 //! on a fresh PostgreSQL database (see `common`).
 
+mod attachments;
 mod common;
 mod files;
 mod jobs;
@@ -62,6 +63,11 @@ contract_tests! {
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
     list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
+    attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;
+    attachments::passages_are_indexed_once_and_searchable => sqlite_attachments_passages_are_indexed_once_and_searchable, postgres_attachments_passages_are_indexed_once_and_searchable;
+    attachments::any_query_text_is_safe => sqlite_attachments_any_query_text_is_safe, postgres_attachments_any_query_text_is_safe;
+    attachments::deletes_leave_nothing_in_the_index => sqlite_attachments_deletes_leave_nothing_in_the_index, postgres_attachments_deletes_leave_nothing_in_the_index;
+    attachments::pre_signed_uploads_start_once => sqlite_attachments_pre_signed_uploads_start_once, postgres_attachments_pre_signed_uploads_start_once;
     files::images_and_exports_belong_to_their_session => sqlite_files_images_and_exports_belong_to_their_session, postgres_files_images_and_exports_belong_to_their_session;
     files::expired_exports_are_taken_once => sqlite_files_expired_exports_are_taken_once, postgres_files_expired_exports_are_taken_once;
     templates::templates_are_owner_scoped => sqlite_templates_are_owner_scoped, postgres_templates_are_owner_scoped;

@@ -20,6 +20,9 @@ use super::view::{change_json, usage_json};
 use super::{admission_of, prompt, short_id, Chat, ChatError, ChatResult};
 use crate::documents::{new_chunk_id, new_version_id};
 
+/// Times a turn re-applies its changes onto a document that other writers changed first.
+const REBASE_ATTEMPTS: usize = 20;
+
 /// How the result shows the document (decisions.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResponseMode {
@@ -560,22 +563,31 @@ impl Chat {
                 Some(r) => (Some(r), ws.changes.clone()),
                 None => {
                     // The document moved during the turn: apply the changes onto it if each
-                    // section is as the AI saw it, else give up without writing.
-                    let (now_record, now_doc) = self.documents.current(owner, &job.session_id).await?;
-                    let refs: Vec<&Change> = ws.changes.iter().collect();
-                    match redline_domain::job::apply_approved(&now_doc, &refs) {
-                        Ok(rebased) => {
-                            let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
-                            match self.commit(job, expected, &rebased, "chat").await? {
-                                Some(r) => (Some(r), ws.changes.clone()),
-                                None => {
-                                    self.fail(job, "The document kept changing while the AI edited it; nothing was applied. Try again.".to_owned()).await;
-                                    return Ok(());
-                                }
-                            }
-                        }
-                        Err(_) => {
+                    // section is as the AI saw it (retrying while other writers commit first),
+                    // else give up without writing.
+                    let mut committed = None;
+                    for _ in 0..REBASE_ATTEMPTS {
+                        let (now_record, now_doc) = self.documents.current(owner, &job.session_id).await?;
+                        let refs: Vec<&Change> = ws.changes.iter().collect();
+                        let Ok(rebased) = redline_domain::job::apply_approved(&now_doc, &refs) else {
                             self.fail(job, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
+                            return Ok(());
+                        };
+                        let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
+                        if let Some(r) = self.commit(job, expected, &rebased, "chat").await? {
+                            committed = Some(r);
+                            break;
+                        }
+                    }
+                    match committed {
+                        Some(r) => (Some(r), ws.changes.clone()),
+                        None => {
+                            self.fail(
+                                job,
+                                "The document kept changing while the AI edited it; nothing was applied. Try again."
+                                    .to_owned(),
+                            )
+                            .await;
                             return Ok(());
                         }
                     }

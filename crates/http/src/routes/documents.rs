@@ -48,8 +48,12 @@ pub struct UploadBody {
     pub images: Vec<ImageBody>,
     /// What the conversion could not keep.
     pub warnings: Vec<String>,
-    /// Whether the document was indexed for search now (`?index=true`).
+    /// Whether the document was indexed for search now (`?index=true`): its text is then
+    /// searchable like an attachment's (`GET /v1/attachments/search`, the AI's
+    /// `search_attachments`).
     pub indexed: bool,
+    /// The attachment that holds the indexed text (`?index=true`), else null.
+    pub attachment_id: Option<String>,
 }
 
 /// An image extracted from an uploaded file. The HTML shows it from
@@ -144,13 +148,21 @@ pub async fn upload(
     let (Some(session), Some(file), true) = (session, form.file, errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
-    let indexed = req.query_string().split('&').any(|kv| kv.eq_ignore_ascii_case("index=true"));
+    let index = req.query_string().split('&').any(|kv| kv.eq_ignore_ascii_case("index=true"));
     let filename = file.filename.clone();
+    let size = file.bytes.len() as u64;
     let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode).await?;
     let mut warnings = out.warnings;
-    if indexed {
-        warnings
-            .push("Search indexing of uploaded documents is not available yet; the document was loaded.".to_owned());
+    let mut attachment_id = None;
+    if index {
+        // The document is loaded whatever happens here: a failure to index is reported, not fatal.
+        match state.attachments.index_document(principal.0.owner, &session, &filename, size, out.blocks).await {
+            Ok(a) => attachment_id = Some(a.attachment_id),
+            Err(e) => {
+                tracing::warn!(error = %e, "an uploaded document could not be indexed");
+                warnings.push(format!("The document was loaded but could not be indexed for search: {e}."));
+            }
+        }
     }
     let d = out.document;
     Ok(HttpResponse::Ok().json(UploadBody {
@@ -165,7 +177,8 @@ pub async fn upload(
             .map(|i| ImageBody { content_type: i.content_type, size_bytes: i.size_bytes })
             .collect(),
         warnings,
-        indexed: false,
+        indexed: attachment_id.is_some(),
+        attachment_id,
     }))
 }
 
@@ -285,6 +298,9 @@ pub async fn delete_session(
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
+    // Files first (attachments, then images and exports), rows last: a failure leaves the
+    // session in place to be deleted again.
+    state.attachments.delete_session_files(principal.0.owner, &session).await?;
     state.documents.delete_session(principal.0.owner, &session).await?;
     state.chat.delete_session_jobs(principal.0.owner, &session).await?;
     Ok(HttpResponse::NoContent().finish())

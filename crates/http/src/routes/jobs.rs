@@ -34,28 +34,28 @@ const POLL: Duration = Duration::from_secs(5);
 const MAX_LIMIT: i64 = 100;
 
 /// Query parameters, decoded, with FastAPI-style 422s.
-struct Query {
+pub(crate) struct Query {
     pairs: Vec<(String, String)>,
     errors: Vec<ValidationItem>,
 }
 
 impl Query {
-    fn parse(req: &HttpRequest) -> Self {
+    pub(crate) fn parse(req: &HttpRequest) -> Self {
         let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
             .map(|q| q.into_inner())
             .unwrap_or_default();
         Self { pairs, errors: Vec::new() }
     }
 
-    fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
-    fn problem(&mut self, name: &str, kind: &str, msg: &str, input: &str) {
+    pub(crate) fn problem(&mut self, name: &str, kind: &str, msg: &str, input: &str) {
         self.errors.push(ValidationItem::new(kind, vec![json!("query"), json!(name)], msg, json!(input)));
     }
 
-    fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
+    pub(crate) fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
         let Some(raw) = self.get(name).map(str::to_owned) else {
             return default;
         };
@@ -96,7 +96,7 @@ impl Query {
         }
     }
 
-    fn finish(self) -> ApiResult<()> {
+    pub(crate) fn finish(self) -> ApiResult<()> {
         if self.errors.is_empty() {
             Ok(())
         } else {

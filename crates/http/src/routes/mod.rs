@@ -2,6 +2,7 @@
 //! into `core`, and map the answer to a response type.
 
 pub mod agents;
+pub mod attachments;
 pub mod auth;
 pub mod chat;
 pub mod documents;
@@ -28,5 +29,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     templates::configure(cfg);
     chat::configure(cfg);
     jobs::configure(cfg);
+    attachments::configure(cfg);
     usage::configure(cfg);
 }

@@ -379,6 +379,19 @@ impl RawConn {
         count.n
     }
 
+    /// Rows of `table` whose `column` is `value`.
+    pub async fn count_where(&mut self, table: &str, column: &str, value: &str) -> i64 {
+        let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE {column} = {}", self.placeholder(1));
+        let query = diesel::sql_query(sql).bind::<Text, _>(value.to_owned());
+        let count: Count = on_raw!(self, |conn| query.get_result(conn).await).expect("count rows");
+        count.n
+    }
+
+    /// Runs statements that answer nothing (checks such as FTS5's `integrity-check`).
+    pub async fn execute(&mut self, sql: &str) {
+        on_raw!(self, |conn| conn.batch_execute(sql).await).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
     /// The stored promotion code, read back without the store.
     pub async fn promo_code(&mut self, code: &str) -> Option<PromoCodeRecord> {
         let sql = format!(

@@ -1,0 +1,2 @@
+DROP TABLE attachment_passages;
+DROP TABLE attachments;

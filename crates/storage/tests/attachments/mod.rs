@@ -1,0 +1,340 @@
+//! `AttachmentStore` and `AttachmentSearch`: attachment rows that go with their session, the
+//! passages indexed once (delete-then-insert in one transaction), a search confined to one
+//! owner's session that takes any text, pre-signed uploads that start once, and deletes
+//! that leave nothing in the full-text index.
+
+use std::sync::Arc;
+
+use redline_domain::job::{JobStatus, JobType};
+use redline_domain::SessionId;
+use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText};
+use redline_ports::documents::{CommitOutcome, NewVersion};
+use redline_ports::jobs::JobRecord;
+use redline_ports::{AttachmentSearch, AttachmentStore, DocumentStore, JobStore};
+use serde_json::json;
+
+use super::*;
+
+fn sid(s: &str) -> SessionId {
+    SessionId::parse(s).expect("session id")
+}
+
+async fn owner(db: &Db, address: &str) -> Owner {
+    Owner::User(new_user(db, web_user(address, T0)).await.id)
+}
+
+/// Creates the session (a first version).
+async fn session(db: &Db, owner: Owner, session: &str) {
+    let version = NewVersion {
+        version_id: format!("v-{}", uuid::Uuid::new_v4().simple()),
+        html: "<p data-chunk-id=\"c000000000001\">x</p>".to_owned(),
+        section_count: 1,
+        source: "save".to_owned(),
+        title: None,
+        now: T0,
+    };
+    let outcome = db.commit_version(owner, &sid(session), None, &version).await.unwrap();
+    assert!(matches!(outcome, CommitOutcome::Committed(_)));
+}
+
+fn attachment(id: &str, owner: Owner, session: &str, created_at: Millis) -> AttachmentRecord {
+    AttachmentRecord {
+        attachment_id: id.to_owned(),
+        owner,
+        session_id: sid(session),
+        filename: format!("{id}.txt"),
+        content_type: "text/plain".to_owned(),
+        size_bytes: 1234,
+        state: AttachmentState::Processing,
+        source: AttachmentSource::Upload,
+        job_id: Some(format!("job-{id}")),
+        error: None,
+        preview: String::new(),
+        text_chars: 0,
+        passage_count: 0,
+        created_at,
+        updated_at: created_at,
+        upload_expires_at: None,
+    }
+}
+
+fn awaiting(id: &str, owner: Owner, session: &str, expires_at: Millis) -> AttachmentRecord {
+    AttachmentRecord {
+        state: AttachmentState::AwaitingUpload,
+        source: AttachmentSource::Presigned,
+        job_id: None,
+        upload_expires_at: Some(expires_at),
+        ..attachment(id, owner, session, T0)
+    }
+}
+
+fn job(owner: Owner, id: &str, session: &str) -> JobRecord {
+    JobRecord {
+        job_id: id.to_owned(),
+        owner,
+        session_id: sid(session),
+        job_type: JobType::AttachmentProcessing,
+        status: JobStatus::Pending,
+        progress: 0,
+        attempts: 0,
+        request: json!({"attachment_id": id}),
+        result: None,
+        error: None,
+        metadata: json!({"filename": "a.txt", "file_size": 1, "content_type": "text/plain"}),
+        state: json!({}),
+        created_at: T0,
+        updated_at: T0,
+        finished_at: None,
+        lease_until: None,
+    }
+}
+
+fn text(passages: &[&str]) -> ExtractedText {
+    ExtractedText {
+        passages: passages.iter().map(|p| (*p).to_owned()).collect(),
+        preview: passages.first().map(|p| (*p).to_owned()).unwrap_or_default(),
+        text_chars: passages.iter().map(|p| p.chars().count() as i64).sum(),
+    }
+}
+
+fn ids(passages: &[redline_ports::attachments::Passage]) -> Vec<(String, i64)> {
+    passages.iter().map(|p| (p.attachment_id.clone(), p.chunk_index)).collect()
+}
+
+/// Every row of the FTS5 index still matches its content table (SQLite only).
+async fn check_index(db: &Db) {
+    if db.backend_name() == "sqlite" {
+        let mut raw = RawConn::open(db).await;
+        raw.execute("INSERT INTO attachment_fts (attachment_fts) VALUES ('integrity-check')").await;
+    }
+}
+
+pub async fn attachments_belong_to_their_session(db: &Db) {
+    let ann = owner(db, "ann-att@example.com").await;
+    let bob = owner(db, "bob-att@example.com").await;
+
+    // No session (for this owner) → NotFound, nothing recorded, the job neither.
+    let r = db.insert_attachment(&attachment("att_a", ann, "s1", T0), Some(&job(ann, "job-att_a", "s1"))).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+    session(db, bob, "s1").await;
+    let r = db.insert_attachment(&attachment("att_a", ann, "s1", T0), Some(&job(ann, "job-att_a", "s1"))).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "bob's s1 is not ann's: {r:?}");
+    assert_eq!(db.attachment("att_a").await.unwrap(), None);
+    assert_eq!(db.job("job-att_a").await.unwrap(), None, "the job goes in the same transaction");
+    assert_eq!(db.list_attachments(ann, &sid("s1"), T0).await.unwrap(), None);
+    assert!(!db.session_exists(ann, &sid("s1")).await.unwrap());
+    assert!(db.session_exists(bob, &sid("s1")).await.unwrap());
+
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_b", ann, "s1", T0 + 2), Some(&job(ann, "job-att_b", "s1"))).await.unwrap();
+    db.insert_attachment(&attachment("att_a", ann, "s1", T0 + 1), None).await.unwrap();
+    assert_eq!(db.attachment("att_a").await.unwrap(), Some(attachment("att_a", ann, "s1", T0 + 1)));
+    assert_eq!(db.job("job-att_b").await.unwrap().map(|j| j.job_type), Some(JobType::AttachmentProcessing));
+    assert_eq!(db.attachment_of_job("job-att_b").await.unwrap().map(|a| a.attachment_id), Some("att_b".into()));
+    assert_eq!(db.attachment_of_job("job-none").await.unwrap(), None);
+
+    let r = db.insert_attachment(&attachment("att_a", ann, "s1", T0), None).await;
+    assert!(matches!(r, Err(StoreError::Duplicate(_))), "{r:?}");
+
+    // Listings: oldest first, the owner's session only; expired pre-signed uploads are hidden.
+    db.insert_attachment(&awaiting("att_late", ann, "s1", T0 + 10), None).await.unwrap();
+    db.insert_attachment(&awaiting("att_open", ann, "s1", T0 + 1_000), None).await.unwrap();
+    let listed = |v: Option<Vec<AttachmentRecord>>| v.unwrap().into_iter().map(|a| a.attachment_id).collect::<Vec<_>>();
+    assert_eq!(
+        listed(db.list_attachments(ann, &sid("s1"), T0 + 5).await.unwrap()),
+        ["att_late", "att_open", "att_a", "att_b"]
+    );
+    assert_eq!(listed(db.list_attachments(ann, &sid("s1"), T0 + 100).await.unwrap()), ["att_open", "att_a", "att_b"]);
+    assert_eq!(listed(db.list_attachments(bob, &sid("s1"), T0).await.unwrap()), Vec::<String>::new());
+    let mut all = db.session_attachment_ids(ann, &sid("s1")).await.unwrap();
+    all.sort();
+    assert_eq!(all, ["att_a", "att_b", "att_late", "att_open"]);
+
+    // Expired uploads that never came are removed; nothing else is.
+    assert_eq!(db.delete_expired_uploads(bob, T0 + 100).await.unwrap(), 0);
+    assert_eq!(db.delete_expired_uploads(ann, T0 + 100).await.unwrap(), 1);
+    assert_eq!(db.attachment("att_late").await.unwrap(), None);
+    assert!(db.attachment("att_open").await.unwrap().is_some());
+
+    // Deleting the session deletes its attachments.
+    assert!(db.delete_session(ann, &sid("s1")).await.unwrap());
+    assert_eq!(db.attachment("att_a").await.unwrap(), None);
+    assert!(db.session_attachment_ids(ann, &sid("s1")).await.unwrap().is_empty());
+}
+
+pub async fn passages_are_indexed_once_and_searchable(db: &Db) {
+    let ann = owner(db, "ann-idx@example.com").await;
+    let bob = owner(db, "bob-idx@example.com").await;
+    session(db, ann, "s1").await;
+    session(db, ann, "s2").await;
+    session(db, bob, "s1").await;
+    db.insert_attachment(&attachment("att_soup", ann, "s1", T0), None).await.unwrap();
+    db.insert_attachment(&attachment("att_town", ann, "s1", T0 + 1), None).await.unwrap();
+    db.insert_attachment(&attachment("att_other", ann, "s2", T0), None).await.unwrap();
+    db.insert_attachment(&attachment("att_bob", bob, "s1", T0), None).await.unwrap();
+    assert!(db.session_attachments(ann, &sid("s1")).await.unwrap().is_empty(), "nothing is ready yet");
+
+    let soup = text(&[
+        "Chapter one describes the harbour town and its quiet mornings.",
+        "The secret ingredient of Zorblax soup is purple kelp harvested at dawn.",
+        "Fishermen trade stories about storms they barely survived.",
+    ]);
+    // A retried job writes its passages again: still one copy of each.
+    for _ in 0..2 {
+        assert!(db.replace_passages("att_soup", &soup, T0 + 5).await.unwrap());
+    }
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_soup").await, 3);
+    let ready = db.attachment("att_soup").await.unwrap().unwrap();
+    assert_eq!((ready.state, ready.passage_count, ready.text_chars), (AttachmentState::Ready, 3, soup.text_chars));
+    assert_eq!(ready.preview, soup.preview);
+    assert_eq!(ready.updated_at, T0 + 5);
+    db.replace_passages("att_town", &text(&["The town market sells soup and bread.", "Nothing else here."]), T0)
+        .await
+        .unwrap();
+    db.replace_passages("att_other", &text(&["Zorblax soup, from the other session."]), T0).await.unwrap();
+    db.replace_passages("att_bob", &text(&["Zorblax soup is Bob's secret too."]), T0).await.unwrap();
+    assert!(!db.replace_passages("att_gone", &soup, T0).await.unwrap(), "no such attachment");
+    check_index(db).await;
+
+    let hits = db.search_passages(ann, &sid("s1"), "What is the secret ingredient of Zorblax soup?", 10).await.unwrap();
+    assert_eq!(hits[0].attachment_id, "att_soup");
+    assert_eq!(hits[0].chunk_index, 1);
+    assert_eq!(hits[0].filename, "att_soup.txt");
+    assert!(hits[0].text.contains("purple kelp"));
+    assert_eq!(ids(&hits), [("att_soup".to_owned(), 1), ("att_town".to_owned(), 0)], "any word matches, best first");
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{hits:?}");
+    assert!(hits.iter().all(|h| h.score > 0.0 && h.score.is_finite()), "{hits:?}");
+    // Stemming: "harvest" finds "harvested".
+    assert_eq!(ids(&db.search_passages(ann, &sid("s1"), "harvest", 10).await.unwrap()), [("att_soup".to_owned(), 1)]);
+    // Confined to the owner's session.
+    assert_eq!(ids(&db.search_passages(ann, &sid("s2"), "zorblax", 10).await.unwrap()), [("att_other".to_owned(), 0)]);
+    assert_eq!(ids(&db.search_passages(bob, &sid("s1"), "zorblax", 10).await.unwrap()), [("att_bob".to_owned(), 0)]);
+    assert!(db.search_passages(bob, &sid("s2"), "zorblax", 10).await.unwrap().is_empty());
+    assert_eq!(db.search_passages(ann, &sid("s1"), "soup", 1).await.unwrap().len(), 1, "limit");
+
+    let summaries = db.session_attachments(ann, &sid("s1")).await.unwrap();
+    assert_eq!(summaries.iter().map(|s| s.attachment_id.as_str()).collect::<Vec<_>>(), ["att_soup", "att_town"]);
+
+    // A failed re-processing removes the passages.
+    assert!(db.mark_failed("att_town", "the file is corrupt", T0 + 9).await.unwrap());
+    let failed = db.attachment("att_town").await.unwrap().unwrap();
+    assert_eq!((failed.state, failed.error.as_deref()), (AttachmentState::Failed, Some("the file is corrupt")));
+    assert!(db.search_passages(ann, &sid("s1"), "market bread", 10).await.unwrap().is_empty());
+    assert!(!db.mark_failed("att_gone", "x", T0).await.unwrap());
+    check_index(db).await;
+}
+
+pub async fn any_query_text_is_safe(db: &Db) {
+    let ann = owner(db, "ann-q@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_q", ann, "s1", T0), None).await.unwrap();
+    db.replace_passages(
+        "att_q",
+        &text(&[
+            "NEAR the col: value, say \"hi\" AND OR NOT * ^ -",
+            "פסקה ראשונה על הים. המתכון הסודי כולל אצות סגולות.",
+            "Grüße aus Köln, crème brûlée.",
+        ]),
+        T0,
+    )
+    .await
+    .unwrap();
+    let hostile = [
+        "\"unbalanced",
+        "NEAR(a b",
+        "*",
+        "a AND OR NOT",
+        "col:val ^ -",
+        "",
+        "   ",
+        "scope:z0 OR text:x",
+        "'; DROP TABLE attachments; --",
+        "a\"b\"\"c",
+        "(((",
+        "{text}:say",
+        "\u{0}",
+        "say*",
+        "hi)",
+    ];
+    for q in hostile {
+        let r = db.search_passages(ann, &sid("s1"), q, 10).await;
+        assert!(r.is_ok(), "query {q:?}: {r:?}");
+    }
+    assert!(db.search_passages(ann, &sid("s1"), "", 10).await.unwrap().is_empty());
+    assert!(db.search_passages(ann, &sid("s1"), "*", 10).await.unwrap().is_empty());
+    let said = db.search_passages(ann, &sid("s1"), "say \"hi\"", 10).await.unwrap();
+    assert_eq!(ids(&said), [("att_q".to_owned(), 0)]);
+    let hebrew = db.search_passages(ann, &sid("s1"), "אצות", 10).await.unwrap();
+    assert_eq!(ids(&hebrew), [("att_q".to_owned(), 1)]);
+    assert!(hebrew[0].text.contains("אצות סגולות"));
+    assert_eq!(ids(&db.search_passages(ann, &sid("s1"), "köln", 10).await.unwrap()), [("att_q".to_owned(), 2)]);
+    assert!(db.search_passages(ann, &sid("s1"), "zzz", 0).await.unwrap().is_empty());
+    assert!(db.search_passages(ann, &sid("s1"), "zzz", -3).await.unwrap().is_empty());
+    assert!(attachments_table_intact(db).await);
+}
+
+async fn attachments_table_intact(db: &Db) -> bool {
+    db.attachment("att_q").await.unwrap().is_some()
+}
+
+pub async fn deletes_leave_nothing_in_the_index(db: &Db) {
+    let ann = owner(db, "ann-del@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_1", ann, "s1", T0), None).await.unwrap();
+    db.insert_attachment(&attachment("att_2", ann, "s1", T0), None).await.unwrap();
+    db.replace_passages("att_1", &text(&["Zorblax soup is purple.", "Kelp at dawn."]), T0).await.unwrap();
+    db.replace_passages("att_2", &text(&["Zorblax tea is green."]), T0).await.unwrap();
+    assert_eq!(db.search_passages(ann, &sid("s1"), "zorblax", 10).await.unwrap().len(), 2);
+
+    assert!(db.delete_attachment("att_1").await.unwrap());
+    assert!(!db.delete_attachment("att_1").await.unwrap());
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_1").await, 0);
+    assert_eq!(ids(&db.search_passages(ann, &sid("s1"), "zorblax kelp", 10).await.unwrap()), [("att_2".to_owned(), 0)]);
+    check_index(db).await;
+
+    // The session goes, and with it every row and index entry of its attachments.
+    assert!(db.delete_session(ann, &sid("s1")).await.unwrap());
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_2").await, 0);
+    assert_eq!(raw.count_where("attachments", "owner", &ann.to_string()).await, 0);
+    session(db, ann, "s1").await;
+    assert!(db.search_passages(ann, &sid("s1"), "zorblax", 10).await.unwrap().is_empty());
+    check_index(db).await;
+}
+
+pub async fn pre_signed_uploads_start_once(db: &Db) {
+    let ann = owner(db, "ann-pre@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&awaiting("att_p", ann, "s1", T0 + 1_000), None).await.unwrap();
+
+    // After the window: refused, nothing changes.
+    assert!(!db.start_processing("att_p", 5, &job(ann, "job-late", "s1"), T0 + 1_001).await.unwrap());
+    assert_eq!(db.job("job-late").await.unwrap(), None);
+    assert_eq!(db.attachment("att_p").await.unwrap().unwrap().state, AttachmentState::AwaitingUpload);
+
+    // Concurrent arrivals: exactly one starts processing.
+    let shared = common::shared(db);
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let db = Arc::clone(&shared);
+        tasks.push(tokio::spawn(async move {
+            let j = job(ann, &format!("job-{i}"), "s1");
+            db.start_processing("att_p", 42, &j, T0 + 500).await.unwrap()
+        }));
+    }
+    let mut started = 0;
+    for t in tasks {
+        if t.await.unwrap() {
+            started += 1;
+        }
+    }
+    assert_eq!(started, 1);
+    let a = db.attachment("att_p").await.unwrap().unwrap();
+    assert_eq!((a.state, a.size_bytes), (AttachmentState::Processing, 42));
+    let job_id = a.job_id.expect("the job is recorded");
+    assert_eq!(db.job(&job_id).await.unwrap().map(|j| j.status), Some(JobStatus::Pending));
+    assert!(!db.start_processing("att_p", 42, &job(ann, "job-again", "s1"), T0 + 600).await.unwrap());
+    assert!(!db.start_processing("att_nope", 1, &job(ann, "job-nope", "s1"), T0).await.unwrap());
+    assert_eq!(db.delete_expired_uploads(ann, T0 + 10_000).await.unwrap(), 0, "it is no longer awaiting");
+}
