@@ -3,7 +3,6 @@
 //! `redline` binary. Contract: shared/spec/interface.md and decisions.md §2, §3, §10.
 
 mod agents;
-mod attachments;
 mod auth_header;
 mod body_cap;
 mod chat;
