@@ -130,44 +130,85 @@ fn cut_long(text: &str, max: usize) -> Vec<String> {
     pieces
 }
 
+/// The longest heading carried into the passages of its section, in characters.
+pub const HEADING_CONTEXT_MAX_CHARS: usize = 120;
+
+/// A passage before it is written: its own text and, when it does not begin with a heading,
+/// the heading of the section it is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassageParts {
+    pub context: Option<String>,
+    pub body: String,
+}
+
+impl PassageParts {
+    /// The passage as indexed and shown: the heading on its own line, then the body.
+    pub fn text(&self) -> String {
+        match &self.context {
+            Some(heading) => format!("{heading}\n{}", self.body),
+            None => self.body.clone(),
+        }
+    }
+}
+
 /// Splits extracted text into passages for the search index, in reading order: blocks are
 /// packed together up to `target_chars`, a heading starts a new passage (once the current one
-/// holds `min_chars`), and no passage is longer than `max_chars` (when `max_chars` ≥
-/// `target_chars`). Blank blocks are skipped; no text is lost or reordered.
-pub fn split_passages(blocks: &[TextBlock], rules: PassageRules) -> Vec<String> {
+/// holds `min_chars`), and no body is longer than `max_chars` (when `max_chars` ≥
+/// `target_chars`). Blank blocks are skipped; no text is lost or reordered. A passage that
+/// does not begin with a heading gets the last heading before it as its context (cut to
+/// [`HEADING_CONTEXT_MAX_CHARS`]), so that a section cut in several passages keeps its topic
+/// in each.
+pub fn passage_parts(blocks: &[TextBlock], rules: PassageRules) -> Vec<PassageParts> {
     let max = rules.max_chars.max(1);
     let target = rules.target_chars.clamp(1, max);
     let mut passages = Vec::new();
+    let mut heading: Option<String> = None;
+    let mut context: Option<String> = None;
     let mut current = String::new();
     let mut current_chars = 0usize;
+    let flush = |passages: &mut Vec<PassageParts>, context: &mut Option<String>, current: &mut String| {
+        passages.push(PassageParts { context: context.take(), body: std::mem::take(current) });
+    };
     for block in blocks {
         let text = block.text.trim();
         if text.is_empty() {
             continue;
         }
         if block.heading && current_chars > 0 && current_chars >= rules.min_chars {
-            passages.push(std::mem::take(&mut current));
+            flush(&mut passages, &mut context, &mut current);
             current_chars = 0;
         }
         let pieces = if chars(text) > max { cut_long(text, max) } else { vec![text.to_owned()] };
-        for piece in pieces {
+        for (i, piece) in pieces.into_iter().enumerate() {
             let n = chars(&piece);
             if current_chars > 0 && current_chars + 1 + n > target {
-                passages.push(std::mem::take(&mut current));
+                flush(&mut passages, &mut context, &mut current);
                 current_chars = 0;
             }
-            if current_chars > 0 {
+            if current_chars == 0 {
+                let starts_with_heading = block.heading && i == 0;
+                context = if starts_with_heading { None } else { heading.clone() };
+            } else {
                 current.push('\n');
                 current_chars += 1;
             }
             current.push_str(&piece);
             current_chars += n;
         }
+        if block.heading {
+            let cut: String = text.chars().take(HEADING_CONTEXT_MAX_CHARS).collect();
+            heading = Some(cut);
+        }
     }
     if current_chars > 0 {
-        passages.push(current);
+        flush(&mut passages, &mut context, &mut current);
     }
     passages
+}
+
+/// The passages of [`passage_parts`], as indexed and shown.
+pub fn split_passages(blocks: &[TextBlock], rules: PassageRules) -> Vec<String> {
+    passage_parts(blocks, rules).iter().map(PassageParts::text).collect()
 }
 
 /// The most words of a query that are looked up (a longer query is cut).
@@ -191,18 +232,43 @@ fn word_char(c: char) -> bool {
         || matches!(c, '\u{0300}'..='\u{036f}' | '\u{0591}'..='\u{05c7}' | '\u{064b}'..='\u{065f}' | '\u{0670}')
 }
 
-/// The words of a search query worth looking up: runs of letters and digits, lower-cased,
-/// without stop words and repeats, at most [`MAX_QUERY_TERMS`]. Everything else (quotes,
-/// operators such as `AND`/`NEAR(`/`*`/`col:val`, punctuation) is a separator: the result
-/// is plain words, safe to quote into any full-text query language. Empty when nothing is
-/// left.
+/// Characters that join two words into one term when they stand between letters or digits:
+/// `0.3`, `e-mail`, `don't`, `snake_case`.
+fn joiner(c: char) -> bool {
+    matches!(c, '.' | '-' | '\'' | '_' | '’')
+}
+
+/// The words of a query, in order: runs of word characters, joined across single joiners.
+fn words_of(query: &str) -> Vec<String> {
+    let chars: Vec<char> = query.chars().collect();
+    let mut words = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let joins = joiner(c)
+            && !current.is_empty()
+            && chars.get(i + 1).is_some_and(|n| word_char(*n))
+            && chars.get(i.wrapping_sub(1)).is_some_and(|p| word_char(*p));
+        if word_char(c) || joins {
+            current.push(c);
+        } else if !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words.into_iter().filter(|w| w.chars().any(char::is_alphanumeric)).map(|w| w.to_lowercase()).collect()
+}
+
+/// The words of a search query worth looking up, any of which may match: runs of letters
+/// and digits (joined across single joiners, so that `0.3` or `e-mail` match as a phrase),
+/// lower-cased, without stop words and repeats, at most [`MAX_QUERY_TERMS`]. Everything else
+/// (quotes, operators such as `AND`/`NEAR(`/`*`/`col:val`, punctuation) is a separator: the
+/// result is plain words, safe to quote into any full-text query language. Empty when nothing
+/// is left.
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
-    for word in query.split(|c: char| !word_char(c)) {
-        if word.is_empty() || word.chars().all(|c| !c.is_alphanumeric()) {
-            continue;
-        }
-        let word = word.to_lowercase();
+    for word in words_of(query) {
         if STOP_WORDS.contains(&word.as_str()) || terms.contains(&word) {
             continue;
         }
@@ -251,9 +317,20 @@ mod tests {
             TextBlock::new("Second.", false),
             TextBlock::new("Next heading", true),
             TextBlock::new("Body of the second part.", false),
+            TextBlock::new("A third paragraph, which goes on.", false),
         ];
         let p = split_passages(&blocks, rules);
-        assert_eq!(p, vec!["Intro\nFirst short paragraph.\nSecond.", "Next heading\nBody of the second part."]);
+        assert_eq!(
+            p,
+            vec![
+                "Intro\nFirst short paragraph.\nSecond.",
+                "Next heading\nBody of the second part.",
+                "Next heading\nA third paragraph, which goes on.",
+            ]
+        );
+        let parts = passage_parts(&blocks, rules);
+        assert_eq!(parts[2].context.as_deref(), Some("Next heading"));
+        assert_eq!(parts[1].context, None, "it begins with its heading");
     }
 
     #[test]
@@ -271,6 +348,15 @@ mod tests {
     }
 
     #[test]
+    fn query_terms_keep_compounds() {
+        let q = query_terms("When was Pandoc 0.3 announced? Access-control, e-mail; don't stop.");
+        assert_eq!(q, ["pandoc", "0.3", "announced", "access-control", "e-mail", "don't", "stop"]);
+        // A trailing or doubled joiner is a separator.
+        assert_eq!(query_terms("end. -start x--b 'quoted'"), ["end", "start", "x", "b", "quoted"]);
+        assert!(query_terms("the of and").is_empty());
+    }
+
+    #[test]
     fn query_terms_are_plain_words() {
         assert_eq!(
             query_terms("What is the secret ingredient of Zorblax soup?"),
@@ -281,6 +367,7 @@ mod tests {
         assert!(query_terms("*").is_empty());
         assert!(query_terms("a AND OR NOT").is_empty());
         assert_eq!(query_terms("col:val ^ -"), ["col", "val"]);
+        assert_eq!(query_terms("text:zorblax"), ["text", "zorblax"]);
         assert!(query_terms("").is_empty());
         assert_eq!(query_terms("אצות"), ["אצות"]);
         assert_eq!(query_terms("Soup soup SOUP"), ["soup"]);
@@ -309,23 +396,29 @@ mod tests {
         ) {
             let blocks: Vec<TextBlock> = blocks.into_iter().map(|(t, h)| TextBlock::new(t, h)).collect();
             let rules = PassageRules { target_chars: target, max_chars: target + extra, min_chars: target / 3 };
-            let passages = split_passages(&blocks, rules);
+            let parts = passage_parts(&blocks, rules);
             let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
             let before: Vec<String> = blocks.iter().flat_map(|b| words(&b.text)).collect();
-            let after: Vec<String> = passages.iter().flat_map(|p| words(p)).collect();
+            let after: Vec<String> = parts.iter().flat_map(|p| words(&p.body)).collect();
             // Cutting a word at the limit splits it in two: compare the letters.
             prop_assert_eq!(before.concat(), after.concat());
-            for p in &passages {
-                prop_assert!(!p.trim().is_empty());
-                prop_assert!(p.chars().count() <= target + extra, "{} > {}", p.chars().count(), target + extra);
+            let headings: Vec<String> = blocks.iter().filter(|b| b.heading && !b.text.trim().is_empty())
+                .map(|b| b.text.trim().chars().take(HEADING_CONTEXT_MAX_CHARS).collect()).collect();
+            for p in &parts {
+                prop_assert!(!p.body.trim().is_empty());
+                prop_assert!(p.body.chars().count() <= target + extra, "{} > {}", p.body.chars().count(), target + extra);
+                if let Some(c) = &p.context {
+                    prop_assert!(headings.contains(c), "{:?} is a heading", c);
+                }
             }
+            prop_assert_eq!(split_passages(&blocks, rules), parts.iter().map(PassageParts::text).collect::<Vec<_>>());
         }
 
         #[test]
         fn query_terms_never_hold_syntax(q in "\\PC{0,200}") {
             for t in query_terms(&q) {
-                prop_assert!(t.chars().all(word_char));
-                prop_assert!(!t.is_empty());
+                prop_assert!(t.chars().all(|c| word_char(c) || joiner(c)));
+                prop_assert!(t.chars().next().is_some_and(word_char) && t.chars().last().is_some_and(word_char));
             }
         }
     }

@@ -7,7 +7,8 @@
 //!
 //! A query never reaches either full-text language as typed: `redline_domain::attachment::
 //! query_terms` reduces it to plain words first, each quoted (FTS5) or handed to
-//! `websearch_to_tsquery` (which never raises a syntax error), and any of the words may match.
+//! `websearch_to_tsquery` (which never raises a syntax error), and any of the words may match
+//! (a word with inner joiners, `0.3` or `e-mail`, as a phrase).
 //! Every passage carries a `scope` token naming its (owner, session); the search is confined
 //! to it inside the index itself.
 
@@ -30,8 +31,6 @@ use crate::error::DbResult;
 use crate::rows::owner;
 use crate::schema::{attachment_passages, attachments, jobs, sessions};
 
-/// Passages inserted per statement (4 bound values each: far below either backend's limit).
-const INSERT_BATCH: usize = 500;
 /// Most passages one search answers.
 const MAX_LIMIT: i64 = 100;
 
@@ -165,39 +164,48 @@ impl From<&JobRecord> for JobInsert {
     }
 }
 
-#[derive(Insertable, Clone)]
-#[diesel(table_name = attachment_passages)]
-pub(crate) struct PassageInsert {
-    attachment_id: String,
-    scope: String,
-    chunk_index: i64,
-    text: String,
+/// Writes an attachment's passages, in each backend's way.
+pub(crate) trait PassageWriter {
+    /// Inserts `texts` as passages 0, 1, … of the attachment.
+    async fn insert_passages(&mut self, attachment_id: &str, scope: &str, texts: &[String]) -> DbResult<()>;
 }
 
-/// Writes passages in multi-row statements, in each backend's way.
-pub(crate) trait PassageWriter {
-    async fn insert_passages(&mut self, rows: Vec<PassageInsert>) -> DbResult<()>;
-}
+/// Passages per statement on PostgreSQL (a few MB of text: bounded statements).
+const PG_INSERT_BATCH: usize = 2_000;
 
 impl PassageWriter for SqliteConn {
-    async fn insert_passages(&mut self, rows: Vec<PassageInsert>) -> DbResult<()> {
-        // diesel's multi-row insert for SQLite needs the synchronous connection: one trip to
-        // the blocking pool for all the batches (inside the caller's transaction).
-        self.spawn_blocking(move |conn| {
-            for batch in rows.chunks(INSERT_BATCH) {
-                diesel::RunQueryDsl::execute(diesel::insert_into(attachment_passages::table).values(batch), conn)?;
-            }
-            Ok(())
-        })
+    async fn insert_passages(&mut self, attachment_id: &str, scope: &str, texts: &[String]) -> DbResult<()> {
+        // One statement for all the passages: FTS5 writes its pending terms to disk (and
+        // merges segments) at the end of every statement, so batching by statement would
+        // cost one flush per batch. The texts travel as one JSON array.
+        let array = serde_json::to_string(texts).map_err(|e| StoreError::Other(e.to_string()))?;
+        diesel::sql_query(
+            "INSERT INTO attachment_passages (attachment_id, scope, chunk_index, text) \
+             SELECT ?, ?, CAST(key AS INTEGER), value FROM json_each(?)",
+        )
+        .bind::<Text, _>(attachment_id)
+        .bind::<Text, _>(scope)
+        .bind::<Text, _>(array)
+        .execute(self)
         .await?;
         Ok(())
     }
 }
 
 impl PassageWriter for PgConn {
-    async fn insert_passages(&mut self, rows: Vec<PassageInsert>) -> DbResult<()> {
-        for batch in rows.chunks(INSERT_BATCH) {
-            diesel::insert_into(attachment_passages::table).values(batch).execute(self).await?;
+    async fn insert_passages(&mut self, attachment_id: &str, scope: &str, texts: &[String]) -> DbResult<()> {
+        for (n, batch) in texts.chunks(PG_INSERT_BATCH).enumerate() {
+            let offset = i64::try_from(n * PG_INSERT_BATCH).unwrap_or(i64::MAX);
+            diesel::sql_query(
+                "INSERT INTO attachment_passages (attachment_id, scope, chunk_index, text) \
+                 SELECT $1, $2, $3 + ord - 1, t FROM unnest($4::text[]) WITH ORDINALITY AS u(t, ord)",
+            )
+            .bind::<Text, _>(attachment_id)
+            .bind::<Text, _>(scope)
+            .bind::<BigInt, _>(offset)
+            .bind::<diesel::sql_types::Array<Text>, _>(batch)
+            .execute(self)
+            .await?;
         }
         Ok(())
     }
@@ -259,7 +267,7 @@ impl FullText for SqliteConn {
 impl FullText for PgConn {
     async fn search_scope(&mut self, scope: &str, terms: &[String], limit: i64) -> DbResult<Vec<HitRow>> {
         // `websearch_to_tsquery` takes any text without a syntax error; `or` between the
-        // words makes any of them match.
+        // words makes any of them match. The words hold no quotes and never start with `-`.
         Ok(diesel::sql_query(
             "SELECT p.attachment_id, a.filename, p.chunk_index, p.text, \
                     ts_rank(p.tsv, q)::float8 AS score \
@@ -400,18 +408,7 @@ impl AttachmentStore for Db {
             diesel::delete(attachment_passages::table.filter(attachment_passages::attachment_id.eq(attachment_id)))
                 .execute(conn)
                 .await?;
-            let rows: Vec<PassageInsert> = text
-                .passages
-                .iter()
-                .enumerate()
-                .map(|(i, p)| PassageInsert {
-                    attachment_id: attachment_id.to_owned(),
-                    scope: scope.clone(),
-                    chunk_index: i64::try_from(i).unwrap_or(i64::MAX),
-                    text: p.clone(),
-                })
-                .collect();
-            conn.insert_passages(rows).await?;
+            conn.insert_passages(attachment_id, &scope, &text.passages).await?;
             diesel::update(attachments::table.find(attachment_id))
                 .set((
                     attachments::state.eq(AttachmentState::Ready.as_str()),
@@ -556,7 +553,7 @@ mod tests {
 
     #[test]
     fn fts5_queries_quote_every_word() {
-        let q = fts5_query("zab9", &["near".to_owned(), "say\"hi".to_owned()]);
-        assert_eq!(q, r#"scope : "zab9" AND text : ("near" OR "say""hi")"#);
+        let q = fts5_query("zab9", &["near".to_owned(), "say\"hi".to_owned(), "0.3".to_owned()]);
+        assert_eq!(q, r#"scope : "zab9" AND text : ("near" OR "say""hi" OR "0.3")"#);
     }
 }

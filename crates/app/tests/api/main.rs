@@ -3,6 +3,7 @@
 //! `redline` binary. Contract: shared/spec/interface.md and decisions.md §2, §3, §10.
 
 mod agents;
+mod attachments;
 mod auth_header;
 mod body_cap;
 mod chat;
@@ -15,6 +16,7 @@ mod keys;
 mod logging;
 mod misc;
 mod orgs;
+mod relevance;
 mod replicas;
 mod templates;
 mod web_users;

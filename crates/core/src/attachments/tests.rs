@@ -85,7 +85,8 @@ fn extracted_text_keeps_a_preview_and_counts() {
     assert_eq!(text.text_chars, 3005);
     assert_eq!(text.preview.chars().count(), PREVIEW_CHARS);
     assert!(text.preview.starts_with("Title\nxxx"));
-    assert_eq!(text.passages.concat().replace('\n', ""), format!("Title{}", "x".repeat(3000)));
+    assert_eq!(text.passages.len(), 4);
+    assert!(text.passages[1].starts_with("Title\nxxx"), "later passages carry their heading");
     assert_eq!(extracted_text(&[]), ExtractedText::default());
 }
 

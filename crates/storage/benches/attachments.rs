@@ -1,0 +1,441 @@
+//! Attachment indexing throughput and search latency (docs/benchmarks.md, "Attachments").
+//!
+//! The requirement (issue 6): index at least 20 MB of extracted text per second; search p95
+//! under 20 ms for a session with 100 attachments (about 10 MB of text), on SQLite and on
+//! PostgreSQL.
+//!
+//! - Text: the English Markdown and text files of the shared corpus (`../shared/corpus`:
+//!   the pandoc manual, the CommonMark spec, pandoc's release announcements, …), cut into
+//!   blocks at blank lines (`#` lines are headings). Attachment `i` takes about 100 KB of
+//!   blocks starting at a different place in that text.
+//! - Indexing: for each attachment, the time of what processing does after extraction:
+//!   `split_passages` (domain) plus `AttachmentStore::replace_passages` (one transaction:
+//!   delete the old passages, insert the new ones into the full-text index, mark it ready),
+//!   through the real `Db` (pool checkout and, on SQLite, the blocking-pool hop included).
+//!   Also one 10 MB attachment in one transaction.
+//! - Search: `AttachmentSearch::search_passages(limit 10)` timed one by one: the 20 questions
+//!   of the relevance test, then queries of 1 to 4 words drawn (seeded, so every run asks the
+//!   same) from the vocabulary of the text. A second owner's session of 20 attachments sits
+//!   in the same index, as it would in a shared database.
+//!
+//! CPU time (this process, plus the PostgreSQL server's processes read from `/proc`) is
+//! reported beside wall time: the machine is shared.
+//!
+//! Run: `cargo bench -p redline-storage --bench attachments`. SQLite runs on a fresh file in
+//! a temporary folder; PostgreSQL on a fresh database `redline_bench_<uuid>` created through
+//! `postgres://postgres@127.0.0.1:5432/test` (override with `REDLINE_TEST_PG_URL`) and dropped
+//! afterwards, skipped with a message when unreachable. Under `cargo test --benches` (no
+//! `--bench` argument) it runs a small version as a check.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use redline_domain::attachment::{split_passages, PassageRules, TextBlock};
+use redline_domain::{Owner, SessionId, UserId};
+use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText};
+use redline_ports::{AttachmentSearch, AttachmentStore, SessionStore};
+use redline_storage::{Db, DbConfig};
+use tokio::runtime::Runtime;
+use uuid::Uuid;
+
+const DEFAULT_PG_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+const PG_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Bytes of text per attachment.
+const ATTACHMENT_BYTES: usize = 100_000;
+
+/// The relevance test's questions (crates/app/tests/api/relevance.rs).
+const QUESTIONS: [&str; 20] = [
+    "What does pandoc exit code 47 mean?",
+    "How should I use pandoc if my local character encoding is not UTF-8?",
+    "Which engine does pandoc use by default to create a PDF?",
+    "Why does Markdown need a specification?",
+    "How much indentation does an indented code block need?",
+    "Which characters make a thematic break line?",
+    "When was Pandoc 0.3 announced?",
+    "Who redesigned the pandoc build system and wrappers?",
+    "Who created the Mozilla community and when?",
+    "What kind of software is Bugzilla?",
+    "When did Eich step down as CEO?",
+    "Who is the Hermitian matrix named after?",
+    "Can every Hermitian matrix be diagonalized by a unitary matrix?",
+    "How does remoteStorage handle access control?",
+    "When does the remoteStorage internet draft expire?",
+    "How much faster does TraceMonkey make traceable programs?",
+    "Which type represents JavaScript values in SpiderMonkey?",
+    "Why are fat bytecodes a problem for the trace recorder?",
+    "Which health plan were the CHDS participants members of?",
+    "Which strategy is proposed for multi-microrobot control and assembly?",
+];
+
+/// The sizes of one run.
+struct Plan {
+    attachments: usize,
+    other_attachments: usize,
+    random_queries: usize,
+    big_bytes: usize,
+}
+
+fn plan() -> Plan {
+    if std::env::args().any(|a| a == "--bench") {
+        Plan { attachments: 100, other_attachments: 20, random_queries: 480, big_bytes: 10_000_000 }
+    } else {
+        Plan { attachments: 3, other_attachments: 1, random_queries: 20, big_bytes: 200_000 }
+    }
+}
+
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// xorshift64*: a fixed sequence, so every run asks the same queries.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The corpus text as blocks.
+fn corpus_blocks() -> Vec<TextBlock> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    let mut blocks = Vec::new();
+    for file in [
+        "md/pandoc-MANUAL.md",
+        "md/commonmark-spec.md",
+        "txt/pandoc-release-announcements.txt",
+        "md/pandoc-testsuite.md",
+        "md/pandoc-markdown-reader-more.md",
+        "txt/pandoc-writer.plain.txt",
+        "md/markdown-it-demo-sample.md",
+    ] {
+        let path = dir.join(file);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let text = String::from_utf8_lossy(&bytes);
+        for block in text.split("\n\n") {
+            let block = block.trim();
+            if !block.is_empty() {
+                let heading = block.starts_with('#');
+                blocks.push(TextBlock::new(block.split_whitespace().collect::<Vec<_>>().join(" "), heading));
+            }
+        }
+    }
+    blocks
+}
+
+/// About `bytes` of blocks, starting at block `start` (wrapping around).
+fn text_of(blocks: &[TextBlock], start: usize, bytes: usize) -> Vec<TextBlock> {
+    let mut out = Vec::new();
+    let mut size = 0;
+    let mut i = start % blocks.len();
+    while size < bytes {
+        size += blocks[i].text.len() + 1;
+        out.push(blocks[i].clone());
+        i = (i + 1) % blocks.len();
+    }
+    out
+}
+
+fn record(id: &str, owner: Owner, session: &SessionId, bytes: usize) -> AttachmentRecord {
+    let now = now_ms();
+    AttachmentRecord {
+        attachment_id: id.to_owned(),
+        owner,
+        session_id: session.clone(),
+        filename: format!("{id}.md"),
+        content_type: "text/markdown".to_owned(),
+        size_bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
+        state: AttachmentState::Processing,
+        source: AttachmentSource::Upload,
+        job_id: None,
+        error: None,
+        preview: String::new(),
+        text_chars: 0,
+        passage_count: 0,
+        created_at: now,
+        updated_at: now,
+        upload_expires_at: None,
+    }
+}
+
+/// Indexes one attachment as processing does after extraction; answers the time it took.
+async fn index(db: &Db, id: &str, blocks: &[TextBlock]) -> (Duration, usize, usize) {
+    let started = Instant::now();
+    let passages = split_passages(blocks, PassageRules::default());
+    let chars: usize = blocks.iter().map(|b| b.text.chars().count()).sum();
+    let text = ExtractedText { passages, preview: String::new(), text_chars: i64::try_from(chars).unwrap_or(0) };
+    assert!(db.replace_passages(id, &text, now_ms()).await.expect("replace passages"));
+    let bytes = blocks.iter().map(|b| b.text.len() + 1).sum();
+    (started.elapsed(), bytes, text.passages.len())
+}
+
+/// CPU time used so far by this process and by the PostgreSQL server's processes, from
+/// `/proc` (Linux; zero elsewhere). The machine is shared, so wall time alone understates
+/// what one core does; CPU time is reported beside it.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    own: Duration,
+    postgres: Duration,
+}
+
+/// utime + stime of `/proc/<pid>/stat`, in clock ticks (100 per second on Linux).
+fn ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+fn cpu_now() -> Cpu {
+    let tick = |t: u64| Duration::from_millis(t * 10);
+    let own = std::fs::read_to_string("/proc/self/stat").ok().and_then(|s| ticks(&s)).map_or(Duration::ZERO, tick);
+    let mut postgres = 0;
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+            if comm.trim() == "postgres" {
+                postgres +=
+                    std::fs::read_to_string(entry.path().join("stat")).ok().and_then(|s| ticks(&s)).unwrap_or(0);
+            }
+        }
+    }
+    Cpu { own, postgres: tick(postgres) }
+}
+
+fn cpu_since(start: Cpu) -> Duration {
+    let now = cpu_now();
+    (now.own.saturating_sub(start.own)) + (now.postgres.saturating_sub(start.postgres))
+}
+
+fn mb_per_s(bytes: usize, took: Duration) -> f64 {
+    bytes as f64 / 1_000_000.0 / took.as_secs_f64()
+}
+
+fn percentile(sorted: &[Duration], q: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+async fn run_backend(db: &Db, label: &str) {
+    let plan = plan();
+    let blocks = corpus_blocks();
+    let corpus_bytes: usize = blocks.iter().map(|b| b.text.len() + 1).sum();
+    eprintln!("[{label}] corpus: {} blocks, {:.2} MB of text", blocks.len(), corpus_bytes as f64 / 1e6);
+
+    // A second owner's session shares the index.
+    let other = Owner::User(UserId::new());
+    let other_session = SessionId::parse("bench-other").expect("session id");
+    db.ensure_session(other, &other_session, now_ms()).await.expect("session");
+    for i in 0..plan.other_attachments {
+        let id = format!("att_other_{i:03}");
+        db.insert_attachment(&record(&id, other, &other_session, ATTACHMENT_BYTES), None).await.expect("insert");
+        index(db, &id, &text_of(&blocks, i * 7919 + 13, ATTACHMENT_BYTES)).await;
+    }
+
+    // The measured session: `plan.attachments` attachments of ~100 KB, one transaction each.
+    let owner = Owner::User(UserId::new());
+    let session = SessionId::parse("bench").expect("session id");
+    db.ensure_session(owner, &session, now_ms()).await.expect("session");
+    let (mut total, mut bytes, mut passages) = (Duration::ZERO, 0usize, 0usize);
+    let mut split_only = Duration::ZERO;
+    let mut cpu = Duration::ZERO;
+    for i in 0..plan.attachments {
+        let id = format!("att_bench_{i:03}");
+        let text = text_of(&blocks, i * 997, ATTACHMENT_BYTES);
+        db.insert_attachment(&record(&id, owner, &session, ATTACHMENT_BYTES), None).await.expect("insert");
+        let started = Instant::now();
+        std::hint::black_box(split_passages(&text, PassageRules::default()));
+        split_only += started.elapsed();
+        let cpu_start = cpu_now();
+        let (took, b, n) = index(db, &id, &text).await;
+        cpu += cpu_since(cpu_start);
+        total += took;
+        bytes += b;
+        passages += n;
+    }
+    eprintln!(
+        "[{label}] indexed {} attachments, {:.2} MB, {passages} passages in {:.2?}: {:.1} MB/s \
+         (CPU {:.2?}: {:.1} MB/s per CPU second; splitting alone {:.2?}, {:.0} MB/s)",
+        plan.attachments,
+        bytes as f64 / 1e6,
+        total,
+        mb_per_s(bytes, total),
+        cpu,
+        mb_per_s(bytes, cpu),
+        split_only,
+        mb_per_s(bytes, split_only),
+    );
+
+    // One large attachment in one transaction (a 10 MB text file).
+    let big_session = SessionId::parse("bench-big").expect("session id");
+    db.ensure_session(owner, &big_session, now_ms()).await.expect("session");
+    db.insert_attachment(&record("att_big", owner, &big_session, plan.big_bytes), None).await.expect("insert");
+    let big = text_of(&blocks, 0, plan.big_bytes);
+    let cpu_start = cpu_now();
+    let (took, b, n) = index(db, "att_big", &big).await;
+    let cpu = cpu_since(cpu_start);
+    eprintln!(
+        "[{label}] one attachment of {:.2} MB ({n} passages) in {took:.2?}: {:.1} MB/s (CPU {cpu:.2?}: {:.1} MB/s)",
+        b as f64 / 1e6,
+        mb_per_s(b, took),
+        mb_per_s(b, cpu)
+    );
+    // Re-indexing it (a retried job) replaces, in the same transaction.
+    let (took, b, _) = index(db, "att_big", &big).await;
+    eprintln!("[{label}] the same again (delete then insert): {took:.2?}, {:.1} MB/s", mb_per_s(b, took));
+
+    // Search latency in the 100-attachment session.
+    let mut vocabulary: Vec<String> = blocks
+        .iter()
+        .flat_map(|b| b.text.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect::<Vec<_>>())
+        .filter(|w| w.len() > 3)
+        .collect();
+    vocabulary.sort();
+    vocabulary.dedup();
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut queries: Vec<String> = QUESTIONS.iter().map(|q| (*q).to_owned()).collect();
+    for _ in 0..plan.random_queries {
+        let n = 1 + rng.below(4);
+        queries.push((0..n).map(|_| vocabulary[rng.below(vocabulary.len())].clone()).collect::<Vec<_>>().join(" "));
+    }
+    for q in queries.iter().take(20) {
+        std::hint::black_box(db.search_passages(owner, &session, q, 10).await.expect("warm-up search"));
+    }
+    let mut times = Vec::with_capacity(queries.len());
+    let mut hits = 0usize;
+    for q in &queries {
+        let started = Instant::now();
+        let found = db.search_passages(owner, &session, q, 10).await.expect("search");
+        times.push(started.elapsed());
+        hits += found.len();
+    }
+    let mean = times.iter().sum::<Duration>() / u32::try_from(times.len()).unwrap_or(1);
+    times.sort_unstable();
+    eprintln!(
+        "[{label}] search in the {}-attachment session: {} queries, {:.1} passages each: \
+         p50 {:.2?}  p95 {:.2?}  p99 {:.2?}  max {:.2?}  mean {:.2?}",
+        plan.attachments,
+        times.len(),
+        hits as f64 / times.len() as f64,
+        percentile(&times, 0.50),
+        percentile(&times, 0.95),
+        percentile(&times, 0.99),
+        percentile(&times, 1.0),
+        mean,
+    );
+    let questions: Vec<Duration> = {
+        let mut q: Vec<Duration> = Vec::new();
+        for question in QUESTIONS {
+            let started = Instant::now();
+            std::hint::black_box(db.search_passages(owner, &session, question, 10).await.expect("search"));
+            q.push(started.elapsed());
+        }
+        q.sort_unstable();
+        q
+    };
+    eprintln!(
+        "[{label}] the 20 relevance questions alone: p50 {:.2?}  p95 {:.2?}  max {:.2?}",
+        percentile(&questions, 0.5),
+        percentile(&questions, 0.95),
+        percentile(&questions, 1.0)
+    );
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime")
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+            eprintln!("warning: cannot remove {}: {e}", self.0.display());
+        }
+    }
+}
+
+fn bench_sqlite(rt: &Runtime) {
+    let dir = TempDir(std::env::temp_dir().join(format!("redline-bench-{}", Uuid::new_v4().simple())));
+    std::fs::create_dir_all(&dir.0).expect("create the bench folder");
+    let url = format!("sqlite://{}", dir.0.join("redline.sqlite3").display());
+    let db = rt.block_on(Db::open(&DbConfig::new(url.clone()))).unwrap_or_else(|e| panic!("open {url}: {e}"));
+    rt.block_on(run_backend(&db, "sqlite"));
+    drop(db);
+    drop(dir);
+}
+
+/// `admin` with its database name replaced by `name`.
+fn database_url(admin: &str, name: &str) -> String {
+    let (base, query) = admin.split_once('?').map_or((admin, None), |(b, q)| (b, Some(q)));
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let authority_end = base[authority_start..].find('/').map_or(base.len(), |i| authority_start + i);
+    let mut url = format!("{}/{name}", &base[..authority_end]);
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    url
+}
+
+async fn connect_admin(admin: &str) -> Result<AsyncPgConnection, String> {
+    match tokio::time::timeout(PG_CONNECT_TIMEOUT, AsyncPgConnection::establish(admin)).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {PG_CONNECT_TIMEOUT:?}")),
+    }
+}
+
+/// Drops the bench database when it goes out of scope, even when the bench panics.
+struct PgDatabase<'rt> {
+    rt: &'rt Runtime,
+    admin: String,
+    name: String,
+}
+
+impl Drop for PgDatabase<'_> {
+    fn drop(&mut self) {
+        let sql = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
+        let outcome = self.rt.block_on(async {
+            let mut conn = connect_admin(&self.admin).await?;
+            conn.batch_execute(&sql).await.map_err(|e| e.to_string())
+        });
+        if let Err(e) = outcome {
+            eprintln!("warning: cannot drop bench database {}: {e}", self.name);
+        }
+    }
+}
+
+fn bench_postgres(rt: &Runtime) {
+    let admin = std::env::var("REDLINE_TEST_PG_URL").unwrap_or_else(|_| DEFAULT_PG_ADMIN_URL.to_owned());
+    let name = format!("redline_bench_{}", Uuid::new_v4().simple());
+    let created = rt.block_on(async {
+        let mut conn = connect_admin(&admin).await?;
+        conn.batch_execute(&format!("CREATE DATABASE \"{name}\"")).await.map_err(|e| e.to_string())
+    });
+    if let Err(e) = created {
+        eprintln!("PostgreSQL unreachable at {admin} ({e}): skipping the PostgreSQL half");
+        return;
+    }
+    let guard = PgDatabase { rt, admin: admin.clone(), name: name.clone() };
+    let url = database_url(&admin, &name);
+    let db = rt.block_on(Db::open(&DbConfig::new(url.clone()))).unwrap_or_else(|e| panic!("open {url}: {e}"));
+    rt.block_on(run_backend(&db, "postgres"));
+    // The pool's connections must be gone before the database is dropped.
+    drop(db);
+    drop(guard);
+}
+
+fn main() {
+    let rt = runtime();
+    bench_sqlite(&rt);
+    bench_postgres(&rt);
+}
