@@ -35,16 +35,22 @@ impl DocumentConverter for Converters {
     }
 }
 
-/// Decodes text as UTF-8 (a BOM is dropped); invalid UTF-8 is a corrupt file.
-pub(crate) fn utf8(bytes: &[u8], format: &str) -> Result<String, ConvertError> {
+/// Reads text as UTF-8 without copying it (a BOM is dropped); invalid UTF-8 is a corrupt file.
+pub(crate) fn utf8<'a>(bytes: &'a [u8], format: &str) -> Result<&'a str, ConvertError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    String::from_utf8(bytes.to_vec())
+    std::str::from_utf8(bytes)
         .map_err(|e| ConvertError::Corrupt { format: format.to_owned(), reason: format!("not valid UTF-8 text ({e})") })
 }
 
 /// Escapes text for HTML.
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
+    escape_into(&mut out, text);
+    out
+}
+
+/// Escapes text for HTML onto `out`.
+pub(crate) fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -55,5 +61,4 @@ pub(crate) fn escape(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
 }

@@ -1,4 +1,4 @@
-//! Markdown (CommonMark with GitHub tables, strikethrough and task lists).
+//! Markdown (CommonMark with GitHub tables, strikethrough, task lists and footnotes).
 
 use pulldown_cmark::{html, Options, Parser};
 use redline_ports::documents::{ConvertError, Converted};
@@ -10,9 +10,10 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     if text.trim().is_empty() {
         return Err(ConvertError::Empty);
     }
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_FOOTNOTES;
     let mut out = String::with_capacity(text.len() * 2);
-    html::push_html(&mut out, Parser::new_ext(&text, options));
+    html::push_html(&mut out, Parser::new_ext(text, options));
     Ok(Converted { html: out, ..Converted::default() })
 }
 
@@ -27,5 +28,12 @@ mod tests {
         assert!(out.contains("<ul>") && out.contains("<li>a</li>"));
         assert!(out.contains("<table>") && out.contains("<td>1</td>"));
         assert!(out.contains("<del>gone</del>"));
+    }
+
+    #[test]
+    fn footnotes_get_a_reference_and_a_definition() {
+        let out = convert(b"Claim.[^src]\n\n[^src]: The source.\n").unwrap().html;
+        assert!(out.contains("<sup class=\"footnote-reference\"><a href=\"#src\">1</a></sup>"), "{out}");
+        assert!(out.contains("The source."), "{out}");
     }
 }

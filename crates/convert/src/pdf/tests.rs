@@ -557,3 +557,15 @@ fn corpus_pdfs_convert_as_the_manifest_says() {
     eprintln!("{report}");
     assert!(!report.contains("FAIL"), "{report}");
 }
+
+/// Found by `fuzz/` (target `pdf`): the 90ms-RKSJ sample of the corpus with its CID font's
+/// object number mangled, so that `/F1` names a missing object. `pdf-extract` panics on the
+/// dangling reference; the panic is caught, the text drawn before it is kept and the page is
+/// named in a warning.
+#[test]
+fn fuzz_dangling_font_reference_keeps_the_text_before_it() {
+    let bytes = include_bytes!("testdata/fuzz-dangling-font-reference.pdf");
+    let out = convert(bytes).expect("the text before the missing font");
+    assert!(out.html.contains("Hello ASCII"), "{}", out.html);
+    assert!(out.warnings.iter().any(|w| w.contains("page 1")), "{:?}", out.warnings);
+}

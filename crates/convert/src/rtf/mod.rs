@@ -220,6 +220,8 @@ enum Dest {
     /// A field instruction (read for `HYPERLINK`).
     FieldInstruction,
     Footnote,
+    /// `\listtext` / `\pntext`: the number or bullet Word wrote before a list item.
+    ListText,
 }
 
 /// Character formatting.
@@ -274,6 +276,9 @@ struct Paragraph {
     in_table: bool,
     /// `\outlinelevelN`: a heading.
     outline: Option<u8>,
+    /// `\lsN` (or an old-style `\pnlvl…`): a list item, at level `\ilvlN`.
+    list: bool,
+    level: u8,
 }
 
 impl Paragraph {
@@ -387,6 +392,10 @@ struct Parser<'a> {
     links: Vec<String>,
     has_text: bool,
     skipped_pictures: bool,
+    /// The text of the last `\listtext` (kept short).
+    list_marker: String,
+    /// The lists open in the body, outermost first; each has one `<li>` open.
+    lists: Vec<&'static str>,
 }
 
 impl<'a> Parser<'a> {
@@ -425,6 +434,8 @@ impl<'a> Parser<'a> {
             links: Vec::new(),
             has_text: false,
             skipped_pictures: false,
+            list_marker: String::new(),
+            lists: Vec::new(),
         }
     }
 
@@ -497,7 +508,7 @@ impl<'a> Parser<'a> {
             bytes = &bytes[n..];
         }
         match self.group.dest {
-            Dest::Body | Dest::Footnote | Dest::FieldInstruction if !bytes.is_empty() => {}
+            Dest::Body | Dest::Footnote | Dest::FieldInstruction | Dest::ListText if !bytes.is_empty() => {}
             Dest::ColorTable => {
                 // Entries end with `;`; one without components is the automatic colour.
                 for _ in bytes.iter().filter(|b| **b == b';') {
@@ -550,6 +561,11 @@ impl<'a> Parser<'a> {
             Dest::FieldInstruction => {
                 if self.instruction.len() < MAX_URL * 2 {
                     self.instruction.push_str(text);
+                }
+            }
+            Dest::ListText => {
+                if self.list_marker.len() < 32 {
+                    self.list_marker.push_str(text);
                 }
             }
             Dest::FontTable | Dest::ColorTable | Dest::Skip => {}
@@ -625,6 +641,14 @@ impl<'a> Parser<'a> {
                 self.instruction.clear();
             }
             b"fldrslt" | b"field" | b"shprslt" | b"result" => {}
+            b"listtext" | b"pntext" => {
+                if self.group.dest == Dest::Body {
+                    self.group.dest = Dest::ListText;
+                    self.list_marker.clear();
+                } else {
+                    self.group.dest = Dest::Skip;
+                }
+            }
             b"footnote" => {
                 if matches!(self.group.dest, Dest::Body) {
                     self.group.dest = Dest::Footnote;
@@ -786,9 +810,23 @@ impl<'a> Parser<'a> {
                     self.end_paragraph();
                 }
             }
-            b"pard" => {
+            // A `\listtext` group resets its own formatting, not the paragraph's.
+            b"pard" if self.group.dest != Dest::ListText => {
                 self.paragraph.in_table = false;
                 self.paragraph.outline = None;
+                self.paragraph.list = false;
+                self.paragraph.level = 0;
+            }
+            b"ls" if self.group.dest == Dest::Body => self.paragraph.list = number > 0,
+            b"ilvl" if self.group.dest == Dest::Body => self.paragraph.level = number.clamp(0, 8) as u8,
+            // Old-style numbering (`{\*\pn …}`, read although the group is skipped).
+            b"pnlvlblt" | b"pnlvlbody" | b"pnlvlcont" => {
+                self.paragraph.list = true;
+                self.paragraph.level = 0;
+            }
+            b"pnlvl" => {
+                self.paragraph.list = true;
+                self.paragraph.level = (number.clamp(1, 9) - 1) as u8;
             }
             b"intbl" => self.paragraph.in_table = true,
             b"itap" => self.paragraph.in_table = number > 0,
@@ -832,9 +870,17 @@ impl<'a> Parser<'a> {
 
     /// Ends a paragraph: into the cell in progress, the footnotes or the body.
     fn end_paragraph(&mut self) {
-        let paragraph = std::mem::take(&mut self.paragraph);
+        let mut paragraph = std::mem::take(&mut self.paragraph);
         self.paragraph.in_table = paragraph.in_table;
         self.paragraph.outline = paragraph.outline;
+        self.paragraph.list = paragraph.list;
+        self.paragraph.level = paragraph.level;
+        let marker = std::mem::take(&mut self.list_marker);
+        let is_item = paragraph.list && paragraph.outline.is_none() && !paragraph.in_table;
+        if !is_item && !marker.trim().is_empty() && self.group.dest != Dest::Footnote {
+            // A number without a list (or in a table or heading): kept as text, as written.
+            paragraph.runs.insert(0, (Look::default(), marker.clone()));
+        }
         if self.group.dest == Dest::Footnote {
             if paragraph.has_text {
                 let mut html = String::from("<p>");
@@ -845,6 +891,9 @@ impl<'a> Parser<'a> {
             return;
         }
         if paragraph.in_table {
+            if self.table.is_none() {
+                self.close_lists();
+            }
             let table = self.table.get_or_insert_with(Table::default);
             if paragraph.has_text {
                 if !table.cell.is_empty() {
@@ -860,6 +909,16 @@ impl<'a> Parser<'a> {
         }
         self.close_table();
         self.has_text = true;
+        if is_item {
+            // Numbered when Word wrote a number (`2.`, `2.1.`) or a letter or roman numeral
+            // with its punctuation (`a.`, `ii)`) before it; else bulleted (`·`, `o`, `§`).
+            let ordered = marker.chars().any(|c| c.is_ascii_digit())
+                || (marker.chars().any(char::is_alphabetic) && marker.contains(['.', ')']));
+            self.open_item(usize::from(paragraph.level), if ordered { "ol" } else { "ul" });
+            paragraph.render(&self.links, &mut self.html);
+            return;
+        }
+        self.close_lists();
         let (open, close) = match paragraph.outline {
             Some(level) => {
                 let level = level.min(5) + 1;
@@ -870,6 +929,47 @@ impl<'a> Parser<'a> {
         self.html.push_str(&open);
         paragraph.render(&self.links, &mut self.html);
         self.html.push_str(&close);
+    }
+
+    /// Opens a list item at `level` (0: outermost) in a list of `tag`, closing or opening
+    /// lists on the way. Every open list keeps exactly one `<li>` open, so deeper lists nest
+    /// inside an item.
+    fn open_item(&mut self, level: usize, tag: &'static str) {
+        let depth = level + 1;
+        while self.lists.len() > depth {
+            self.close_list();
+        }
+        if self.lists.len() == depth {
+            if self.lists.last() == Some(&tag) {
+                self.html.push_str("</li>\n");
+            } else {
+                self.close_list();
+            }
+        }
+        while self.lists.len() < depth {
+            self.html.push('<');
+            self.html.push_str(tag);
+            self.html.push_str(">\n");
+            self.lists.push(tag);
+            if self.lists.len() < depth {
+                self.html.push_str("<li>");
+            }
+        }
+        self.html.push_str("<li>");
+    }
+
+    fn close_list(&mut self) {
+        if let Some(tag) = self.lists.pop() {
+            self.html.push_str("</li>\n</");
+            self.html.push_str(tag);
+            self.html.push_str(">\n");
+        }
+    }
+
+    fn close_lists(&mut self) {
+        while !self.lists.is_empty() {
+            self.close_list();
+        }
     }
 
     fn end_cell(&mut self) {
@@ -917,6 +1017,7 @@ impl<'a> Parser<'a> {
             self.end_row();
         }
         self.close_table();
+        self.close_lists();
         if !self.footnotes.is_empty() {
             self.has_text = true;
             self.html.push_str("<hr>\n");

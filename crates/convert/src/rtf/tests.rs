@@ -335,3 +335,39 @@ fn corpus_rtfs_convert() {
     eprintln!("{report}");
     assert!(!report.contains("FAIL"), "{report}");
 }
+
+#[test]
+fn word_lists_nest_by_level_and_follow_their_markers() {
+    let rtf = concat!(
+        "{\\rtf1 Before\\par ",
+        "{\\listtext\\pard\\plain 1.\\tab}\\pard\\ls1 One\\par ",
+        "{\\listtext\\pard\\plain a.\\tab}\\pard\\ls1\\ilvl1 Nested\\par ",
+        "{\\listtext\\pard\\plain 2.\\tab}\\pard\\ls1\\ilvl0 Two\\par ",
+        "{\\listtext\\pard\\plain \\'b7\\tab}\\pard\\ls2 Bullet\\par ",
+        "{\\listtext\\pard\\plain o\\tab}\\pard\\ls2 Courier bullet\\par ",
+        "\\pard After\\par}"
+    );
+    assert_eq!(
+        html(rtf),
+        concat!(
+            "<p>Before</p>\n",
+            "<ol>\n<li>One<ol>\n<li>Nested</li>\n</ol>\n</li>\n<li>Two</li>\n</ol>\n",
+            "<ul>\n<li>Bullet</li>\n<li>Courier bullet</li>\n</ul>\n",
+            "<p>After</p>\n"
+        )
+    );
+}
+
+#[test]
+fn old_style_numbering_and_markers_outside_lists() {
+    // `\pntext` + `{\*\pn\pnlvlblt}`: a bullet item of Word 95 and older.
+    let old = "{\\rtf1{\\pntext\\'b7\\tab}{\\*\\pn\\pnlvlblt{\\pntxtb\\'b7}}Old item\\par\\pard Text\\par}";
+    assert_eq!(html(old), "<ul>\n<li>Old item</li>\n</ul>\n<p>Text</p>\n");
+    // A marker on a heading or in a table stays text, as written.
+    let heading = "{\\rtf1{\\listtext 1.\\tab}\\pard\\ls1\\outlinelevel0 Intro\\par}";
+    assert_eq!(html(heading), "<h1>1.\tIntro</h1>\n");
+    // A list runs until a table starts.
+    let table = "{\\rtf1{\\listtext 1.\\tab}\\pard\\ls1 Item\\par\\pard\\intbl Cell\\cell\\row\\pard After\\par}";
+    let out = html(table);
+    assert!(out.starts_with("<ol>\n<li>Item</li>\n</ol>\n<table>"), "{out}");
+}

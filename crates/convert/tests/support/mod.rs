@@ -1,0 +1,3 @@
+//! Code shared by the integration tests and the examples.
+
+pub mod fidelity;
