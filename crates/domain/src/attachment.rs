@@ -234,7 +234,7 @@ fn word_char(c: char) -> bool {
 
 /// Characters that join two words into one term when they stand between letters or digits:
 /// `0.3`, `e-mail`, `don't`, `snake_case`.
-fn joiner(c: char) -> bool {
+pub fn joiner(c: char) -> bool {
     matches!(c, '.' | '-' | '\'' | '_' | '’')
 }
 
@@ -258,6 +258,67 @@ fn words_of(query: &str) -> Vec<String> {
         words.push(current);
     }
     words.into_iter().filter(|w| w.chars().any(char::is_alphanumeric)).map(|w| w.to_lowercase()).collect()
+}
+
+/// The words of a text as a search index sees them, in order: runs of word characters
+/// (letters and digits of any script, combining marks) holding a letter or a digit. Joiners
+/// separate: `0.3` is `0` then `3`, and the [`query_terms`] word `0.3` is asked for as the
+/// phrase of its parts.
+pub fn index_words(text: &str) -> IndexWords<'_> {
+    IndexWords { text, at: 0 }
+}
+
+/// The iterator of [`index_words`]: a scan of the bytes, ASCII without decoding (most text
+/// is, and a large attachment is millions of words).
+#[derive(Debug, Clone)]
+pub struct IndexWords<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> IndexWords<'a> {
+    /// Whether a word character starts at byte `i` (a char boundary), and its length.
+    fn word_char_at(&self, i: usize) -> (bool, usize) {
+        let b = self.text.as_bytes()[i];
+        if b.is_ascii() {
+            return (b.is_ascii_alphanumeric(), 1);
+        }
+        let c = self.text[i..].chars().next().unwrap_or(' ');
+        (word_char(c), c.len_utf8())
+    }
+}
+
+impl<'a> Iterator for IndexWords<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let len = self.text.len();
+        loop {
+            while self.at < len {
+                let (word, n) = self.word_char_at(self.at);
+                if word {
+                    break;
+                }
+                self.at += n;
+            }
+            if self.at >= len {
+                return None;
+            }
+            let start = self.at;
+            while self.at < len {
+                let (word, n) = self.word_char_at(self.at);
+                if !word {
+                    break;
+                }
+                self.at += n;
+            }
+            let word = &self.text[start..self.at];
+            // A run of combining marks alone is not a word.
+            if word.as_bytes()[0].is_ascii() || word.chars().any(char::is_alphanumeric) {
+                return Some(word);
+            }
+        }
+    }
 }
 
 /// The words of a search query worth looking up, any of which may match: runs of letters
@@ -357,6 +418,17 @@ mod tests {
     }
 
     #[test]
+    fn index_words_split_compounds_into_parts() {
+        let words: Vec<&str> = index_words("Pandoc 0.3, e-mail (don't) \u{301}x e\u{301}te\u{301} שלום").collect();
+        assert_eq!(words, ["Pandoc", "0", "3", "e", "mail", "don", "t", "\u{301}x", "e\u{301}te\u{301}", "שלום"]);
+        // A query word is the same parts, in the same order.
+        let terms = query_terms("Pandoc 0.3 e-mail don't");
+        let parts: Vec<Vec<&str>> = terms.iter().map(|t| index_words(t).collect()).collect();
+        assert_eq!(parts, [vec!["pandoc"], vec!["0", "3"], vec!["e", "mail"], vec!["don", "t"]]);
+        assert!(index_words(" .-\u{301} ").next().is_none());
+    }
+
+    #[test]
     fn query_terms_are_plain_words() {
         assert_eq!(
             query_terms("What is the secret ingredient of Zorblax soup?"),
@@ -377,6 +449,13 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn index_words_are_the_runs_of_word_characters(text in "\\PC{0,200}|[a-z0-9 .'\u{301}\u{5d0}-\u{5d4}-]{0,80}") {
+            let simple: Vec<&str> =
+                text.split(|c: char| !word_char(c)).filter(|w| w.chars().any(char::is_alphanumeric)).collect();
+            prop_assert_eq!(index_words(&text).collect::<Vec<_>>(), simple);
+        }
+
         #[test]
         fn neutralised_names_are_safe(raw in "\\PC{0,300}|[./\\\\a-z\u{0}-\u{1f}\u{202e}]{0,40}") {
             let name = neutralise_filename(&raw);

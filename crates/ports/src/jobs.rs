@@ -100,6 +100,12 @@ pub trait JobStore: Send + Sync {
 
     async fn job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError>;
 
+    /// Only the job's status (what watchers of a running job read on each of its signals,
+    /// without the row's JSON). `None` when there is no such job.
+    async fn job_status(&self, job_id: &str) -> Result<Option<JobStatus>, StoreError> {
+        Ok(self.job(job_id).await?.map(|j| j.status))
+    }
+
     /// The owner's jobs, newest first, at most `filter.limit`.
     async fn list_jobs(&self, owner: Owner, filter: &JobFilter) -> Result<Vec<JobRecord>, StoreError>;
 
@@ -167,6 +173,19 @@ pub trait HistoryStore: Send + Sync {
 
     /// The active history, oldest first.
     async fn active_history(&self, owner: Owner, session: &SessionId) -> Result<Vec<HistoryMessage>, StoreError>;
+
+    /// The last `limit` messages of the active history, oldest first (what a chat turn gives
+    /// the model; a long conversation is not read whole on every turn).
+    async fn recent_history(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        limit: usize,
+    ) -> Result<Vec<HistoryMessage>, StoreError> {
+        let mut all = self.active_history(owner, session).await?;
+        let skip = all.len().saturating_sub(limit);
+        Ok(all.split_off(skip))
+    }
 
     /// Drops `message_id` and every later message from the active history. `false` when
     /// the message is not in the active history.

@@ -1,14 +1,23 @@
 //! `AttachmentStore` and `AttachmentSearch` on both backends: attachment rows, their passages
 //! and the full-text index over the passages, in the same database as everything else.
 //!
-//! - SQLite: an FTS5 table over `attachment_passages` (external content, kept in step by
-//!   triggers, which also fire for `ON DELETE CASCADE`), ranked with BM25.
-//! - PostgreSQL: a generated `tsvector` column with a GIN index, ranked with `ts_rank`.
+//! The lexemes are computed in Rust (`lexemes.rs`: English Snowball stems, PostgreSQL's stop
+//! words), on several threads for a large attachment, before the transaction opens; the
+//! database only stores and indexes them.
+//!
+//! - SQLite: a contentless FTS5 table (`contentless_delete`) fed each passage's lexemes in the
+//!   transaction that writes the passages, ranked with BM25; a trigger removes the entries
+//!   of deleted passages (also for `ON DELETE CASCADE`).
+//! - PostgreSQL: a `tsvector` column written with the row, with a GIN index, ranked with
+//!   `ts_rank`.
 //!
 //! A query never reaches either full-text language as typed: `redline_domain::attachment::
-//! query_terms` reduces it to plain words first, each quoted (FTS5) or handed to
-//! `websearch_to_tsquery` (which never raises a syntax error), and any of the words may match
-//! (a word with inner joiners, `0.3` or `e-mail`, as a phrase).
+//! query_terms` reduces it to plain words, which the same normalisation turns into lexemes,
+//! quoted (FTS5) or written as a `tsquery`; any of the words may match (a word with inner
+//! joiners, `0.3` or `e-mail`, as a phrase of its parts).
+//!
+//! Passages indexed before the lexemes moved to Rust (migration 000007) are listed in
+//! `attachment_reindex` and indexed again by [`reindex_passages`] when the database opens.
 //! Every passage carries a `scope` token naming its (owner, session); the search is confined
 //! to it inside the index itself.
 
@@ -26,10 +35,11 @@ use redline_ports::{AttachmentSearch, AttachmentStore, StoreError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::db::{Db, PgConn, SqliteConn};
+use crate::db::{Backend, Db, PgConn, SqliteConn};
 use crate::error::DbResult;
+use crate::lexemes::{self, QueryWord};
 use crate::rows::owner;
-use crate::schema::{attachment_passages, attachments, jobs, sessions};
+use crate::schema::{attachment_passages, attachment_reindex, attachments, jobs, sessions};
 
 /// Most passages one search answers.
 const MAX_LIMIT: i64 = 100;
@@ -164,28 +174,96 @@ impl From<&JobRecord> for JobInsert {
     }
 }
 
-/// Writes an attachment's passages, in each backend's way.
+/// Writes an attachment's passages and their index entries, in each backend's way.
 pub(crate) trait PassageWriter {
-    /// Inserts `texts` as passages 0, 1, … of the attachment.
-    async fn insert_passages(&mut self, attachment_id: &str, scope: &str, texts: &[String]) -> DbResult<()>;
+    /// What the index gets for a passage: [`lexemes::tsvector`] or [`lexemes::fts_text`].
+    const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> String;
+
+    /// Inserts `texts` as passages 0, 1, … of the attachment, with `index[i]` (from
+    /// [`PassageWriter::INDEX_ENTRY`]) as the index entry of passage `i`.
+    async fn insert_passages(
+        &mut self,
+        attachment_id: &str,
+        scope: &str,
+        texts: &[String],
+        index: &[String],
+    ) -> DbResult<()>;
+
+    /// Writes `index[i]` as the index entry of the passage `passage_ids[i]` (re-indexing).
+    async fn write_index(&mut self, scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()>;
 }
 
 /// Passages per statement on PostgreSQL (a few MB of text: bounded statements).
 const PG_INSERT_BATCH: usize = 2_000;
 
+#[derive(QueryableByName)]
+struct MaxId {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+fn json(value: &impl ToString) -> String {
+    value.to_string()
+}
+
+/// A JSON array of strings, for `json_each`.
+fn json_strings(values: &[String]) -> String {
+    json(&Value::from(values.to_vec()))
+}
+
 impl PassageWriter for SqliteConn {
-    async fn insert_passages(&mut self, attachment_id: &str, scope: &str, texts: &[String]) -> DbResult<()> {
-        // One statement for all the passages: FTS5 writes its pending terms to disk (and
-        // merges segments) at the end of every statement, so batching by statement would
-        // cost one flush per batch. The texts travel as one JSON array.
-        let array = serde_json::to_string(texts).map_err(|e| StoreError::Other(e.to_string()))?;
+    const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> String = lexemes::fts_text;
+
+    async fn insert_passages(
+        &mut self,
+        attachment_id: &str,
+        scope: &str,
+        texts: &[String],
+        index: &[String],
+    ) -> DbResult<()> {
+        // One statement for all the passages and one for all their index entries: FTS5
+        // writes its pending terms to disk (and merges segments) at the end of every
+        // statement. The texts travel as JSON arrays. Inside `BEGIN IMMEDIATE` this is the
+        // only writer, so the passage ids after the current largest are free.
+        let first: MaxId = diesel::sql_query("SELECT coalesce(max(passage_id), 0) + 1 AS id FROM attachment_passages")
+            .get_result(self)
+            .await?;
         diesel::sql_query(
-            "INSERT INTO attachment_passages (attachment_id, scope, chunk_index, text) \
-             SELECT ?, ?, CAST(key AS INTEGER), value FROM json_each(?)",
+            "INSERT INTO attachment_passages (passage_id, attachment_id, scope, chunk_index, text) \
+             SELECT ? + key, ?, ?, key, value FROM json_each(?)",
         )
+        .bind::<BigInt, _>(first.id)
         .bind::<Text, _>(attachment_id)
         .bind::<Text, _>(scope)
-        .bind::<Text, _>(array)
+        .bind::<Text, _>(json_strings(texts))
+        .execute(self)
+        .await?;
+        diesel::sql_query("INSERT INTO attachment_fts (rowid, scope, text) SELECT ? + key, ?, value FROM json_each(?)")
+            .bind::<BigInt, _>(first.id)
+            .bind::<Text, _>(scope)
+            .bind::<Text, _>(json_strings(index))
+            .execute(self)
+            .await?;
+        Ok(())
+    }
+
+    async fn write_index(&mut self, scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()> {
+        // `[[passage_id, lexemes], …]`. Contentless-delete: entries go by rowid alone, so a
+        // repeated run replaces what an earlier one wrote.
+        let pairs: Vec<Value> = passage_ids.iter().zip(index).map(|(id, text)| serde_json::json!([id, text])).collect();
+        let pairs = json(&Value::from(pairs));
+        diesel::sql_query(
+            "DELETE FROM attachment_fts WHERE rowid IN (SELECT json_extract(value, '$[0]') FROM json_each(?))",
+        )
+        .bind::<Text, _>(&pairs)
+        .execute(self)
+        .await?;
+        diesel::sql_query(
+            "INSERT INTO attachment_fts (rowid, scope, text) \
+             SELECT json_extract(value, '$[0]'), ?, json_extract(value, '$[1]') FROM json_each(?)",
+        )
+        .bind::<Text, _>(scope)
+        .bind::<Text, _>(&pairs)
         .execute(self)
         .await?;
         Ok(())
@@ -193,21 +271,117 @@ impl PassageWriter for SqliteConn {
 }
 
 impl PassageWriter for PgConn {
-    async fn insert_passages(&mut self, attachment_id: &str, scope: &str, texts: &[String]) -> DbResult<()> {
-        for (n, batch) in texts.chunks(PG_INSERT_BATCH).enumerate() {
+    const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> String = lexemes::tsvector;
+
+    async fn insert_passages(
+        &mut self,
+        attachment_id: &str,
+        scope: &str,
+        texts: &[String],
+        index: &[String],
+    ) -> DbResult<()> {
+        for (n, (batch, vectors)) in texts.chunks(PG_INSERT_BATCH).zip(index.chunks(PG_INSERT_BATCH)).enumerate() {
             let offset = i64::try_from(n * PG_INSERT_BATCH).unwrap_or(i64::MAX);
             diesel::sql_query(
-                "INSERT INTO attachment_passages (attachment_id, scope, chunk_index, text) \
-                 SELECT $1, $2, $3 + ord - 1, t FROM unnest($4::text[]) WITH ORDINALITY AS u(t, ord)",
+                "INSERT INTO attachment_passages (attachment_id, scope, chunk_index, text, tsv) \
+                 SELECT $1, $2, $3 + ord - 1, t, v::tsvector \
+                 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(t, v, ord)",
             )
             .bind::<Text, _>(attachment_id)
             .bind::<Text, _>(scope)
             .bind::<BigInt, _>(offset)
             .bind::<diesel::sql_types::Array<Text>, _>(batch)
+            .bind::<diesel::sql_types::Array<Text>, _>(vectors)
             .execute(self)
             .await?;
         }
         Ok(())
+    }
+
+    async fn write_index(&mut self, _scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()> {
+        for (ids, vectors) in passage_ids.chunks(PG_INSERT_BATCH).zip(index.chunks(PG_INSERT_BATCH)) {
+            diesel::sql_query(
+                "UPDATE attachment_passages AS p SET tsv = u.v::tsvector \
+                 FROM unnest($1::bigint[], $2::text[]) AS u(id, v) WHERE p.passage_id = u.id",
+            )
+            .bind::<diesel::sql_types::Array<BigInt>, _>(ids)
+            .bind::<diesel::sql_types::Array<Text>, _>(vectors)
+            .execute(self)
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// Passages below which one thread computes the index entries of an attachment.
+const PASSAGES_PER_THREAD: usize = 512;
+
+/// The index entries of `texts`, computed on the blocking pool before any transaction opens:
+/// a large attachment in parts on as many threads as there are cores (the pool's threads
+/// live on, and so does what their lexers remember).
+async fn index_texts(db: &Db, texts: &[String]) -> DbResult<Vec<String>> {
+    let entry = match db.backend {
+        Backend::Sqlite(_) => <SqliteConn as PassageWriter>::INDEX_ENTRY,
+        Backend::Pg(_) => <PgConn as PassageWriter>::INDEX_ENTRY,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let parts = cores.min(texts.len() / PASSAGES_PER_THREAD).max(1);
+    let tasks = texts
+        .chunks(texts.len().div_ceil(parts).max(1))
+        .map(|chunk| {
+            let chunk = chunk.to_vec();
+            tokio::task::spawn_blocking(move || lexemes::index_texts(&chunk, entry))
+        })
+        .collect::<Vec<_>>();
+    let mut index = Vec::with_capacity(texts.len());
+    for part in futures_util::future::join_all(tasks).await {
+        index.extend(part.map_err(|e| StoreError::Other(format!("indexing task failed: {e}")))?);
+    }
+    Ok(index)
+}
+
+/// Attachments re-indexed per round of [`reindex_passages`].
+const REINDEX_ROUND: i64 = 16;
+
+/// Indexes the passages of every attachment listed in `attachment_reindex` (those indexed
+/// before migration 000007), one transaction per attachment; answers how many. Run when the
+/// database opens, so that searches find them once it has.
+pub(crate) async fn reindex_passages(db: &Db) -> Result<usize, StoreError> {
+    let mut done = 0;
+    loop {
+        let ids: DbResult<Vec<String>> = with_conn!(db, |conn| Ok(attachment_reindex::table
+            .select(attachment_reindex::attachment_id)
+            .order(attachment_reindex::attachment_id.asc())
+            .limit(REINDEX_ROUND)
+            .load(conn)
+            .await?));
+        let ids = ids?;
+        if ids.is_empty() {
+            return Ok(done);
+        }
+        for id in ids {
+            let passages: DbResult<Vec<(i64, String, String)>> = with_conn!(db, |conn| Ok(attachment_passages::table
+                .filter(attachment_passages::attachment_id.eq(&id))
+                .order(attachment_passages::passage_id.asc())
+                .select((attachment_passages::passage_id, attachment_passages::scope, attachment_passages::text))
+                .load(conn)
+                .await?));
+            let passages = passages?;
+            let scope = <[_]>::first(&passages).map(|p| p.1.clone()).unwrap_or_default();
+            let passage_ids: Vec<i64> = passages.iter().map(|p| p.0).collect();
+            let texts: Vec<String> = passages.into_iter().map(|p| p.2).collect();
+            let index = index_texts(db, &texts).await?;
+            let r: DbResult<()> = with_tx!(db, |conn| {
+                // A passage list replaced meanwhile (`replace_passages`) is indexed already.
+                let listed = diesel::delete(attachment_reindex::table.find(&id)).execute(conn).await?;
+                if listed > 0 {
+                    conn.write_index(&scope, &passage_ids, &index).await?;
+                }
+                Ok(())
+            });
+            r?;
+            done += 1;
+        }
     }
 }
 
@@ -228,8 +402,8 @@ pub(crate) struct HitRow {
 
 /// The full-text search, written in each backend's dialect.
 pub(crate) trait FullText {
-    /// Passages of `scope` matching any of `terms` (plain words, never empty), best first.
-    async fn search_scope(&mut self, scope: &str, terms: &[String], limit: i64) -> DbResult<Vec<HitRow>>;
+    /// Passages of `scope` matching any of `words` (never empty), best first.
+    async fn search_scope(&mut self, scope: &str, words: &[QueryWord], limit: i64) -> DbResult<Vec<HitRow>>;
 }
 
 /// An FTS5 string: `"` + the text with `"` doubled + `"`; inside it nothing is syntax.
@@ -237,14 +411,23 @@ fn fts5_string(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
-/// The FTS5 expression: the scope token in its column, and any of the words in the text.
-fn fts5_query(scope: &str, terms: &[String]) -> String {
-    let words: Vec<String> = terms.iter().map(|t| fts5_string(t)).collect();
-    format!("scope : {} AND text : ({})", fts5_string(scope), words.join(" OR "))
+/// The FTS5 expression: the scope token in its column, and any of the words in the text, a
+/// compound as the phrase of its parts (adjacent in the index: stop words are not indexed).
+/// `None` when no word has a lexeme.
+fn fts5_query(scope: &str, words: &[QueryWord]) -> Option<String> {
+    let phrases: Vec<String> = words
+        .iter()
+        .filter(|w| !w.phrase.is_empty())
+        .map(|w| fts5_string(&w.phrase.iter().map(|(lexeme, _)| lexeme.as_str()).collect::<Vec<_>>().join(" ")))
+        .collect();
+    (!phrases.is_empty()).then(|| format!("scope : {} AND text : ({})", fts5_string(scope), phrases.join(" OR ")))
 }
 
 impl FullText for SqliteConn {
-    async fn search_scope(&mut self, scope: &str, terms: &[String], limit: i64) -> DbResult<Vec<HitRow>> {
+    async fn search_scope(&mut self, scope: &str, words: &[QueryWord], limit: i64) -> DbResult<Vec<HitRow>> {
+        let Some(query) = fts5_query(scope, words) else {
+            return Ok(Vec::new());
+        };
         // The hits are ranked inside FTS5 (`ORDER BY rank LIMIT` is its fast path), then joined.
         Ok(diesel::sql_query(
             "WITH hits AS (\
@@ -257,7 +440,7 @@ impl FullText for SqliteConn {
              JOIN attachments a ON a.attachment_id = p.attachment_id \
              ORDER BY hits.rank, p.passage_id",
         )
-        .bind::<Text, _>(fts5_query(scope, terms))
+        .bind::<Text, _>(query)
         .bind::<BigInt, _>(limit)
         .load(self)
         .await?)
@@ -265,21 +448,23 @@ impl FullText for SqliteConn {
 }
 
 impl FullText for PgConn {
-    async fn search_scope(&mut self, scope: &str, terms: &[String], limit: i64) -> DbResult<Vec<HitRow>> {
-        // `websearch_to_tsquery` takes any text without a syntax error; `or` between the
-        // words makes any of them match. The words hold no quotes and never start with `-`.
+    async fn search_scope(&mut self, scope: &str, words: &[QueryWord], limit: i64) -> DbResult<Vec<HitRow>> {
+        let Some(query) = lexemes::tsquery(words) else {
+            return Ok(Vec::new());
+        };
+        // The `tsquery` is built from lexemes only (quoted), so its text form never fails.
         Ok(diesel::sql_query(
             "SELECT p.attachment_id, a.filename, p.chunk_index, p.text, \
                     ts_rank(p.tsv, q)::float8 AS score \
              FROM attachment_passages p \
              JOIN attachments a ON a.attachment_id = p.attachment_id \
-             CROSS JOIN websearch_to_tsquery('english'::regconfig, $2) AS q \
+             CROSS JOIN CAST($2 AS tsquery) AS q \
              WHERE p.scope = $1 AND p.tsv @@ q \
              ORDER BY score DESC, p.passage_id \
              LIMIT $3",
         )
         .bind::<Text, _>(scope)
-        .bind::<Text, _>(terms.join(" or "))
+        .bind::<Text, _>(query)
         .bind::<BigInt, _>(limit)
         .load(self)
         .await?)
@@ -392,6 +577,7 @@ impl AttachmentStore for Db {
         text: &ExtractedText,
         now: Millis,
     ) -> Result<bool, StoreError> {
+        let index = index_texts(self, &text.passages).await?;
         let r: DbResult<bool> = with_tx!(self, |conn| {
             let found: Option<(String, String)> = attachments::table
                 .find(attachment_id)
@@ -408,7 +594,8 @@ impl AttachmentStore for Db {
             diesel::delete(attachment_passages::table.filter(attachment_passages::attachment_id.eq(attachment_id)))
                 .execute(conn)
                 .await?;
-            conn.insert_passages(attachment_id, &scope, &text.passages).await?;
+            diesel::delete(attachment_reindex::table.find(attachment_id)).execute(conn).await?;
+            conn.insert_passages(attachment_id, &scope, &text.passages, &index).await?;
             diesel::update(attachments::table.find(attachment_id))
                 .set((
                     attachments::state.eq(AttachmentState::Ready.as_str()),
@@ -436,6 +623,7 @@ impl AttachmentStore for Db {
                 ))
                 .execute(conn)
                 .await?;
+            diesel::delete(attachment_reindex::table.find(attachment_id)).execute(conn).await?;
             diesel::delete(attachment_passages::table.filter(attachment_passages::attachment_id.eq(attachment_id)))
                 .execute(conn)
                 .await?;
@@ -495,13 +683,13 @@ impl AttachmentSearch for Db {
         query: &str,
         limit: i64,
     ) -> Result<Vec<Passage>, StoreError> {
-        let terms = query_terms(query);
-        if terms.is_empty() || limit < 1 {
+        let words = lexemes::query_words(&query_terms(query));
+        if words.is_empty() || limit < 1 {
             return Ok(Vec::new());
         }
         let scope = scope_token(owner, session);
         let limit = limit.min(MAX_LIMIT);
-        let hits: DbResult<Vec<HitRow>> = with_conn!(self, |conn| conn.search_scope(&scope, &terms, limit).await);
+        let hits: DbResult<Vec<HitRow>> = with_conn!(self, |conn| conn.search_scope(&scope, &words, limit).await);
         Ok(hits?
             .into_iter()
             .map(|h| Passage {
@@ -552,8 +740,13 @@ mod tests {
     }
 
     #[test]
-    fn fts5_queries_quote_every_word() {
-        let q = fts5_query("zab9", &["near".to_owned(), "say\"hi".to_owned(), "0.3".to_owned()]);
-        assert_eq!(q, r#"scope : "zab9" AND text : ("near" OR "say""hi" OR "0.3")"#);
+    fn fts5_queries_quote_every_phrase() {
+        let word = |parts: &[&str]| QueryWord {
+            phrase: parts.iter().map(|w| ((*w).to_owned(), 1)).collect(),
+            whole: (parts.len() > 1).then(|| parts.join(".")),
+        };
+        let q = fts5_query("zab9", &[word(&["near"]), word(&["say\"hi"]), word(&["0", "3"]), word(&[])]);
+        assert_eq!(q.as_deref(), Some(r#"scope : "zab9" AND text : ("near" OR "say""hi" OR "0 3")"#));
+        assert_eq!(fts5_query("zab9", &[word(&[])]), None);
     }
 }

@@ -15,6 +15,8 @@ use redline_ports::StoreError;
 use crate::error::{DbError, DbResult};
 
 pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
+/// A read-only SQLite connection whose statements run on the calling thread (see [`Inline`]).
+pub(crate) type SqliteReadConn = SyncConnectionWrapper<SqliteConnection, Inline>;
 pub(crate) type PgConn = AsyncPgConnection;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
@@ -46,6 +48,34 @@ pub(crate) enum Backend {
 /// The database: one pool of one backend. Cheap to share behind an `Arc`.
 pub struct Db {
     pub(crate) backend: Backend,
+    /// SQLite only: read-only connections for short point reads on the hot paths
+    /// ([`with_read!`]), run on the calling thread.
+    pub(crate) inline_reads: Option<Pool<SqliteReadConn>>,
+}
+
+/// Runs a SQLite statement on the thread that awaits it, instead of handing it to tokio's
+/// blocking pool and back. For a read of a few rows by index on a local file in WAL mode
+/// (readers never wait for the writer) the hand-off costs more than the read: about half the
+/// server CPU of `GET /v1/sessions` went to waking and switching threads
+/// (docs/benchmarks.md §1). Only [`with_read!`] uses it; writes, which may wait for the
+/// write lock, and long reads (search) stay on the blocking pool.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Inline;
+
+impl diesel_async::sync_connection_wrapper::SpawnBlocking for Inline {
+    fn spawn_blocking<'a, R>(
+        &mut self,
+        task: impl FnOnce() -> R + Send + 'static,
+    ) -> futures_util::future::BoxFuture<'a, Result<R, Box<dyn std::error::Error + Send + Sync + 'static>>>
+    where
+        R: Send + 'static,
+    {
+        futures_util::future::ready(Ok(task())).boxed()
+    }
+
+    fn get_runtime() -> Self {
+        Inline
+    }
 }
 
 impl std::fmt::Debug for Db {
@@ -119,6 +149,10 @@ impl Db {
             });
             let manager = AsyncDieselConnectionManager::<SqliteConn>::new_with_config(path, mc);
             let pool = Pool::builder(manager)
+                // The connection used last first: each SQLite connection has its own page
+                // cache, which it drops when another connection wrote since its last
+                // transaction. Reusing the same few connections keeps their caches warm.
+                .queue_mode(deadpool::managed::QueueMode::Lifo)
                 .max_size(config.max_connections)
                 .wait_timeout(Some(config.acquire_timeout))
                 .create_timeout(Some(config.acquire_timeout))
@@ -127,7 +161,11 @@ impl Db {
                 .map_err(|e| StoreError::Unavailable(e.to_string()))?;
             Backend::Sqlite(pool)
         };
-        let db = Self { backend };
+        let inline_reads = match &backend {
+            Backend::Sqlite(_) => Some(sqlite_read_pool(sqlite_path(url), config)?),
+            Backend::Pg(_) => None,
+        };
+        let db = Self { backend, inline_reads };
         db.migrate().await?;
         Ok(db)
     }
@@ -149,6 +187,28 @@ impl Db {
             Backend::Pg(pool) => {
                 let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
                 run_migrations(conn, PG_MIGRATIONS).await
+            }
+        };
+        result.map_err(StoreError::from)?;
+        // Passages indexed before migration 000007 get their lexemes (computed in Rust).
+        let reindexed = crate::attachments::reindex_passages(self).await?;
+        if reindexed > 0 {
+            tracing::info!(attachments = reindexed, "attachment passages indexed again");
+        }
+        Ok(())
+    }
+
+    /// Reverts the latest migration (for the migration tests).
+    #[doc(hidden)]
+    pub async fn revert_last_migration(&self) -> Result<(), StoreError> {
+        let result = match &self.backend {
+            Backend::Sqlite(pool) => {
+                let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
+                revert_last(conn, SQLITE_MIGRATIONS).await
+            }
+            Backend::Pg(pool) => {
+                let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
+                revert_last(conn, PG_MIGRATIONS).await
             }
         };
         result.map_err(StoreError::from)
@@ -175,6 +235,33 @@ impl Db {
     pub async fn run_pending_migrations(&self) -> Result<(), StoreError> {
         self.migrate().await
     }
+}
+
+/// The pool of [`SqliteReadConn`]s: `query_only`, and a short busy timeout, since a reader
+/// that waits blocks its thread (in WAL mode only a recovery makes a reader wait). A body run
+/// inline never yields while it holds a connection, so a few connections are enough.
+fn sqlite_read_pool(path: &str, config: &DbConfig) -> Result<Pool<SqliteReadConn>, StoreError> {
+    let mut mc = ManagerConfig::<SqliteReadConn>::default();
+    mc.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
+    mc.custom_setup = Box::new(|url| {
+        async move {
+            let mut conn = SqliteReadConn::establish(url).await?;
+            conn.batch_execute("PRAGMA busy_timeout = 1000; PRAGMA query_only = 1; PRAGMA foreign_keys = ON;")
+                .await
+                .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))?;
+            Ok(conn)
+        }
+        .boxed()
+    });
+    let manager = AsyncDieselConnectionManager::<SqliteReadConn>::new_with_config(path, mc);
+    Pool::builder(manager)
+        .queue_mode(deadpool::managed::QueueMode::Lifo)
+        .max_size(config.max_connections.clamp(1, 8))
+        .wait_timeout(Some(config.acquire_timeout))
+        .create_timeout(Some(config.acquire_timeout))
+        .runtime(deadpool::Runtime::Tokio1)
+        .build()
+        .map_err(|e| StoreError::Unavailable(e.to_string()))
 }
 
 async fn run_migrations<C>(conn: C, migrations: EmbeddedMigrations) -> DbResult<()>
@@ -206,6 +293,19 @@ where
     .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?
 }
 
+async fn revert_last<C>(conn: C, migrations: EmbeddedMigrations) -> DbResult<()>
+where
+    C: AsyncConnection + 'static,
+    AsyncMigrationHarness<C>: MigrationHarness<C::Backend>,
+{
+    tokio::task::spawn_blocking(move || {
+        let mut harness = AsyncMigrationHarness::new(conn);
+        harness.revert_last_migration(migrations).map(|_| ()).map_err(|e| DbError::Pool(format!("revert failed: {e}")))
+    })
+    .await
+    .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?
+}
+
 /// Pins the error type of the blocks built by the dispatch macros.
 pub(crate) async fn db_block<T>(f: impl std::future::Future<Output = DbResult<T>>) -> DbResult<T> {
     f.await
@@ -224,6 +324,34 @@ macro_rules! with_conn {
                     $body
                 }
                 $crate::db::Backend::Pg(pool) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::PgConn = &mut *guard;
+                    $body
+                }
+            }
+        })
+        .await
+    };
+}
+
+/// Like [`with_conn!`] for a short read-only body (a point read or a few rows by index) on a
+/// hot path: on SQLite it runs on the calling thread over a `query_only` connection
+/// ([`Inline`]); on PostgreSQL it is [`with_conn!`]. Never for writes or long scans.
+macro_rules! with_read {
+    ($db:expr, |$conn:ident| $body:expr) => {
+        $crate::db::db_block(async {
+            match (&$db.backend, &$db.inline_reads) {
+                ($crate::db::Backend::Sqlite(_), Some(pool)) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::SqliteReadConn = &mut *guard;
+                    $body
+                }
+                ($crate::db::Backend::Sqlite(pool), None) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::SqliteConn = &mut *guard;
+                    $body
+                }
+                ($crate::db::Backend::Pg(pool), _) => {
                     let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
                     let $conn: &mut $crate::db::PgConn = &mut *guard;
                     $body

@@ -40,7 +40,7 @@ impl DocumentStore for Db {
                 sessions::created_at,
                 sessions::updated_at
             ))
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         Ok(row?.map(|r| record(owner, session, r)))
@@ -61,7 +61,7 @@ impl DocumentStore for Db {
             let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
                 .find((&owner_s, sid))
                 .select((sessions::version_id, sessions::title, sessions::created_at))
-                .first(conn)
+                .get_result(conn)
                 .await
                 .optional()?;
             if let Some(expected) = &expected_version {
@@ -168,7 +168,7 @@ impl DocumentStore for Db {
                 document_versions::source,
                 document_versions::created_at,
             ))
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         Ok(row?.map(version))

@@ -126,7 +126,7 @@ impl FileIndex for Db {
         let row: DbResult<Option<ImageRow>> = with_conn!(self, |conn| Ok(images::table
             .find(image_id)
             .select(ImageRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(ImageRecord::try_from).transpose()
@@ -144,7 +144,7 @@ impl FileIndex for Db {
         let row: DbResult<Option<ExportRow>> = with_conn!(self, |conn| Ok(export_files::table
             .find(export_id)
             .select(ExportRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(ExportFileRecord::try_from).transpose()

@@ -32,7 +32,7 @@ impl IdentityStore for Db {
         let row: DbResult<Option<UserRow>> = with_conn!(self, |conn| Ok(users::table
             .find(&id)
             .select(UserRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(UserRecord::try_from).transpose()
@@ -43,7 +43,7 @@ impl IdentityStore for Db {
         let row: DbResult<Option<UserRow>> = with_conn!(self, |conn| Ok(users::table
             .filter(users::email.eq(email))
             .select(UserRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(UserRecord::try_from).transpose()
@@ -102,7 +102,7 @@ impl IdentityStore for Db {
         let row: DbResult<Option<OrgRow>> = with_conn!(self, |conn| Ok(organizations::table
             .find(&id)
             .select(OrgRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(OrgRecord::try_from).transpose()
@@ -212,7 +212,7 @@ impl IdentityStore for Db {
             .find(token_hash)
             .filter(web_sessions::expires_at.gt(now))
             .select(WebSessionRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(WebSessionRecord::try_from).transpose()
@@ -237,7 +237,7 @@ impl IdentityStore for Db {
         let row: DbResult<Option<HandoffRow>> = with_conn!(self, |conn| Ok(handoffs::table
             .find(token_hash)
             .select(HandoffRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(HandoffRecord::try_from).transpose()
@@ -252,7 +252,7 @@ impl IdentityStore for Db {
             if n == 0 {
                 return Err(StoreError::NotFound.into());
             }
-            Ok(handoffs::table.find(token_hash).select(HandoffRow::as_select()).first(conn).await?)
+            Ok(handoffs::table.find(token_hash).select(HandoffRow::as_select()).get_result(conn).await?)
         });
         HandoffRecord::try_from(row?)
     }

@@ -102,8 +102,18 @@ impl JobStore for Db {
 
     async fn job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
         let row: DbResult<Option<JobRow>> =
-            with_conn!(self, |conn| Ok(jobs::table.find(job_id).first::<JobRow>(conn).await.optional()?));
+            with_read!(self, |conn| Ok(jobs::table.find(job_id).get_result::<JobRow>(conn).await.optional()?));
         row?.map(JobRecord::try_from).transpose()
+    }
+
+    async fn job_status(&self, job_id: &str) -> Result<Option<JobStatus>, StoreError> {
+        let status: DbResult<Option<String>> = with_read!(self, |conn| Ok(jobs::table
+            .find(job_id)
+            .select(jobs::status)
+            .get_result::<String>(conn)
+            .await
+            .optional()?));
+        status?.map(|s| JobStatus::parse(&s).ok_or_else(|| corrupt("job status", &s))).transpose()
     }
 
     async fn list_jobs(&self, owner: Owner, filter: &JobFilter) -> Result<Vec<JobRecord>, StoreError> {
@@ -142,7 +152,7 @@ impl JobStore for Db {
                 ))
                 .execute(conn)
                 .await?;
-            Ok(jobs::table.find(&id).first::<JobRow>(conn).await.optional()?)
+            Ok(jobs::table.find(&id).get_result::<JobRow>(conn).await.optional()?)
         });
         row?.map(JobRecord::try_from).transpose()
     }
@@ -189,7 +199,7 @@ impl JobStore for Db {
             if let Some(l) = update.lease_until {
                 diesel::update(one).set(jobs::lease_until.eq(l)).execute(conn).await?;
             }
-            Ok(one.first::<JobRow>(conn).await.optional()?)
+            Ok(one.get_result::<JobRow>(conn).await.optional()?)
         });
         row?.map(JobRecord::try_from).transpose()
     }
@@ -201,7 +211,7 @@ impl JobStore for Db {
             let last: Option<i64> = job_events::table
                 .filter(job_events::job_id.eq(job_id))
                 .select(diesel::dsl::max(job_events::sequence))
-                .first(conn)
+                .get_result(conn)
                 .await?;
             let seq = last.unwrap_or(0) + 1;
             diesel::insert_into(job_events::table)
@@ -226,7 +236,7 @@ impl JobStore for Db {
             let last: Option<i64> = job_events::table
                 .filter(job_events::job_id.eq(job_id))
                 .select(diesel::dsl::max(job_events::sequence))
-                .first(conn)
+                .get_result(conn)
                 .await?;
             let mut seq = last.unwrap_or(0);
             // Row by row inside the one transaction (cheap on both backends; diesel's batch
@@ -382,7 +392,7 @@ impl HistoryStore for Db {
                 .filter(chat_messages::owner.eq(&owner))
                 .filter(chat_messages::session_id.eq(sid))
                 .select(diesel::dsl::max(chat_messages::position))
-                .first(conn)
+                .get_result(conn)
                 .await?;
             let mut position = last.unwrap_or(0);
             for m in messages {
@@ -442,6 +452,47 @@ impl HistoryStore for Db {
             .collect())
     }
 
+    async fn recent_history(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        limit: usize,
+    ) -> Result<Vec<HistoryMessage>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let rows: DbResult<Vec<MessageRow>> = with_conn!(self, |conn| Ok(chat_messages::table
+            .filter(chat_messages::owner.eq(&owner))
+            .filter(chat_messages::session_id.eq(sid))
+            .filter(chat_messages::active.eq(true))
+            .order(chat_messages::position.desc())
+            .limit(limit)
+            .select((
+                chat_messages::message_id,
+                chat_messages::role,
+                chat_messages::content,
+                chat_messages::job_id,
+                chat_messages::version_before,
+                chat_messages::version_after,
+                chat_messages::created_at,
+            ))
+            .load(conn)
+            .await?));
+        Ok(rows?
+            .into_iter()
+            .map(|(message_id, role, content, job_id, version_before, version_after, created_at)| HistoryMessage {
+                message_id,
+                role,
+                content,
+                job_id,
+                version_before,
+                version_after,
+                created_at,
+            })
+            .rev()
+            .collect())
+    }
+
     async fn truncate_history(&self, owner: Owner, session: &SessionId, message_id: &str) -> Result<bool, StoreError> {
         let owner = owner.to_string();
         let sid = session.as_str();
@@ -452,7 +503,7 @@ impl HistoryStore for Db {
                 .filter(chat_messages::session_id.eq(sid))
                 .filter(chat_messages::active.eq(true))
                 .select(chat_messages::position)
-                .first(conn)
+                .get_result(conn)
                 .await
                 .optional()?;
             let Some(position) = position else {

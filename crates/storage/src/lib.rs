@@ -15,6 +15,7 @@ mod error;
 mod files;
 mod identity;
 mod jobs;
+mod lexemes;
 mod rows;
 mod schema;
 mod sessions;

@@ -285,5 +285,13 @@ diesel::table! {
     }
 }
 
+// Attachments whose passages wait to be indexed again (migration 000007: lexemes computed in
+// Rust); emptied when the database opens.
+diesel::table! {
+    attachment_reindex (attachment_id) {
+        attachment_id -> Text,
+    }
+}
+
 diesel::joinable!(attachment_passages -> attachments (attachment_id));
 diesel::allow_tables_to_appear_in_same_query!(attachments, attachment_passages);

@@ -15,7 +15,7 @@ use crate::schema::sessions;
 impl SessionStore for Db {
     async fn list_sessions(&self, owner: Owner) -> Result<Vec<SessionSummary>, StoreError> {
         let owner = owner.to_string();
-        let rows: DbResult<Vec<SessionRow>> = with_conn!(self, |conn| Ok(sessions::table
+        let rows: DbResult<Vec<SessionRow>> = with_read!(self, |conn| Ok(sessions::table
             .filter(sessions::owner.eq(&owner))
             .order((sessions::updated_at.desc(), sessions::session_id.asc()))
             .select(SessionRow::as_select())

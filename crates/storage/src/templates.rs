@@ -70,7 +70,7 @@ impl TemplateStore for Db {
         let row: DbResult<Option<TemplateRow>> = with_conn!(self, |conn| Ok(templates::table
             .find(template_id)
             .select(TemplateRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         row?.map(TemplateRecord::try_from).transpose()

@@ -63,7 +63,7 @@ macro_rules! read_state {
         let used: Option<i64> = usage_counters::table
             .find(($owner, $cycle))
             .select(usage_counters::tier_used)
-            .first($conn)
+            .get_result($conn)
             .await
             .optional()?;
         let grants: Vec<PromoGrantRow> = promo_grants::table
@@ -96,8 +96,12 @@ impl UsageStore for Db {
         let owner_s = owner.to_string();
         let r: DbResult<Option<LedgerRow>> = with_tx!(self, |conn| {
             conn.lock_owner(&owner_s).await?;
-            let existing: Option<LedgerRow> =
-                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await.optional()?;
+            let existing: Option<LedgerRow> = usage_ledger::table
+                .find(request_id)
+                .select(LedgerRow::as_select())
+                .get_result(conn)
+                .await
+                .optional()?;
             if let Some(row) = existing {
                 return Ok(Some(row));
             }
@@ -137,8 +141,12 @@ impl UsageStore for Db {
         now: Millis,
     ) -> Result<LedgerEntry, StoreError> {
         let r: DbResult<LedgerRow> = with_tx!(self, |conn| {
-            let Some(row) =
-                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await.optional()?
+            let Some(row) = usage_ledger::table
+                .find(request_id)
+                .select(LedgerRow::as_select())
+                .get_result(conn)
+                .await
+                .optional()?
             else {
                 return Err(StoreError::NotFound.into());
             };
@@ -146,7 +154,7 @@ impl UsageStore for Db {
             // request may have committed while this one waited for the lock.
             conn.lock_owner(&row.owner).await?;
             let row: LedgerRow =
-                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
+                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).get_result(conn).await?;
             match LedgerStatus::parse(&row.status) {
                 Some(LedgerStatus::Charged) => return Ok(row),
                 Some(LedgerStatus::Held) => {}
@@ -185,14 +193,18 @@ impl UsageStore for Db {
 
     async fn release(&self, request_id: &str, now: Millis) -> Result<LedgerEntry, StoreError> {
         let r: DbResult<LedgerRow> = with_tx!(self, |conn| {
-            let Some(row) =
-                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await.optional()?
+            let Some(row) = usage_ledger::table
+                .find(request_id)
+                .select(LedgerRow::as_select())
+                .get_result(conn)
+                .await
+                .optional()?
             else {
                 return Err(StoreError::NotFound.into());
             };
             conn.lock_owner(&row.owner).await?;
             let row: LedgerRow =
-                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).first(conn).await?;
+                usage_ledger::table.find(request_id).select(LedgerRow::as_select()).get_result(conn).await?;
             if LedgerStatus::parse(&row.status) != Some(LedgerStatus::Held) {
                 return Ok(row);
             }
@@ -226,7 +238,7 @@ impl UsageStore for Db {
         let r: DbResult<Option<LedgerRow>> = with_conn!(self, |conn| Ok(usage_ledger::table
             .find(request_id)
             .select(LedgerRow::as_select())
-            .first(conn)
+            .get_result(conn)
             .await
             .optional()?));
         r?.map(LedgerEntry::try_from).transpose()
@@ -242,7 +254,7 @@ impl UsageStore for Db {
         let owner_s = owner.to_string();
         let r: DbResult<PromoGrantRow> = with_tx!(self, |conn| {
             let promo: Option<PromoCodeRow> =
-                promo_codes::table.find(code).select(PromoCodeRow::as_select()).first(conn).await.optional()?;
+                promo_codes::table.find(code).select(PromoCodeRow::as_select()).get_result(conn).await.optional()?;
             let Some(promo) = promo.filter(|p| p.expires_at.is_none_or(|at| at > now)) else {
                 return Err(StoreError::NotFound.into());
             };

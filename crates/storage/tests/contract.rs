@@ -68,6 +68,7 @@ contract_tests! {
     attachments::any_query_text_is_safe => sqlite_attachments_any_query_text_is_safe, postgres_attachments_any_query_text_is_safe;
     attachments::deletes_leave_nothing_in_the_index => sqlite_attachments_deletes_leave_nothing_in_the_index, postgres_attachments_deletes_leave_nothing_in_the_index;
     attachments::pre_signed_uploads_start_once => sqlite_attachments_pre_signed_uploads_start_once, postgres_attachments_pre_signed_uploads_start_once;
+    attachments::passages_indexed_the_old_way_are_indexed_again => sqlite_attachments_passages_indexed_the_old_way_are_indexed_again, postgres_attachments_passages_indexed_the_old_way_are_indexed_again;
     files::images_and_exports_belong_to_their_session => sqlite_files_images_and_exports_belong_to_their_session, postgres_files_images_and_exports_belong_to_their_session;
     files::expired_exports_are_taken_once => sqlite_files_expired_exports_are_taken_once, postgres_files_expired_exports_are_taken_once;
     templates::templates_are_owner_scoped => sqlite_templates_are_owner_scoped, postgres_templates_are_owner_scoped;

@@ -322,9 +322,10 @@ impl Chat {
         let mut signals = self.ports.bus.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
-            if job.status.is_finished() || job.status == JobStatus::AwaitingApproval {
-                return Ok(job);
+            // The status alone on each signal (a turn sends several); the whole job once settled.
+            let status = self.ports.jobs.job_status(job_id).await?.ok_or(ChatError::JobNotFound)?;
+            if status.is_finished() || status == JobStatus::AwaitingApproval {
+                return self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound);
             }
             let wake = async {
                 loop {

@@ -178,8 +178,8 @@ fn watch_job(
                         Err(_) => true,
                     };
                     if mine {
-                        if let Ok(Some(j)) = jobs.job(&job_id).await {
-                            if j.status != JobStatus::InProgress {
+                        if let Ok(Some(status)) = jobs.job_status(&job_id).await {
+                            if status != JobStatus::InProgress {
                                 let _ = tx.send(true);
                                 return;
                             }
@@ -295,9 +295,8 @@ impl Chat {
             None => Vec::new(),
         };
         let mut messages = vec![Message::system(prompt::system(&doc, &attachments))];
-        let history = self.ports.history.active_history(owner, session).await?;
-        let skip = history.len().saturating_sub(self.config.history_messages);
-        for m in history.into_iter().skip(skip) {
+        let history = self.ports.history.recent_history(owner, session, self.config.history_messages).await?;
+        for m in history {
             messages.push(if m.role == "user" {
                 Message::user(m.content)
             } else {

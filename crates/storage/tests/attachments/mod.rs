@@ -303,6 +303,40 @@ pub async fn deletes_leave_nothing_in_the_index(db: &Db) {
     check_index(db).await;
 }
 
+/// Migration 000007 moved the lexemes into the application: passages indexed before it (by
+/// the database's own tokenizer) are indexed again, once, when the database opens.
+pub async fn passages_indexed_the_old_way_are_indexed_again(db: &Db) {
+    let ann = owner(db, "ann-mig@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_old", ann, "s1", T0), None).await.unwrap();
+    db.insert_attachment(&attachment("att_other", ann, "s1", T0), None).await.unwrap();
+    let old = text(&["Pandoc 0.3 was announced in 2006.", "Purple kelp is harvested at dawn; e-mail the harbour."]);
+    db.replace_passages("att_old", &old, T0).await.unwrap();
+    db.replace_passages("att_other", &text(&["Nothing about kelp here, only 3 pandas."]), T0).await.unwrap();
+
+    // Back to 000006: its down migration indexes the stored passages the old way.
+    db.revert_last_migration().await.expect("revert 000007");
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_old").await, 2);
+    // Forward again: the passages are listed for re-indexing, and indexed before it returns.
+    db.run_pending_migrations().await.expect("apply 000007 again");
+    assert_eq!(raw.count_where("attachment_reindex", "attachment_id", "att_old").await, 0);
+    check_index(db).await;
+
+    let hits = |q: &'static str| async move { ids(&db.search_passages(ann, &sid("s1"), q, 10).await.unwrap()) };
+    assert_eq!(hits("harvest").await, [("att_old".to_owned(), 1)], "stemmed, and indexed once");
+    assert_eq!(hits("pandoc 0.3").await[0], ("att_old".to_owned(), 0));
+    assert_eq!(hits("0.3").await, [("att_old".to_owned(), 0)], "a phrase of its parts");
+    assert_eq!(hits("e-mail").await, [("att_old".to_owned(), 1)]);
+    assert_eq!(hits("kelp").await.len(), 2);
+    // Opening again finds nothing left to do; new passages are indexed as they are written.
+    db.run_pending_migrations().await.expect("nothing pending");
+    db.replace_passages("att_other", &text(&["Kelp soup."]), T0).await.unwrap();
+    assert_eq!(hits("soup").await, [("att_other".to_owned(), 0)]);
+    assert_eq!(hits("kelp").await.len(), 2);
+    check_index(db).await;
+}
+
 pub async fn pre_signed_uploads_start_once(db: &Db) {
     let ann = owner(db, "ann-pre@example.com").await;
     session(db, ann, "s1").await;

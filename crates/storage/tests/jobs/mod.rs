@@ -227,7 +227,11 @@ pub async fn history_truncates_from_a_message(db: &Db) {
     db.add_messages(me, &s, &[msg("m3")]).await.unwrap();
     let ids = |h: Vec<HistoryMessage>| h.into_iter().map(|m| m.message_id).collect::<Vec<_>>();
     assert_eq!(ids(db.active_history(me, &s).await.unwrap()), ["m1", "m2", "m3"]);
+    assert_eq!(ids(db.recent_history(me, &s, 2).await.unwrap()), ["m2", "m3"], "the last two, oldest first");
+    assert_eq!(ids(db.recent_history(me, &s, 10).await.unwrap()), ["m1", "m2", "m3"]);
+    assert!(db.recent_history(me, &s, 0).await.unwrap().is_empty());
     assert!(db.truncate_history(me, &s, "m2").await.unwrap());
+    assert_eq!(ids(db.recent_history(me, &s, 2).await.unwrap()), ["m1"], "only the active history");
     assert_eq!(ids(db.active_history(me, &s).await.unwrap()), ["m1"]);
     assert!(!db.truncate_history(me, &s, "m3").await.unwrap(), "no longer in the active history");
     let other = owner(db, "stranger@example.com").await;

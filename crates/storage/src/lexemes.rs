@@ -1,0 +1,536 @@
+//! The lexemes of the attachment index, computed here rather than by the database. Tokenizing
+//! inside the database (`to_tsvector('english', …)` on PostgreSQL, FTS5's porter tokenizer
+//! on SQLite) runs on one core, in the inserting transaction, and was most of the indexing
+//! time. The passages are normalised in Rust (on several threads when there are many) and the
+//! index gets them ready: a `tsvector` on PostgreSQL, the lexemes as plain words for FTS5 on
+//! SQLite. A query goes through the same normalisation, so both sides always agree, and both
+//! backends index the same lexemes.
+//!
+//! The rules follow PostgreSQL's `english` configuration: words are the runs of letters and
+//! digits of [`redline_domain::attachment::index_words`] (a word with inner joiners, `0.3` or
+//! `e-mail`, is its parts at consecutive positions, and a query asks for them as a phrase),
+//! lower-cased; PostgreSQL's English stop words are left out (they carry no meaning and were
+//! a third of the index's postings); words without digits go through the English Snowball
+//! stemmer (the one PostgreSQL uses).
+
+use std::collections::HashMap;
+
+use redline_domain::attachment::{index_words, joiner};
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// PostgreSQL's `english` stop words (`share/tsearch_data/english.stop`), sorted.
+const STOP_WORDS: [&str; 127] = [
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "don",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "s",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// The longest lexeme PostgreSQL stores (bytes); a longer word is not indexed, as with
+/// `to_tsvector`.
+const MAX_LEXEME_BYTES: usize = 2047;
+/// The highest position a `tsvector` records; later words share it.
+const MAX_POSITION: u16 = 16_383;
+/// The most positions a `tsvector` keeps for one lexeme.
+const MAX_POSITIONS: usize = 255;
+/// Words a thread's [`Lexer`] remembers before it starts afresh (a few MB)…
+const LEXER_MAX_WORDS: usize = 100_000;
+/// … or bytes of words and lexemes (a text of long unique tokens, base64 say).
+const LEXER_MAX_BYTES: usize = 16 << 20;
+
+/// FxHash (rustc's): the words are short and not chosen by an adversary who could exploit
+/// collisions in a cache bounded by [`LEXER_MAX_WORDS`]; SipHash was a tenth of the time.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(SEED);
+        }
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.write(&[b]);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
+/// Turns words into lexemes, remembering the words it has seen: a text repeats most of its
+/// words, and so do the attachments of one deployment; stemming is the costly part. Each
+/// thread has one ([`with_lexer`]); lexemes are named by their number in it.
+pub(crate) struct Lexer {
+    stemmer: Stemmer,
+    seen: FxMap<Box<str>, Option<u32>>,
+    ids: FxMap<Box<str>, u32>,
+    lexemes: Vec<Box<str>>,
+    bytes: usize,
+}
+
+impl Lexer {
+    fn new() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+            seen: FxMap::default(),
+            ids: FxMap::default(),
+            lexemes: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// The lexeme of one word of [`index_words`]: `None` for a stop word or a word too long
+    /// to index.
+    pub(crate) fn lexeme(&mut self, word: &str) -> Option<u32> {
+        if let Some(known) = self.seen.get(word) {
+            return *known;
+        }
+        // Words with one stem share one number.
+        self.bytes += word.len();
+        let id = lexeme_of(&self.stemmer, word).map(|lexeme| {
+            *self.ids.entry(lexeme).or_insert_with_key(|lexeme| {
+                self.bytes += 2 * lexeme.len();
+                self.lexemes.push(lexeme.clone());
+                u32::try_from(self.lexemes.len() - 1).unwrap_or(u32::MAX)
+            })
+        });
+        self.seen.insert(word.into(), id);
+        id
+    }
+
+    pub(crate) fn text(&self, id: u32) -> &str {
+        &self.lexemes[id as usize]
+    }
+}
+
+thread_local! {
+    static LEXER: std::cell::RefCell<Lexer> = std::cell::RefCell::new(Lexer::new());
+}
+
+/// Runs `f` with this thread's [`Lexer`] (started afresh once it holds [`LEXER_MAX_WORDS`]
+/// words or [`LEXER_MAX_BYTES`]; within one call it holds at most about twice the texts).
+pub(crate) fn with_lexer<R>(f: impl FnOnce(&mut Lexer) -> R) -> R {
+    LEXER.with(|cell| {
+        let mut lexer = cell.borrow_mut();
+        if lexer.seen.len() > LEXER_MAX_WORDS || lexer.bytes > LEXER_MAX_BYTES {
+            *lexer = Lexer::new();
+        }
+        f(&mut lexer)
+    })
+}
+
+fn lexeme_of(stemmer: &Stemmer, word: &str) -> Option<Box<str>> {
+    let lower = word.to_lowercase();
+    if STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
+        return None;
+    }
+    let lexeme: Box<str> =
+        if lower.chars().any(char::is_numeric) { lower.into() } else { stemmer.stem(&lower).as_ref().into() };
+    (!lexeme.is_empty() && lexeme.len() <= MAX_LEXEME_BYTES).then_some(lexeme)
+}
+
+/// Appends `lexeme` as a quoted `tsvector`/`tsquery` value: `'…'`, quotes and backslashes
+/// escaped (a lexeme is letters and digits, so this is a safeguard).
+fn push_quoted(out: &mut String, lexeme: &str) {
+    out.push('\'');
+    for c in lexeme.chars() {
+        if c == '\'' || c == '\\' {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+}
+
+/// The lexemes of one passage, with their positions counted from 1 over every word (stop
+/// words too), in reading order. With `compounds`, a word made of parts joined by single
+/// joiners (`0.3`, `e-mail`, `don't`) is also a lexeme of its own, at its first part's
+/// position, as PostgreSQL's parser did: a query for it then matches one rare lexeme, which
+/// `ts_rank` weighs as such, rather than a phrase of common parts (`0`, `3`).
+fn lexemes(lexer: &mut Lexer, text: &str, compounds: bool) -> Vec<(u32, u16)> {
+    let mut entries: Vec<(u32, u16)> = Vec::new();
+    let mut position: u16 = 0;
+    // The compound being read: its first byte and position, its parts so far, its end.
+    let (mut start, mut start_position, mut parts, mut end) = (0usize, 0u16, 0usize, 0usize);
+    let base = text.as_ptr() as usize;
+    for word in index_words(text) {
+        position = position.saturating_add(1).min(MAX_POSITION);
+        if compounds {
+            let at = word.as_ptr() as usize - base;
+            let mut between = text[end..at].chars();
+            let joined = parts > 0 && between.next().is_some_and(joiner) && between.next().is_none();
+            if !joined {
+                if parts > 1 {
+                    if let Some(id) = lexer.lexeme(&text[start..end]) {
+                        entries.push((id, start_position));
+                    }
+                }
+                (start, start_position, parts) = (at, position, 0);
+            }
+            parts += 1;
+            end = at + word.len();
+        }
+        if let Some(id) = lexer.lexeme(word) {
+            entries.push((id, position));
+        }
+    }
+    if parts > 1 {
+        if let Some(id) = lexer.lexeme(&text[start..end]) {
+            entries.push((id, start_position));
+        }
+    }
+    entries
+}
+
+/// Appends `n` in decimal (no allocation: a 10 MB attachment has a million positions).
+fn push_number(out: &mut String, n: u16) {
+    let mut digits = [0u8; 5];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
+}
+
+/// The `tsvector` of one passage, in PostgreSQL's text form (`'lexeme':1,4 'other':2`):
+/// lexemes sorted and unique, with their positions.
+pub(crate) fn tsvector(lexer: &mut Lexer, text: &str) -> String {
+    let mut entries = lexemes(lexer, text, true);
+    // Group by lexeme number (integers), then order the groups by lexeme text.
+    entries.sort_unstable();
+    let mut groups: Vec<&[(u32, u16)]> = entries.chunk_by(|a, b| a.0 == b.0).collect();
+    groups.sort_unstable_by(|a, b| lexer.text(a[0].0).cmp(lexer.text(b[0].0)));
+    let mut out = String::with_capacity(text.len());
+    for group in groups {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        push_quoted(&mut out, lexer.text(group[0].0));
+        let (mut kept, mut last) = (0usize, 0u16);
+        for &(_, pos) in group {
+            if pos != last && kept < MAX_POSITIONS {
+                out.push(if kept == 0 { ':' } else { ',' });
+                push_number(&mut out, pos);
+                kept += 1;
+                last = pos;
+            }
+        }
+    }
+    out
+}
+
+/// The text FTS5 indexes for one passage: its lexemes in reading order, one space apart.
+pub(crate) fn fts_text(lexer: &mut Lexer, text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (id, _) in lexemes(lexer, text, false) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(lexer.text(id));
+    }
+    out
+}
+
+/// `index` ([`tsvector`] or [`fts_text`]) of each of `texts`, in order, with this thread's
+/// lexer (callers spread large attachments over several blocking threads).
+pub(crate) fn index_texts(texts: &[String], index: fn(&mut Lexer, &str) -> String) -> Vec<String> {
+    with_lexer(|lexer| texts.iter().map(|t| index(lexer, t)).collect())
+}
+
+/// The lexemes of a query word in order, each with the number of words from the previous
+/// one (1: adjacent; more: stop words left out between them).
+pub(crate) type Phrase = Vec<(String, usize)>;
+
+/// One word of a query as the index knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct QueryWord {
+    /// Its lexemes, a phrase for a compound (empty when all its parts are stop words).
+    pub(crate) phrase: Phrase,
+    /// A compound's own lexeme (see [`lexemes`]: PostgreSQL's vectors hold compounds whole).
+    pub(crate) whole: Option<String>,
+}
+
+/// The words any of which a query for `terms` (the plain words of
+/// `redline_domain::attachment::query_terms`) matches, without repeats; empty when no term
+/// has a lexeme left.
+pub(crate) fn query_words(terms: &[String]) -> Vec<QueryWord> {
+    with_lexer(|lexer| words_of(lexer, terms))
+}
+
+fn words_of(lexer: &mut Lexer, terms: &[String]) -> Vec<QueryWord> {
+    let mut words: Vec<QueryWord> = Vec::new();
+    for term in terms {
+        let mut phrase: Phrase = Vec::new();
+        let (mut gap, mut parts) = (0usize, 0usize);
+        for word in index_words(term) {
+            gap += 1;
+            parts += 1;
+            if let Some(id) = lexer.lexeme(word) {
+                phrase.push((lexer.text(id).to_owned(), if phrase.is_empty() { 1 } else { gap }));
+                gap = 0;
+            }
+        }
+        let whole = if parts > 1 { lexer.lexeme(term).map(|id| lexer.text(id).to_owned()) } else { None };
+        let word = QueryWord { phrase, whole };
+        if (!word.phrase.is_empty() || word.whole.is_some()) && !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+/// The `tsquery` (text form) of `words`: any of them, a compound as its own lexeme (or, if it
+/// has none, as a phrase: lexemes joined by `<->`, `<N>` over left-out stop words). `None`
+/// when there is none.
+pub(crate) fn tsquery(words: &[QueryWord]) -> Option<String> {
+    let alternatives: Vec<String> = words
+        .iter()
+        .filter_map(|word| {
+            let mut out = String::new();
+            if let Some(whole) = &word.whole {
+                push_quoted(&mut out, whole);
+                return Some(out);
+            }
+            for (i, (lexeme, gap)) in word.phrase.iter().enumerate() {
+                match (i, gap) {
+                    (0, _) => {}
+                    (_, 1) => out.push_str(" <-> "),
+                    (_, n) => out.push_str(&format!(" <{n}> ")),
+                }
+                push_quoted(&mut out, lexeme);
+            }
+            match word.phrase.len() {
+                0 => None,
+                1 => Some(out),
+                _ => Some(format!("({out})")),
+            }
+        })
+        .collect();
+    (!alternatives.is_empty()).then(|| alternatives.join(" | "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(q: &str) -> Vec<String> {
+        redline_domain::attachment::query_terms(q)
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_the_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn passages_become_sorted_tsvectors_with_positions() {
+        let mut lexer = Lexer::new();
+        let v = tsvector(&mut lexer, "The Cats chased the cat's toys: Pandoc 0.3, e-mail; O'Brien \\ it's");
+        assert_eq!(
+            v,
+            "'0':9 '0.3':9 '3':10 'brien':14 'cat':2,5 'chase':3 'e':11 'e-mail':11 'it':15 'mail':12 'o':13 \
+             'o''brien':13 'pandoc':8 'toy':7",
+            "the possessive `'s` is stemmed away"
+        );
+    }
+
+    #[test]
+    fn fts_text_is_the_lexemes_in_order() {
+        let mut lexer = Lexer::new();
+        assert_eq!(fts_text(&mut lexer, "The Cats chased the cat's toys, in 2024!"), "cat chase cat toy 2024");
+        assert_eq!(fts_text(&mut lexer, "Grüße aus Köln, אצות סגולות"), "grüße aus köln אצות סגולות");
+        assert_eq!(fts_text(&mut lexer, "the of and -- ."), "");
+    }
+
+    #[test]
+    fn queries_and_passages_agree() {
+        let words = query_words(&terms("Harvested soups: pandoc 0.3 e-mail, don't, a-b-c, soup"));
+        let flat: Vec<Vec<&str>> = words.iter().map(|w| w.phrase.iter().map(|(l, _)| l.as_str()).collect()).collect();
+        assert_eq!(
+            flat,
+            [vec!["harvest"], vec!["soup"], vec!["pandoc"], vec!["0", "3"], vec!["e", "mail"], vec![], vec!["b", "c"]]
+        );
+        let q = tsquery(&words).unwrap();
+        assert_eq!(q, "'harvest' | 'soup' | 'pandoc' | '0.3' | 'e-mail' | 'don''t' | 'a-b-c'");
+        // The compounds are in the passages' vectors too.
+        let mut lexer = Lexer::new();
+        let v = tsvector(&mut lexer, "Say A-B-C; don't.");
+        assert!(v.contains("'a-b-c':2") && v.contains("'don''t':5"), "{v}");
+        // Without a lexeme of its own, a compound is a phrase; a left-out stop word leaves a gap.
+        let gapped = QueryWord { phrase: vec![("x".into(), 1), ("y".into(), 2)], whole: None };
+        assert_eq!(tsquery(&[gapped]).unwrap(), "('x' <2> 'y')");
+        assert!(tsquery(&[QueryWord { phrase: vec![], whole: None }]).is_none());
+        assert!(tsquery(&[]).is_none());
+    }
+
+    #[test]
+    fn quotes_are_escaped_and_positions_capped() {
+        let mut out = String::new();
+        push_quoted(&mut out, "a'b\\c");
+        assert_eq!(out, "'a''b\\\\c'");
+        let long = "word ".repeat(20_000);
+        let mut lexer = Lexer::new();
+        let v = tsvector(&mut lexer, &long);
+        assert_eq!(v.matches(',').count(), MAX_POSITIONS - 1, "at most 255 positions");
+        let many: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+        let v = tsvector(&mut lexer, &many);
+        assert!(v.contains("'w19999':16383"), "late words share the last position");
+        assert!(tsvector(&mut lexer, &"x".repeat(3000)).is_empty(), "too long to index");
+    }
+
+    #[test]
+    fn a_thread_lexer_gives_the_same_lexemes_as_a_fresh_one() {
+        let texts: Vec<String> =
+            (0..1000).map(|i| format!("Passage {i} talks about harvesting kelp {}", i % 7)).collect();
+        let once = index_texts(&texts, tsvector);
+        assert_eq!(index_texts(&texts, tsvector), once, "with the words remembered");
+        let mut fresh = Lexer::new();
+        assert_eq!(texts.iter().map(|t| tsvector(&mut fresh, t)).collect::<Vec<_>>(), once);
+        assert_eq!(once[3], "'3':2,7 'harvest':5 'kelp':6 'passag':1 'talk':3");
+        assert_eq!(
+            index_texts(&texts[..2], fts_text),
+            ["passag 0 talk harvest kelp 0", "passag 1 talk harvest kelp 1"]
+        );
+    }
+}
