@@ -260,7 +260,9 @@ impl JobStore for Db {
     }
 
     async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError> {
-        let rows: DbResult<Vec<(i64, String, String, i64)>> = with_conn!(self, |conn| Ok(job_events::table
+        // A point range on (job_id, sequence): cheap enough for the inline read pool, and
+        // event streams read it on every wake-up.
+        let rows: DbResult<Vec<(i64, String, String, i64)>> = with_read!(self, |conn| Ok(job_events::table
             .filter(job_events::job_id.eq(job_id))
             .filter(job_events::sequence.gt(after))
             .order(job_events::sequence.asc())

@@ -364,6 +364,12 @@ impl Chat {
         Ok(self.ports.jobs.job(job_id).await?)
     }
 
+    /// A job's status alone (`None` once it is gone), without the owner check: for streams
+    /// that checked the owner when they opened.
+    pub async fn peek_status(&self, job_id: &str) -> ChatResult<Option<JobStatus>> {
+        Ok(self.ports.jobs.job_status(job_id).await?)
+    }
+
     /// The public JSON of a job with its intermediate events.
     pub async fn job_view(&self, job: &JobRecord, compact: bool) -> ChatResult<Value> {
         let events = if compact { Vec::new() } else { self.ports.jobs.events(&job.job_id, 0).await? };

@@ -246,7 +246,9 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
         heartbeat.tick().await;
         loop {
-            let Ok(job) = chat.peek_job(&job_id).await else {
+            // Each wake-up reads the status and the new events (two point reads, inline on
+            // SQLite); the whole job only when an approval or the final event needs it.
+            let Ok(status) = chat.peek_status(&job_id).await else {
                 return;
             };
             let Ok(events) = chat.events_after(&job_id, last).await else {
@@ -259,22 +261,31 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 }
                 last = e.sequence;
             }
-            let Some(job) = job else {
+            let Some(status) = status else {
                 return;
             };
-            if job.status == JobStatus::AwaitingApproval && !approval_sent {
+            if status == JobStatus::AwaitingApproval && !approval_sent {
+                let Ok(Some(job)) = chat.peek_job(&job_id).await else {
+                    return;
+                };
+                if job.status != JobStatus::AwaitingApproval {
+                    // It moved on since the status was read: the next pass sees where to.
+                    continue;
+                }
                 approval_sent = true;
                 let data = json!({"job_id": job.job_id, "pending_changes": job.metadata.get("pending_changes")});
                 if tx.send(frame("approval_required", None, &data)).await.is_err() {
                     return;
                 }
             }
-            if job.status != JobStatus::AwaitingApproval {
+            if status != JobStatus::AwaitingApproval {
                 approval_sent = false;
             }
-            if job.status.is_finished() {
-                if let Ok(view) = chat.job_view(&job, false).await {
-                    let _ = tx.send(frame("final", None, &view)).await;
+            if status.is_finished() {
+                if let Ok(Some(job)) = chat.peek_job(&job_id).await {
+                    if let Ok(view) = chat.job_view(&job, false).await {
+                        let _ = tx.send(frame("final", None, &view)).await;
+                    }
                 }
                 return;
             }
