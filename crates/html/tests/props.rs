@@ -339,3 +339,139 @@ proptest! {
         prop_assert_eq!(text, words.join(" "));
     }
 }
+
+/// Tags of the block documents below: first those the splitter accepts, then a few it does
+/// not (which stop the cutting there).
+const BLOCK_TAGS: &[&str] = &[
+    "p",
+    "div",
+    "h1",
+    "h2",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "tbody",
+    "tr",
+    "td",
+    "th",
+    "caption",
+    "blockquote",
+    "pre",
+    "figure",
+    "figcaption",
+    "hr",
+    "br",
+    "img",
+    "col",
+    "colgroup",
+    "a",
+    "b",
+    "i",
+    "em",
+    "strong",
+    "span",
+    "code",
+    "sub",
+    "s",
+    "mark",
+    "section",
+    "font",
+    "center",
+    "select",
+    "textarea",
+    "form",
+    "P",
+];
+/// How many of `BLOCK_TAGS` come first, accepted.
+const ACCEPTED: usize = 32;
+const VOID: &[&str] = &["hr", "br", "img", "col"];
+
+#[derive(Debug, Clone)]
+enum Node {
+    Text(usize),
+    Element(usize, Vec<usize>, Vec<Node>),
+}
+
+fn tag_index() -> impl Strategy<Value = usize> {
+    prop_oneof![30 => 0..ACCEPTED, 1 => ACCEPTED..BLOCK_TAGS.len()]
+}
+
+fn node() -> BoxedStrategy<Node> {
+    // Attributes without ids: an id anywhere keeps the whole document in one slice.
+    let attrs = || prop::collection::vec(6..ATTRS.len(), 0..2);
+    let leaf = prop_oneof![
+        (0..TEXTS.len()).prop_map(Node::Text),
+        (tag_index(), attrs()).prop_map(|(t, a)| Node::Element(t, a, Vec::new())),
+    ];
+    leaf.prop_recursive(4, 48, 4, move |inner| {
+        (tag_index(), attrs(), prop::collection::vec(inner, 0..4)).prop_map(|(t, a, c)| Node::Element(t, a, c))
+    })
+    .boxed()
+}
+
+fn render_nodes(nodes: &[Node], out: &mut String) {
+    for n in nodes {
+        match n {
+            Node::Text(i) => out.push_str(TEXTS[*i]),
+            Node::Element(t, attrs, children) => {
+                let tag = BLOCK_TAGS[*t];
+                out.push('<');
+                out.push_str(tag);
+                for a in attrs {
+                    out.push(' ');
+                    out.push_str(ATTRS[*a]);
+                }
+                out.push('>');
+                if !VOID.contains(&tag) {
+                    render_nodes(children, out);
+                    out.push_str("</");
+                    out.push_str(tag);
+                    out.push('>');
+                }
+            }
+        }
+    }
+}
+
+/// Documents of strictly nested elements, mostly top-level blocks (what converters write),
+/// with whatever the parser treats specially inside them (`<div>` in `<p>`, `<a>` in `<a>`,
+/// text in a `<table>`, stray cells, …).
+fn block_document() -> impl Strategy<Value = String> {
+    prop::collection::vec(node(), 0..40).prop_map(|nodes| {
+        let mut html = String::new();
+        render_nodes(&nodes, &mut html);
+        html
+    })
+}
+
+fn sliced_and_whole(
+    html: &str,
+) -> (
+    Result<Vec<redline_domain::document::Section>, redline_ports::documents::HtmlError>,
+    Result<Vec<redline_domain::document::Section>, redline_ports::documents::HtmlError>,
+) {
+    let adapter = Html5everSections::new();
+    let sliced = redline_html::sectionize_in_slices(&adapter, html, 0, &mut ids("n"));
+    let whole = redline_html::sectionize_in_slices(&adapter, html, usize::MAX, &mut ids("n"));
+    (sliced, whole)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn slicing_never_changes_the_sections(html in block_document()) {
+        let (sliced, whole) = sliced_and_whole(&html);
+        prop_assert_eq!(sliced, whole, "input {:?}", html);
+    }
+
+    #[test]
+    fn slicing_tag_soup_never_changes_the_sections(html in html_ish()) {
+        let (sliced, whole) = sliced_and_whole(&html);
+        prop_assert_eq!(sliced, whole, "input {:?}", html);
+    }
+}
