@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rand::RngCore;
 use redline_domain::attachment::TextBlock;
-use redline_domain::document::{ChunkId, Document, DocumentWriter, Section};
+use redline_domain::document::{ChunkId, Document, Section};
 use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{
@@ -113,8 +113,7 @@ pub struct Uploaded {
     pub document: DocumentRecord,
     pub images: Vec<ImageInfo>,
     pub warnings: Vec<String>,
-    /// The text of the uploaded file's sections (for indexing it with `?index=true`); empty
-    /// unless asked for.
+    /// The text of the uploaded file's sections (for indexing it with `?index=true`).
     pub blocks: Vec<TextBlock>,
 }
 
@@ -181,40 +180,7 @@ impl Documents {
         Ok((record, doc))
     }
 
-    /// Sanitizes and sections an upload's HTML on the blocking pool, writing the sections
-    /// after those of `doc` as they come (the upload's HTML is freed as it is read; no
-    /// section is kept): a large upload is held about twice, not five times. With `index`,
-    /// also the text blocks of the new sections.
-    async fn write_sections(
-        &self,
-        html: String,
-        mut doc: DocumentWriter,
-        index: bool,
-    ) -> DocumentResult<(DocumentWriter, Vec<TextBlock>)> {
-        let sectioner = self.html.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut blocks = Vec::new();
-            let mut duplicate = None;
-            let sectioned = sectioner.sectionize_each(html, &mut new_chunk_id, &mut |section| {
-                if index {
-                    blocks.extend(TextBlock::of_section(&section));
-                }
-                if duplicate.is_none() {
-                    duplicate = doc.push(section).err();
-                }
-            });
-            match (sectioned, duplicate) {
-                (Err(HtmlError::TooDeep), _) => Err(DocumentError::TooDeep),
-                (Ok(()), Some(e)) => Err(DocumentError::Worker(e.to_string())),
-                (Ok(()), None) => Ok((doc, blocks)),
-            }
-        })
-        .await
-        .map_err(|e| DocumentError::Worker(e.to_string()))?
-    }
-
-    /// Converts an uploaded file and loads it into the session's document. With `index`, the
-    /// answer carries the text of the file's sections, to index it.
+    /// Converts an uploaded file and loads it into the session's document.
     pub async fn upload(
         &self,
         owner: Owner,
@@ -222,11 +188,9 @@ impl Documents {
         filename: &str,
         bytes: Vec<u8>,
         mode: OpenMode,
-        index: bool,
     ) -> DocumentResult<Uploaded> {
         let format = SourceFormat::from_filename(filename)?;
         let converter = self.converter.clone();
-        // The bytes are dropped as soon as they are converted.
         let converted = tokio::task::spawn_blocking(move || converter.convert(format, &bytes))
             .await
             .map_err(|e| DocumentError::Worker(e.to_string()))??;
@@ -236,19 +200,20 @@ impl Documents {
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
         let (Converted { html, warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
-        let doc = match mode {
-            OpenMode::Replace => DocumentWriter::default(),
-            OpenMode::Append => DocumentWriter::after(self.current(owner, session).await?.1),
+        let new_sections = self.sectionize(html).await?;
+        let blocks = TextBlock::of_sections(&new_sections);
+        let mut doc = match mode {
+            OpenMode::Replace => Document::default(),
+            OpenMode::Append => self.current(owner, session).await?.1,
         };
-        let (doc, blocks) = self.write_sections(html, doc, index).await?;
+        doc.append(new_sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
         if !doc.has_content() {
             return Err(DocumentError::Convert(ConvertError::Empty));
         }
-        let section_count = i64::try_from(doc.len()).unwrap_or(i64::MAX);
         let version = NewVersion {
             version_id: new_version_id(),
-            html: doc.into_html(),
-            section_count,
+            html: doc.to_html(),
+            section_count: i64::try_from(doc.len()).unwrap_or(i64::MAX),
             source: "upload".to_owned(),
             title: Some(title_of(filename)),
             now: self.clock.now_ms(),
@@ -256,7 +221,7 @@ impl Documents {
         // Everything was checked: the images are stored, then the version that shows them.
         // A failure on the way removes what was stored for this upload.
         self.put_images(&pending).await?;
-        let committed = match self.store.commit_version(owner, session, None, version).await {
+        let committed = match self.store.commit_version(owner, session, None, &version).await {
             Ok(CommitOutcome::Committed(document)) => Ok(document),
             Ok(CommitOutcome::Stale { current_version }) => Err(DocumentError::Stale { current_version }),
             Err(e) => Err(e.into()),
@@ -354,7 +319,7 @@ impl Documents {
             title: None,
             now: self.clock.now_ms(),
         };
-        match self.store.commit_version(owner, session, expected, version).await? {
+        match self.store.commit_version(owner, session, expected, &version).await? {
             CommitOutcome::Committed(document) => Ok(document),
             CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
         }
@@ -380,7 +345,7 @@ impl Documents {
             title,
             now: self.clock.now_ms(),
         };
-        match self.store.commit_version(owner, session, None, version).await? {
+        match self.store.commit_version(owner, session, None, &version).await? {
             CommitOutcome::Committed(document) => Ok(document),
             CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
         }

@@ -65,13 +65,11 @@ impl TextBlock {
 impl TextBlock {
     /// The blocks of a document's sections: each section's text, headings (`h1`–`h6`) marked.
     pub fn of_sections(sections: &[crate::document::Section]) -> Vec<TextBlock> {
-        sections.iter().filter_map(TextBlock::of_section).collect()
-    }
-
-    /// The block of one section; `None` when it has no text.
-    pub fn of_section(s: &crate::document::Section) -> Option<TextBlock> {
-        (!s.text.trim().is_empty())
-            .then(|| TextBlock::new(s.text.clone(), matches!(s.tag.as_str(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6")))
+        sections
+            .iter()
+            .filter(|s| !s.text.trim().is_empty())
+            .map(|s| TextBlock::new(s.text.clone(), matches!(s.tag.as_str(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6")))
+            .collect()
     }
 }
 

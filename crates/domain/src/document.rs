@@ -54,13 +54,6 @@ pub struct Section {
     pub text: String,
 }
 
-impl Section {
-    /// Whether the section shows anything: text, an image, a rule or a table.
-    pub fn has_content(&self) -> bool {
-        !self.text.trim().is_empty() || self.tag == "hr" || self.html.contains("<img") || self.tag == "table"
-    }
-}
-
 /// What can go wrong editing a document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DocumentError {
@@ -118,7 +111,9 @@ impl Document {
 
     /// Whether the document has any visible content (text, an image, a rule or a table).
     pub fn has_content(&self) -> bool {
-        self.sections.iter().any(Section::has_content)
+        self.sections
+            .iter()
+            .any(|s| !s.text.trim().is_empty() || s.tag == "hr" || s.html.contains("<img") || s.tag == "table")
     }
 
     pub fn position(&self, id: &ChunkId) -> Option<usize> {
@@ -203,57 +198,6 @@ impl Document {
                 }
             })
             .collect()
-    }
-}
-
-/// A document's [`Document::to_html`] written a section at a time, keeping only the HTML:
-/// for a document too large to hold both as sections and as HTML (an upload). It checks
-/// what [`Document::append`] checks and knows what [`Document::has_content`] and
-/// [`Document::len`] would answer.
-#[derive(Debug, Default)]
-pub struct DocumentWriter {
-    html: String,
-    ids: HashSet<ChunkId>,
-    has_content: bool,
-}
-
-impl DocumentWriter {
-    /// A writer whose first sections are those of `doc`.
-    pub fn after(doc: Document) -> Self {
-        Self {
-            html: doc.to_html(),
-            has_content: doc.has_content(),
-            ids: doc.sections.into_iter().map(|s| s.id).collect(),
-        }
-    }
-
-    /// Appends a section; `DuplicateChunk` (and nothing written) if its id is taken.
-    pub fn push(&mut self, section: Section) -> Result<(), DocumentError> {
-        if self.ids.contains(&section.id) {
-            return Err(DocumentError::DuplicateChunk(section.id.to_string()));
-        }
-        self.has_content = self.has_content || section.has_content();
-        self.html.push_str(&section.html);
-        self.html.push('\n');
-        self.ids.insert(section.id);
-        Ok(())
-    }
-
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
-    pub fn has_content(&self) -> bool {
-        self.has_content
-    }
-
-    /// The HTML, as `to_html` gives it.
-    pub fn into_html(self) -> String {
-        self.html
     }
 }
 
@@ -358,27 +302,6 @@ mod tests {
         );
         assert!(matches!(&d[1], SectionDiff::Edited { id, .. } if id.as_str() == "b"));
         assert!(matches!(&d[2], SectionDiff::Deleted { id, .. } if id.as_str() == "c"));
-    }
-
-    #[test]
-    fn a_writer_writes_what_the_document_would() {
-        let mut h = sec("h", "");
-        h.tag = "hr".into();
-        let existing = Document::new(vec![sec("a", "one"), sec("e", " ")]).unwrap();
-        let new = vec![sec("b", "two"), h, sec("c", "")];
-        let mut doc = existing.clone();
-        doc.append(new.clone()).unwrap();
-        let mut w = DocumentWriter::after(existing);
-        for s in new {
-            w.push(s).unwrap();
-        }
-        assert_eq!(w.push(sec("b", "again")), Err(DocumentError::DuplicateChunk("b".into())));
-        assert_eq!((w.len(), w.has_content()), (doc.len(), doc.has_content()));
-        assert_eq!(w.into_html(), doc.to_html());
-        let mut empty = DocumentWriter::default();
-        empty.push(sec("e", "  ")).unwrap();
-        assert!(!empty.has_content() && !empty.is_empty());
-        assert_eq!(empty.into_html(), Document::new(vec![sec("e", "  ")]).unwrap().to_html());
     }
 
     #[derive(Debug, Clone)]

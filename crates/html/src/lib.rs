@@ -12,10 +12,6 @@
 //!    block content, which a `<p>` cannot hold), stray `li`s in a `<ul>`;
 //! 5. each section gets its id and is serialized with html5ever.
 //!
-//! A large document is taken through these steps in slices of top-level blocks where it can
-//! be cut without changing the result (see `split.rs`), so the parsers' trees are as big as a
-//! slice, not as the document; an owned document is freed as its slices are done.
-//!
 //! Idempotence (the port's contract) rests on html5ever's serialize-then-parse giving the
 //! same tree, on every change made after the last parse being one that parses back the same,
 //! and on a canonical attribute order; `tests/props.rs` checks it on generated tag soup.
@@ -25,11 +21,7 @@
 mod depth;
 mod sanitize;
 mod sections;
-mod split;
 mod text;
-
-use std::borrow::Cow;
-use std::collections::HashSet;
 
 use html5ever::tendril::TendrilSink;
 use html5ever::{local_name, namespace_url, ns, Parser, QualName};
@@ -42,13 +34,6 @@ use redline_ports::HtmlSections;
 /// (or output, counting the `<p>`/`<ul>` a run or stray item is wrapped in) is
 /// [`HtmlError::TooDeep`].
 pub const MAX_DEPTH: usize = 256;
-
-/// A document longer than this is cut into slices of about this size, when it can be.
-const SLICE_BYTES: usize = 256 * 1024;
-
-/// The part of an owned document already sectioned is freed whenever it reaches this size
-/// (freeing moves the rest to the front of the buffer, so not after every slice).
-const RELEASE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Sanitizes and sections HTML with ammonia and html5ever.
 pub struct Html5everSections {
@@ -81,81 +66,14 @@ impl std::fmt::Debug for Html5everSections {
     }
 }
 
-impl Html5everSections {
-    /// The sections of `html`, in slices of about `slice_bytes` where it can be cut. Which
-    /// input ids are kept depends on the whole document, so a document that has any is not
-    /// cut.
-    fn each_section(
-        &self,
-        mut html: Cow<'_, str>,
-        slice_bytes: usize,
-        new_id: &mut dyn FnMut() -> ChunkId,
-        each: &mut dyn FnMut(Section),
-    ) -> Result<(), HtmlError> {
-        if html.bytes().all(|b| text::is_html_space(b as char)) {
-            return Ok(());
-        }
-        let cuts = if html.len() <= slice_bytes || has_chunk_ids(&html) {
-            Vec::new()
-        } else {
-            split::cuts(&html, slice_bytes)
-        };
-        let mut used = HashSet::new();
-        // Offsets are in the whole document; the first `freed` bytes of an owned one are gone.
-        let (mut start, mut freed) = (0, 0);
-        for end in cuts.into_iter().chain(std::iter::once(html.len())) {
-            if let Cow::Owned(owned) = &mut html {
-                if start - freed >= RELEASE_BYTES {
-                    owned.drain(..start - freed);
-                    owned.shrink_to_fit();
-                    freed = start;
-                }
-            }
-            let clean = self.sanitize(&html[start - freed..end - freed])?;
-            sections::sections_of_clean(&clean, &mut used, new_id, each)?;
-            start = end;
-        }
-        Ok(())
-    }
-}
-
-/// Whether `html` may hold a `data-chunk-id` attribute (ASCII case-insensitive, as the
-/// parser reads attribute names).
-fn has_chunk_ids(html: &str) -> bool {
-    const NAME: &[u8] = b"data-chunk-id";
-    let b = html.as_bytes();
-    (0..b.len()).any(|i| b[i] | 0x20 == b'd' && b[i..].get(..NAME.len()).is_some_and(|w| w.eq_ignore_ascii_case(NAME)))
-}
-
 impl HtmlSections for Html5everSections {
     fn sectionize(&self, html: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError> {
-        let mut sections = Vec::new();
-        self.each_section(Cow::Borrowed(html), SLICE_BYTES, new_id, &mut |s| sections.push(s))?;
-        Ok(sections)
+        if html.bytes().all(|b| text::is_html_space(b as char)) {
+            return Ok(Vec::new());
+        }
+        let clean = self.sanitize(html)?;
+        sections::sections_of_clean(&clean, new_id)
     }
-
-    fn sectionize_each(
-        &self,
-        html: String,
-        new_id: &mut dyn FnMut() -> ChunkId,
-        each: &mut dyn FnMut(Section),
-    ) -> Result<(), HtmlError> {
-        self.each_section(Cow::Owned(html), SLICE_BYTES, new_id, each)
-    }
-}
-
-/// [`HtmlSections::sectionize`] with slices of about `slice_bytes` instead of the default
-/// 256 KB: for tests that compare cut and uncut documents (`usize::MAX` never cuts).
-#[doc(hidden)]
-pub fn sectionize_in_slices(
-    sectioner: &Html5everSections,
-    html: &str,
-    slice_bytes: usize,
-    new_id: &mut dyn FnMut() -> ChunkId,
-) -> Result<Vec<Section>, HtmlError> {
-    let mut sections = Vec::new();
-    sectioner.each_section(Cow::Borrowed(html), slice_bytes, new_id, &mut |s| sections.push(s))?;
-    Ok(sections)
 }
 
 /// The text content of an HTML fragment, as in [`Section::text`]: white space collapsed to

@@ -13,7 +13,7 @@ use redline_domain::document::SECTION_TAGS;
 use crate::sections::{CONTAINERS, RENAMED_BLOCKS};
 
 /// Elements kept besides the section elements.
-pub(crate) const OTHER_TAGS: [&str; 30] = [
+const OTHER_TAGS: [&str; 30] = [
     "li",
     "thead",
     "tbody",

@@ -375,19 +375,13 @@ fn tag_of(root: &Handle) -> String {
     }
 }
 
-/// The sections of HTML that ammonia already sanitized, handed to `each` in order. `used`
-/// holds the ids given so far (to earlier slices of the same document) and gets these.
-pub(crate) fn sections_of_clean(
-    clean: &str,
-    used: &mut HashSet<ChunkId>,
-    new_id: &mut dyn FnMut() -> ChunkId,
-    each: &mut dyn FnMut(Section),
-) -> Result<(), HtmlError> {
+/// Sections of HTML that ammonia already sanitized.
+pub(crate) fn sections_of_clean(clean: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError> {
     let mut dom = parse_fragment(clean);
-    let Some(mut root) = dom.document.children.borrow().first().cloned() else { return Ok(()) };
+    let Some(mut root) = dom.document.children.borrow().first().cloned() else { return Ok(Vec::new()) };
     if rename_blocks(&root) {
         dom = parse_fragment(&serialize(&root, TraversalScope::ChildrenOnly(None)));
-        let Some(again) = dom.document.children.borrow().first().cloned() else { return Ok(()) };
+        let Some(again) = dom.document.children.borrow().first().cloned() else { return Ok(Vec::new()) };
         root = again;
     }
     let blocks = collect_blocks(&root);
@@ -397,21 +391,23 @@ pub(crate) fn sections_of_clean(
 
     // Ids: the first valid use of an input id keeps it; every other block gets a fresh id
     // that no kept id uses, even a later one.
+    let mut used = HashSet::with_capacity(blocks.len());
     let kept: Vec<Option<ChunkId>> = blocks
         .iter()
         .map(|b| if b.from_input { input_id(&b.root).filter(|id| used.insert(id.clone())) } else { None })
         .collect();
+    let mut sections = Vec::with_capacity(blocks.len());
     for (b, kept) in blocks.iter().zip(kept) {
         let id = match kept {
             Some(id) => id,
             None => {
-                let id = fresh_id(used, new_id);
+                let id = fresh_id(&used, new_id);
                 used.insert(id.clone());
                 id
             }
         };
         set_id(&b.root, &id);
-        each(Section { id, tag: tag_of(&b.root), html: outer_html(&b.root), text: text_of_node(&b.root) });
+        sections.push(Section { id, tag: tag_of(&b.root), html: outer_html(&b.root), text: text_of_node(&b.root) });
     }
-    Ok(())
+    Ok(sections)
 }

@@ -6,7 +6,6 @@
 pub mod auth;
 pub mod body;
 pub mod error;
-pub mod json_text;
 pub mod metrics;
 pub mod middleware;
 pub mod multipart;

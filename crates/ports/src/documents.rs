@@ -30,20 +30,6 @@ pub trait HtmlSections: Send + Sync {
     /// MUST be idempotent: sectioning the `to_html()` of its own output gives the same
     /// sections.
     fn sectionize(&self, html: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError>;
-
-    /// [`sectionize`](Self::sectionize) for a large document read once (an upload): takes the
-    /// HTML by value, so that it may be freed as it is read, and hands the sections to `each`
-    /// in order instead of collecting them. The sections MUST be those `sectionize` gives. On
-    /// an error, sections may have been handed over already: the caller discards them.
-    fn sectionize_each(
-        &self,
-        html: String,
-        new_id: &mut dyn FnMut() -> ChunkId,
-        each: &mut dyn FnMut(Section),
-    ) -> Result<(), HtmlError> {
-        self.sectionize(&html, new_id)?.into_iter().for_each(each);
-        Ok(())
-    }
 }
 
 /// The current state of a session's document.
@@ -100,14 +86,13 @@ pub trait DocumentStore: Send + Sync {
     /// In one transaction: creates the session on first use, stores `version` as a new
     /// version and makes it current. With `expected_version = Some(v)` it MUST commit only
     /// when the current version is `v` (compare-and-swap; `Some(None)` means "the session
-    /// has no document yet"), else answer `Stale` and change nothing. The version is taken by
-    /// value so that its HTML becomes the record's without a copy.
+    /// has no document yet"), else answer `Stale` and change nothing.
     async fn commit_version(
         &self,
         owner: Owner,
         session: &SessionId,
         expected_version: Option<Option<String>>,
-        version: NewVersion,
+        version: &NewVersion,
     ) -> Result<CommitOutcome, StoreError>;
 
     /// Versions of the session's document, newest first (without their HTML).

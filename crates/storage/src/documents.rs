@@ -51,7 +51,7 @@ impl DocumentStore for Db {
         owner: Owner,
         session: &SessionId,
         expected_version: Option<Option<String>>,
-        new: NewVersion,
+        new: &NewVersion,
     ) -> Result<CommitOutcome, StoreError> {
         let owner_s = owner.to_string();
         let sid = session.as_str();
@@ -114,11 +114,10 @@ impl DocumentStore for Db {
                 ))
                 .execute(conn)
                 .await?;
-            // The HTML is moved into the record below, not copied (it can be as large as an upload).
-            Ok(Ok((String::new(), Some(new.version_id.clone()), new.section_count, created_at, new.now)))
+            Ok(Ok((new.html.clone(), Some(new.version_id.clone()), new.section_count, created_at, new.now)))
         });
         Ok(match r? {
-            Ok(row) => CommitOutcome::Committed(DocumentRecord { html: new.html, ..record(owner, session, row) }),
+            Ok(row) => CommitOutcome::Committed(record(owner, session, row)),
             Err(current_version) => CommitOutcome::Stale { current_version },
         })
     }

@@ -485,7 +485,7 @@ impl Chat {
             title: None,
             now: self.now(),
         };
-        let record = match self.ports.store.commit_version(owner, session, None, new).await? {
+        let record = match self.ports.store.commit_version(owner, session, None, &new).await? {
             redline_ports::documents::CommitOutcome::Committed(r) => r,
             redline_ports::documents::CommitOutcome::Stale { .. } => {
                 return Err(ChatError::Conflict("The document changed during the revert; try again.".to_owned()))

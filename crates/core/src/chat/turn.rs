@@ -281,7 +281,7 @@ impl Chat {
                 };
                 let expected = Some(record.as_ref().and_then(|r| r.version_id.clone()));
                 if let CommitOutcome::Committed(r) =
-                    self.ports.store.commit_version(owner, session, expected, version).await?
+                    self.ports.store.commit_version(owner, session, expected, &version).await?
                 {
                     record = Some(r);
                     doc = editor;
@@ -618,7 +618,7 @@ impl Chat {
             title: None,
             now: self.now(),
         };
-        Ok(match self.ports.store.commit_version(job.owner, &job.session_id, Some(expected), version).await? {
+        Ok(match self.ports.store.commit_version(job.owner, &job.session_id, Some(expected), &version).await? {
             CommitOutcome::Committed(r) => Some(r),
             CommitOutcome::Stale { .. } => None,
         })

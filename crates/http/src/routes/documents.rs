@@ -13,7 +13,6 @@ use utoipa::ToSchema;
 use crate::auth::ApiPrincipal;
 use crate::body::JsonBody;
 use crate::error::{ApiError, ApiResult};
-use crate::json_text::JsonWithText;
 use crate::multipart::read_form;
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
@@ -152,7 +151,7 @@ pub async fn upload(
     let index = req.query_string().split('&').any(|kv| kv.eq_ignore_ascii_case("index=true"));
     let filename = file.filename.clone();
     let size = file.bytes.len() as u64;
-    let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode, index).await?;
+    let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode).await?;
     let mut warnings = out.warnings;
     let mut attachment_id = None;
     if index {
@@ -166,9 +165,9 @@ pub async fn upload(
         }
     }
     let d = out.document;
-    let body = UploadBody {
+    Ok(HttpResponse::Ok().json(UploadBody {
         session_id: d.session_id.to_string(),
-        html: String::new(),
+        html: d.html,
         version_id: d.version_id,
         filename,
         section_count: d.section_count,
@@ -180,10 +179,7 @@ pub async fn upload(
         warnings,
         indexed: attachment_id.is_some(),
         attachment_id,
-    };
-    // The HTML can be as large as the upload: it is escaped as it is sent, not copied whole.
-    let body = JsonWithText::new(&body, "html", d.html).map_err(ApiError::Internal)?;
-    Ok(HttpResponse::Ok().insert_header(header::ContentType::json()).body(body))
+    }))
 }
 
 /// An image extracted from an upload. No authorization: the id (128 random bits) is the

@@ -33,7 +33,7 @@ async fn session(db: &Db, owner: Owner, session: &str) {
         title: None,
         now: T0,
     };
-    let outcome = db.commit_version(owner, &sid(session), None, version).await.unwrap();
+    let outcome = db.commit_version(owner, &sid(session), None, &version).await.unwrap();
     assert!(matches!(outcome, CommitOutcome::Committed(_)));
 }
 
