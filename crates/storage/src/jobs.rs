@@ -378,6 +378,31 @@ impl JobStore for Db {
 
 type MessageRow = (String, String, String, Option<String>, Option<String>, Option<String>, i64);
 
+/// The columns of a [`MessageRow`], in its order.
+const MESSAGE_COLUMNS: (
+    chat_messages::message_id,
+    chat_messages::role,
+    chat_messages::content,
+    chat_messages::job_id,
+    chat_messages::version_before,
+    chat_messages::version_after,
+    chat_messages::created_at,
+) = (
+    chat_messages::message_id,
+    chat_messages::role,
+    chat_messages::content,
+    chat_messages::job_id,
+    chat_messages::version_before,
+    chat_messages::version_after,
+    chat_messages::created_at,
+);
+
+fn history_message(
+    (message_id, role, content, job_id, version_before, version_after, created_at): MessageRow,
+) -> HistoryMessage {
+    HistoryMessage { message_id, role, content, job_id, version_before, version_after, created_at }
+}
+
 #[async_trait::async_trait]
 impl HistoryStore for Db {
     async fn add_messages(
@@ -429,29 +454,10 @@ impl HistoryStore for Db {
             .filter(chat_messages::session_id.eq(sid))
             .filter(chat_messages::active.eq(true))
             .order(chat_messages::position.asc())
-            .select((
-                chat_messages::message_id,
-                chat_messages::role,
-                chat_messages::content,
-                chat_messages::job_id,
-                chat_messages::version_before,
-                chat_messages::version_after,
-                chat_messages::created_at,
-            ))
+            .select(MESSAGE_COLUMNS)
             .load(conn)
             .await?));
-        Ok(rows?
-            .into_iter()
-            .map(|(message_id, role, content, job_id, version_before, version_after, created_at)| HistoryMessage {
-                message_id,
-                role,
-                content,
-                job_id,
-                version_before,
-                version_after,
-                created_at,
-            })
-            .collect())
+        Ok(rows?.into_iter().map(history_message).collect())
     }
 
     async fn recent_history(
@@ -469,30 +475,10 @@ impl HistoryStore for Db {
             .filter(chat_messages::active.eq(true))
             .order(chat_messages::position.desc())
             .limit(limit)
-            .select((
-                chat_messages::message_id,
-                chat_messages::role,
-                chat_messages::content,
-                chat_messages::job_id,
-                chat_messages::version_before,
-                chat_messages::version_after,
-                chat_messages::created_at,
-            ))
+            .select(MESSAGE_COLUMNS)
             .load(conn)
             .await?));
-        Ok(rows?
-            .into_iter()
-            .map(|(message_id, role, content, job_id, version_before, version_after, created_at)| HistoryMessage {
-                message_id,
-                role,
-                content,
-                job_id,
-                version_before,
-                version_after,
-                created_at,
-            })
-            .rev()
-            .collect())
+        Ok(rows?.into_iter().map(history_message).rev().collect())
     }
 
     async fn truncate_history(&self, owner: Owner, session: &SessionId, message_id: &str) -> Result<bool, StoreError> {
