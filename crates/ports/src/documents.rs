@@ -95,6 +95,20 @@ pub trait DocumentStore: Send + Sync {
         version: &NewVersion,
     ) -> Result<CommitOutcome, StoreError>;
 
+    /// `commit_version` for a chat job's turn. In the same transaction, and only while the
+    /// job is in progress, it records `version` as the job's commit; `None` when the job is
+    /// not in progress (cancelled, or taken away), and then nothing is written. Once this has
+    /// committed, `JobStore::update_job` MUST refuse to cancel the job, and recovery MUST NOT
+    /// run its turn again (that would apply the changes twice).
+    async fn commit_job_version(
+        &self,
+        job_id: &str,
+        owner: Owner,
+        session: &SessionId,
+        expected_version: Option<Option<String>>,
+        version: &NewVersion,
+    ) -> Result<Option<CommitOutcome>, StoreError>;
+
     /// Versions of the session's document, newest first (without their HTML).
     async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError>;
 

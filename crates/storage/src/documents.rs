@@ -8,7 +8,7 @@ use redline_ports::{DocumentStore, StoreError};
 
 use crate::db::{BackendOps, Db};
 use crate::error::DbResult;
-use crate::schema::{document_versions, sessions};
+use crate::schema::{document_versions, jobs, sessions};
 
 type DocRow = (String, Option<String>, i64, i64, i64);
 
@@ -53,73 +53,20 @@ impl DocumentStore for Db {
         expected_version: Option<Option<String>>,
         new: &NewVersion,
     ) -> Result<CommitOutcome, StoreError> {
-        let owner_s = owner.to_string();
-        let sid = session.as_str();
-        let lock_key = format!("{owner_s}/{sid}");
-        let r: DbResult<Result<DocRow, Option<String>>> = with_tx!(self, |conn| {
-            conn.lock_owner(&lock_key).await?;
-            let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
-                .find((&owner_s, sid))
-                .select((sessions::version_id, sessions::title, sessions::created_at))
-                .get_result(conn)
-                .await
-                .optional()?;
-            if let Some(expected) = &expected_version {
-                let current = existing.as_ref().and_then(|(v, _, _)| v.clone());
-                if &current != expected {
-                    return Ok(Err(current));
-                }
-            }
-            let created_at = match &existing {
-                None => {
-                    diesel::insert_into(sessions::table)
-                        .values((
-                            sessions::owner.eq(&owner_s),
-                            sessions::session_id.eq(sid),
-                            sessions::title.eq(&new.title),
-                            sessions::created_at.eq(new.now),
-                            sessions::updated_at.eq(new.now),
-                            sessions::version_id.eq(&new.version_id),
-                            sessions::section_count.eq(new.section_count),
-                            sessions::html.eq(&new.html),
-                        ))
-                        .execute(conn)
-                        .await?;
-                    new.now
-                }
-                Some((_, title, created_at)) => {
-                    let title = title.clone().or_else(|| new.title.clone());
-                    diesel::update(sessions::table.find((&owner_s, sid)))
-                        .set((
-                            sessions::title.eq(title),
-                            sessions::updated_at.eq(new.now),
-                            sessions::version_id.eq(&new.version_id),
-                            sessions::section_count.eq(new.section_count),
-                            sessions::html.eq(&new.html),
-                        ))
-                        .execute(conn)
-                        .await?;
-                    *created_at
-                }
-            };
-            diesel::insert_into(document_versions::table)
-                .values((
-                    document_versions::version_id.eq(&new.version_id),
-                    document_versions::owner.eq(&owner_s),
-                    document_versions::session_id.eq(sid),
-                    document_versions::html.eq(&new.html),
-                    document_versions::section_count.eq(new.section_count),
-                    document_versions::source.eq(&new.source),
-                    document_versions::created_at.eq(new.now),
-                ))
-                .execute(conn)
-                .await?;
-            Ok(Ok((new.html.clone(), Some(new.version_id.clone()), new.section_count, created_at, new.now)))
-        });
-        Ok(match r? {
-            Ok(row) => CommitOutcome::Committed(record(owner, session, row)),
-            Err(current_version) => CommitOutcome::Stale { current_version },
-        })
+        commit(self, None, owner, session, expected_version, new)
+            .await?
+            .ok_or_else(|| StoreError::Other("a commit for no job was refused for its job".to_owned()))
+    }
+
+    async fn commit_job_version(
+        &self,
+        job_id: &str,
+        owner: Owner,
+        session: &SessionId,
+        expected_version: Option<Option<String>>,
+        new: &NewVersion,
+    ) -> Result<Option<CommitOutcome>, StoreError> {
+        commit(self, Some(job_id), owner, session, expected_version, new).await
     }
 
     async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError> {
@@ -189,4 +136,98 @@ impl DocumentStore for Db {
         });
         Ok(n? > 0)
     }
+}
+
+/// Why a commit wrote nothing.
+enum Refused {
+    /// The expected version is not the current one (it is this).
+    Stale(Option<String>),
+    /// The job it was for is no longer in progress.
+    JobNotRunning,
+}
+
+/// `commit_version`, and with `job` the guard of `commit_job_version`.
+async fn commit(
+    db: &Db,
+    job: Option<&str>,
+    owner: Owner,
+    session: &SessionId,
+    expected_version: Option<Option<String>>,
+    new: &NewVersion,
+) -> Result<Option<CommitOutcome>, StoreError> {
+    let owner_s = owner.to_string();
+    let sid = session.as_str();
+    let lock_key = format!("{owner_s}/{sid}");
+    let r: DbResult<Result<DocRow, Refused>> = with_tx!(db, |conn| {
+        conn.lock_owner(&lock_key).await?;
+        let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
+            .find((&owner_s, sid))
+            .select((sessions::version_id, sessions::title, sessions::created_at))
+            .get_result(conn)
+            .await
+            .optional()?;
+        if let Some(expected) = &expected_version {
+            let current = existing.as_ref().and_then(|(v, _, _)| v.clone());
+            if &current != expected {
+                return Ok(Err(Refused::Stale(current)));
+            }
+        }
+        if let Some(job_id) = job {
+            let running = jobs::table.find(job_id).filter(jobs::status.eq("in_progress"));
+            let n = diesel::update(running).set(jobs::committed_version.eq(&new.version_id)).execute(conn).await?;
+            if n == 0 {
+                return Ok(Err(Refused::JobNotRunning));
+            }
+        }
+        let created_at = match &existing {
+            None => {
+                diesel::insert_into(sessions::table)
+                    .values((
+                        sessions::owner.eq(&owner_s),
+                        sessions::session_id.eq(sid),
+                        sessions::title.eq(&new.title),
+                        sessions::created_at.eq(new.now),
+                        sessions::updated_at.eq(new.now),
+                        sessions::version_id.eq(&new.version_id),
+                        sessions::section_count.eq(new.section_count),
+                        sessions::html.eq(&new.html),
+                    ))
+                    .execute(conn)
+                    .await?;
+                new.now
+            }
+            Some((_, title, created_at)) => {
+                let title = title.clone().or_else(|| new.title.clone());
+                diesel::update(sessions::table.find((&owner_s, sid)))
+                    .set((
+                        sessions::title.eq(title),
+                        sessions::updated_at.eq(new.now),
+                        sessions::version_id.eq(&new.version_id),
+                        sessions::section_count.eq(new.section_count),
+                        sessions::html.eq(&new.html),
+                    ))
+                    .execute(conn)
+                    .await?;
+                *created_at
+            }
+        };
+        diesel::insert_into(document_versions::table)
+            .values((
+                document_versions::version_id.eq(&new.version_id),
+                document_versions::owner.eq(&owner_s),
+                document_versions::session_id.eq(sid),
+                document_versions::html.eq(&new.html),
+                document_versions::section_count.eq(new.section_count),
+                document_versions::source.eq(&new.source),
+                document_versions::created_at.eq(new.now),
+            ))
+            .execute(conn)
+            .await?;
+        Ok(Ok((new.html.clone(), Some(new.version_id.clone()), new.section_count, created_at, new.now)))
+    });
+    Ok(match r? {
+        Ok(row) => Some(CommitOutcome::Committed(record(owner, session, row))),
+        Err(Refused::Stale(current_version)) => Some(CommitOutcome::Stale { current_version }),
+        Err(Refused::JobNotRunning) => None,
+    })
 }

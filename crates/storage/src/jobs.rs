@@ -31,6 +31,9 @@ pub(crate) struct JobRow {
     updated_at: i64,
     finished_at: Option<i64>,
     lease_until: Option<i64>,
+    /// Read where it matters (cancel and recovery filter on it); kept for the row's shape.
+    #[allow(dead_code)]
+    committed_version: Option<String>,
 }
 
 fn corrupt(what: &str, value: &str) -> StoreError {
@@ -63,6 +66,43 @@ impl TryFrom<JobRow> for JobRecord {
             lease_until: r.lease_until,
             job_id: r.job_id,
         })
+    }
+}
+
+/// A `JobUpdate` as one `UPDATE` statement (`None` fields are left alone).
+#[derive(AsChangeset)]
+#[diesel(table_name = jobs)]
+struct JobChanges<'a> {
+    updated_at: Millis,
+    status: Option<&'static str>,
+    progress: Option<i32>,
+    result: Option<Option<String>>,
+    error: Option<Option<&'a str>>,
+    metadata: Option<String>,
+    state: Option<String>,
+    finished_at: Option<Option<Millis>>,
+    lease_until: Option<Option<Millis>>,
+    committed_version: Option<Option<String>>,
+}
+
+impl<'a> JobChanges<'a> {
+    fn new(update: &'a JobUpdate, now: Millis) -> Self {
+        let finished = update.status.is_some_and(JobStatus::is_finished);
+        JobChanges {
+            updated_at: now,
+            status: update.status.map(JobStatus::as_str),
+            progress: update.progress.map(|p| p.clamp(0, 100)),
+            result: update.result.as_ref().map(|v| Some(v.to_string())),
+            error: update.error.as_deref().map(Some),
+            metadata: update.metadata.as_ref().map(Value::to_string),
+            state: update.state.as_ref().map(Value::to_string),
+            finished_at: finished.then_some(Some(now)),
+            // A finished job holds no lease; an explicit lease in the update wins.
+            lease_until: update.lease_until.or(finished.then_some(None)),
+            // Queued again (reviewer feedback): what it committed so far is complete, and its
+            // next round may be cancelled again.
+            committed_version: (update.status == Some(JobStatus::Pending)).then_some(None),
+        }
     }
 }
 
@@ -165,41 +205,20 @@ impl JobStore for Db {
         now: Millis,
     ) -> Result<Option<JobRecord>, StoreError> {
         let from = statuses(from);
+        let changes = JobChanges::new(update, now);
         let row: DbResult<Option<JobRow>> = with_tx!(self, |conn| {
             let target = jobs::table.find(job_id).filter(jobs::status.eq_any(&from));
-            let n = diesel::update(target).set(jobs::updated_at.eq(now)).execute(conn).await?;
+            let n = if update.status == Some(JobStatus::Cancelled) {
+                // A job that has committed its document is finishing: too late to cancel.
+                let target = target.filter(jobs::committed_version.is_null());
+                diesel::update(target).set(&changes).execute(conn).await?
+            } else {
+                diesel::update(target).set(&changes).execute(conn).await?
+            };
             if n == 0 {
                 return Ok(None);
             }
-            let one = jobs::table.find(job_id);
-            if let Some(status) = update.status {
-                diesel::update(one).set(jobs::status.eq(status.as_str())).execute(conn).await?;
-                if status.is_finished() {
-                    diesel::update(one)
-                        .set((jobs::finished_at.eq(Some(now)), jobs::lease_until.eq(None::<i64>)))
-                        .execute(conn)
-                        .await?;
-                }
-            }
-            if let Some(p) = update.progress {
-                diesel::update(one).set(jobs::progress.eq(p.clamp(0, 100))).execute(conn).await?;
-            }
-            if let Some(v) = &update.result {
-                diesel::update(one).set(jobs::result.eq(Some(v.to_string()))).execute(conn).await?;
-            }
-            if let Some(e) = &update.error {
-                diesel::update(one).set(jobs::error.eq(Some(e))).execute(conn).await?;
-            }
-            if let Some(v) = &update.metadata {
-                diesel::update(one).set(jobs::metadata.eq(v.to_string())).execute(conn).await?;
-            }
-            if let Some(v) = &update.state {
-                diesel::update(one).set(jobs::state.eq(v.to_string())).execute(conn).await?;
-            }
-            if let Some(l) = update.lease_until {
-                diesel::update(one).set(jobs::lease_until.eq(l)).execute(conn).await?;
-            }
-            Ok(one.get_result::<JobRow>(conn).await.optional()?)
+            Ok(jobs::table.find(job_id).get_result::<JobRow>(conn).await.optional()?)
         });
         row?.map(JobRecord::try_from).transpose()
     }
@@ -281,15 +300,31 @@ impl JobStore for Db {
         let now = rules.now;
         let sweep: DbResult<Sweep> = with_tx!(self, |conn| {
             let mut sweep = Sweep::default();
-            let expired: Vec<(String, i32)> = jobs::table
+            let expired: Vec<(String, i32, Option<String>)> = jobs::table
                 .filter(jobs::status.eq("in_progress"))
                 .filter(jobs::lease_until.lt(now))
-                .select((jobs::job_id, jobs::attempts))
+                .select((jobs::job_id, jobs::attempts, jobs::committed_version))
                 .load(conn)
                 .await?;
-            for (id, attempts) in expired {
+            for (id, attempts, committed) in expired {
                 let one = jobs::table.find(&id).filter(jobs::status.eq("in_progress"));
-                if attempts >= rules.max_attempts {
+                if let Some(version) = committed {
+                    // Its document is committed: running the turn again would apply the
+                    // changes twice. It ends here, not billed, saying where the changes went.
+                    diesel::update(one)
+                        .set((
+                            jobs::status.eq("failed"),
+                            jobs::error.eq(Some(format!(
+                                "The server stopped while this job was finishing. Its changes were saved as version {version} and are kept; the turn was not charged."
+                            ))),
+                            jobs::updated_at.eq(now),
+                            jobs::finished_at.eq(Some(now)),
+                            jobs::lease_until.eq(None::<i64>),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    sweep.failed.push(id);
+                } else if attempts >= rules.max_attempts {
                     diesel::update(one)
                         .set((
                             jobs::status.eq("failed"),

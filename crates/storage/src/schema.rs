@@ -164,6 +164,7 @@ diesel::table! {
         updated_at -> BigInt,
         finished_at -> Nullable<BigInt>,
         lease_until -> Nullable<BigInt>,
+        committed_version -> Nullable<Text>,
     }
 }
 

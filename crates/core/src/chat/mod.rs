@@ -409,7 +409,14 @@ impl Chat {
             }
             None => {
                 let now = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
-                Err(ChatError::Conflict(format!("Job {job_id} has already finished (status: {}).", now.status)))
+                if now.status.is_finished() {
+                    Err(ChatError::Conflict(format!("Job {job_id} has already finished (status: {}).", now.status)))
+                } else {
+                    // It committed its document and is completing.
+                    Err(ChatError::Conflict(format!(
+                        "Job {job_id} has already applied its changes and is finishing; it can no longer be cancelled."
+                    )))
+                }
             }
         }
     }

@@ -133,6 +133,15 @@ impl DeltaSink for Collect {
     }
 }
 
+/// What committing a turn's document did.
+enum Commit {
+    Done(DocumentRecord),
+    /// The document moved on since the turn read it; nothing written.
+    Stale,
+    /// The job is no longer in progress (cancelled); nothing written.
+    JobNotRunning,
+}
+
 /// What the loop ended with.
 enum Ending {
     /// The model answered; apply or propose the changes.
@@ -559,8 +568,10 @@ impl Chat {
             (record, Vec::new())
         } else {
             match self.commit(job, base_version.clone(), &ws.working, "chat").await? {
-                Some(r) => (Some(r), ws.changes.clone()),
-                None => {
+                Commit::Done(r) => (Some(r), ws.changes.clone()),
+                // Cancelled meanwhile: the cancel won, nothing is written.
+                Commit::JobNotRunning => return Ok(()),
+                Commit::Stale => {
                     // The document moved during the turn: apply the changes onto it if each
                     // section is as the AI saw it (retrying while other writers commit first),
                     // else give up without writing.
@@ -573,9 +584,13 @@ impl Chat {
                             return Ok(());
                         };
                         let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
-                        if let Some(r) = self.commit(job, expected, &rebased, "chat").await? {
-                            committed = Some(r);
-                            break;
+                        match self.commit(job, expected, &rebased, "chat").await? {
+                            Commit::Done(r) => {
+                                committed = Some(r);
+                                break;
+                            }
+                            Commit::JobNotRunning => return Ok(()),
+                            Commit::Stale => {}
                         }
                     }
                     match committed {
@@ -602,14 +617,14 @@ impl Chat {
         Ok(job.status)
     }
 
-    /// Commits `doc` over `expected`; `None` when the document moved on.
+    /// Commits `doc` over `expected` for the job; from then on the job cannot be cancelled.
     async fn commit(
         &self,
         job: &JobRecord,
         expected: Option<String>,
         doc: &Document,
         source: &str,
-    ) -> ChatResult<Option<DocumentRecord>> {
+    ) -> ChatResult<Commit> {
         let version = NewVersion {
             version_id: new_version_id(),
             html: doc.to_html(),
@@ -618,9 +633,11 @@ impl Chat {
             title: None,
             now: self.now(),
         };
-        Ok(match self.ports.store.commit_version(job.owner, &job.session_id, Some(expected), &version).await? {
-            CommitOutcome::Committed(r) => Some(r),
-            CommitOutcome::Stale { .. } => None,
+        let store = &self.ports.store;
+        Ok(match store.commit_job_version(&job.job_id, job.owner, &job.session_id, Some(expected), &version).await? {
+            Some(CommitOutcome::Committed(r)) => Commit::Done(r),
+            Some(CommitOutcome::Stale { .. }) => Commit::Stale,
+            None => Commit::JobNotRunning,
         })
     }
 
@@ -743,8 +760,11 @@ impl Chat {
             record
         } else {
             match self.commit(&job, version_before.clone(), &next, "chat").await? {
-                Some(r) => Some(r),
-                None => {
+                Commit::Done(r) => Some(r),
+                Commit::JobNotRunning => {
+                    return Err(ChatError::Conflict(format!("Job {} was cancelled during the approval.", job.job_id)))
+                }
+                Commit::Stale => {
                     self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &back, self.now()).await?;
                     return Err(ChatError::Conflict("The document changed during the approval; try again.".to_owned()));
                 }

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::SessionId;
+use redline_ports::documents::{CommitOutcome, NewVersion};
 use redline_ports::jobs::{HistoryMessage, JobFilter, JobRecord, JobUpdate, Signal, SweepRules};
-use redline_ports::{EventBus, HistoryStore, JobStore};
+use redline_ports::{DocumentStore, EventBus, HistoryStore, JobStore};
 use serde_json::json;
 
 use super::*;
@@ -207,6 +208,96 @@ pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
     assert!(db.job("old").await.unwrap().is_none());
     assert!(db.events("old", 0).await.unwrap().is_empty());
     assert_eq!(db.job("alive").await.unwrap().unwrap().status, JobStatus::InProgress, "a live lease is left alone");
+}
+
+fn version(id: &str, html: &str, now: Millis) -> NewVersion {
+    NewVersion {
+        version_id: id.to_owned(),
+        html: html.to_owned(),
+        section_count: 1,
+        source: "chat".to_owned(),
+        title: None,
+        now,
+    }
+}
+
+/// A turn's commit and a cancel cannot both win: the commit is refused for a job that is not
+/// in progress, and a job that has committed cannot be cancelled, is not run again by
+/// recovery, and can be cancelled again once it is queued for another round.
+pub async fn a_committed_job_cannot_be_cancelled_nor_rerun(db: &Db) {
+    let me = owner(db, "commit-guard@example.com").await;
+    let s = sid("guarded");
+    db.commit_version(me, &s, None, &version("v1", "<p>one</p>", T0)).await.unwrap();
+    let cancel = JobUpdate { status: Some(JobStatus::Cancelled), ..Default::default() };
+    let cancellable = JobStatus::sources_of(JobStatus::Cancelled);
+
+    // Cancelled first: the commit writes nothing.
+    db.insert_job(&job(me, "late", "guarded", T0)).await.unwrap();
+    db.claim_job(T0, T0 + 10).await.unwrap().unwrap();
+    db.update_job("late", &cancellable, &cancel, T0 + 1).await.unwrap().expect("cancelled");
+    let refused = db
+        .commit_job_version("late", me, &s, Some(Some("v1".to_owned())), &version("v2", "<p>two</p>", T0 + 2))
+        .await
+        .unwrap();
+    assert_eq!(refused, None);
+    let doc = db.document(me, &s).await.unwrap().unwrap();
+    assert_eq!((doc.version_id.as_deref(), doc.html.as_str()), (Some("v1"), "<p>one</p>"));
+    assert!(db.version(me, &s, "v2").await.unwrap().is_none(), "no version row either");
+
+    // A stale commit leaves the job cancellable.
+    db.insert_job(&job(me, "turn", "guarded", T0 + 3)).await.unwrap();
+    db.claim_job(T0 + 3, T0 + 10).await.unwrap().unwrap();
+    let stale = db
+        .commit_job_version("turn", me, &s, Some(Some("v0".to_owned())), &version("v2", "<p>two</p>", T0 + 4))
+        .await
+        .unwrap();
+    assert_eq!(stale, Some(CommitOutcome::Stale { current_version: Some("v1".to_owned()) }));
+
+    // Committed: cancel is refused, the job stays in progress.
+    let done = db
+        .commit_job_version("turn", me, &s, Some(Some("v1".to_owned())), &version("v2", "<p>two</p>", T0 + 5))
+        .await
+        .unwrap();
+    assert!(matches!(done, Some(CommitOutcome::Committed(ref r)) if r.version_id.as_deref() == Some("v2")), "{done:?}");
+    assert!(db.update_job("turn", &cancellable, &cancel, T0 + 6).await.unwrap().is_none());
+    assert_eq!(db.job("turn").await.unwrap().unwrap().status, JobStatus::InProgress);
+
+    // Queued again for another round (reviewer feedback): cancellable again.
+    let requeue = JobUpdate { status: Some(JobStatus::Pending), ..Default::default() };
+    db.update_job("turn", &[JobStatus::InProgress], &requeue, T0 + 7).await.unwrap().expect("requeued");
+    db.claim_job(T0 + 7, T0 + 10).await.unwrap().unwrap();
+    db.commit_job_version("turn", me, &s, Some(Some("v2".to_owned())), &version("v3", "<p>three</p>", T0 + 8))
+        .await
+        .unwrap()
+        .expect("committed");
+
+    // Its worker dies before completing it: recovery ends it instead of running it again.
+    let sweep = db
+        .sweep_jobs(&SweepRules {
+            now: T0 + 100,
+            delete_finished_before: T0,
+            cancel_awaiting_before: T0,
+            max_attempts: 3,
+        })
+        .await
+        .unwrap();
+    assert!(sweep.requeued.is_empty(), "{sweep:?}");
+    assert_eq!(sweep.failed, ["turn"]);
+    let ended = db.job("turn").await.unwrap().unwrap();
+    assert_eq!(ended.status, JobStatus::Failed);
+    let error = ended.error.unwrap();
+    assert!(error.contains("saved as version v3") && error.contains("not charged"), "{error}");
+    assert_eq!(db.document(me, &s).await.unwrap().unwrap().version_id.as_deref(), Some("v3"));
+
+    // Not for another job's id, nor a finished one.
+    assert_eq!(
+        db.commit_job_version("turn", me, &s, None, &version("v4", "<p>four</p>", T0 + 101)).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        db.commit_job_version("nope", me, &s, None, &version("v4", "<p>four</p>", T0 + 101)).await.unwrap(),
+        None
+    );
 }
 
 pub async fn history_truncates_from_a_message(db: &Db) {
