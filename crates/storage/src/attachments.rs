@@ -635,7 +635,7 @@ impl AttachmentStore for Db {
     async fn delete_attachment(&self, attachment_id: &str) -> Result<bool, StoreError> {
         // The passages (and, through their triggers, the FTS5 entries) go by ON DELETE CASCADE.
         let n: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::delete(attachments::table.find(attachment_id)).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::delete(attachments::table.find(attachment_id)).execute(conn).await?));
         Ok(n? > 0)
     }
 
@@ -654,7 +654,7 @@ impl AttachmentStore for Db {
 
     async fn delete_expired_uploads(&self, owner: Owner, now: Millis) -> Result<u64, StoreError> {
         let owner_s = owner.to_string();
-        let n: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::delete(
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(
             attachments::table
                 .filter(attachments::owner.eq(&owner_s))
                 .filter(attachments::state.eq(AttachmentState::AwaitingUpload.as_str()))

@@ -51,6 +51,14 @@ pub struct Db {
     /// SQLite only: read-only connections for short point reads on the hot paths
     /// ([`with_read!`]), run on the calling thread.
     pub(crate) inline_reads: Option<Pool<SqliteReadConn>>,
+    /// SQLite only: writers of this process take turns here before they ask SQLite for its
+    /// write lock ([`with_tx!`], [`with_write!`]). SQLite lets one writer in at a time and
+    /// makes the others poll: its busy handler sleeps 1, 2, 5, 10… ms between tries, so two
+    /// writers meeting (a chat turn's event and a worker's claim) cost the second one a
+    /// millisecond or more although the lock is held for tens of microseconds. Waiting here
+    /// is a FIFO queue that wakes the next writer as soon as the lock is free. The busy
+    /// timeout still covers writers of other processes (the `admin` CLI).
+    pub(crate) write_gate: tokio::sync::Mutex<()>,
 }
 
 /// Runs a SQLite statement on the thread that awaits it, instead of handing it to tokio's
@@ -165,7 +173,7 @@ impl Db {
             Backend::Sqlite(_) => Some(sqlite_read_pool(sqlite_path(url), config)?),
             Backend::Pg(_) => None,
         };
-        let db = Self { backend, inline_reads };
+        let db = Self { backend, inline_reads, write_gate: tokio::sync::Mutex::new(()) };
         db.migrate().await?;
         Ok(db)
     }
@@ -334,6 +342,29 @@ macro_rules! with_conn {
     };
 }
 
+/// [`with_conn!`] for a body that writes outside a transaction (one statement in autocommit):
+/// on SQLite it first takes its turn at [`Db::write_gate`], like [`with_tx!`].
+macro_rules! with_write {
+    ($db:expr, |$conn:ident| $body:expr) => {
+        $crate::db::db_block(async {
+            match &$db.backend {
+                $crate::db::Backend::Sqlite(pool) => {
+                    let _turn = $db.write_gate.lock().await;
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::SqliteConn = &mut *guard;
+                    $body
+                }
+                $crate::db::Backend::Pg(pool) => {
+                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::PgConn = &mut *guard;
+                    $body
+                }
+            }
+        })
+        .await
+    };
+}
+
 /// Like [`with_conn!`] for a short read-only body (a point read or a few rows by index) on a
 /// hot path: on SQLite it runs on the calling thread over a `query_only` connection
 /// ([`Inline`]); on PostgreSQL it is [`with_conn!`]. Never for writes or long scans.
@@ -370,6 +401,7 @@ macro_rules! with_tx {
         $crate::db::db_block(async {
             match &$db.backend {
                 $crate::db::Backend::Sqlite(pool) => {
+                    let _turn = $db.write_gate.lock().await;
                     let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
                     let c: &mut $crate::db::SqliteConn = &mut *guard;
                     c.immediate_transaction(async |$conn: &mut $crate::db::SqliteConn| -> $crate::error::DbResult<_> {

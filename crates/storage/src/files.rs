@@ -135,7 +135,7 @@ impl FileIndex for Db {
     async fn insert_export(&self, export: &ExportFileRecord) -> Result<(), StoreError> {
         let row = ExportRow::from(export);
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(export_files::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(export_files::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -176,7 +176,7 @@ impl FileIndex for Db {
 
     async fn take_expired_exports(&self, now: Millis) -> Result<Vec<String>, StoreError> {
         let r: DbResult<Vec<String>> =
-            with_conn!(self, |conn| Ok(diesel::delete(export_files::table.filter(export_files::expires_at.lt(now)))
+            with_write!(self, |conn| Ok(diesel::delete(export_files::table.filter(export_files::expires_at.lt(now)))
                 .returning(export_files::export_id)
                 .get_results(conn)
                 .await?));

@@ -22,7 +22,7 @@ impl IdentityStore for Db {
     async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
         let row = UserRow::from(user);
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(users::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(users::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -55,14 +55,14 @@ impl IdentityStore for Db {
         let n: DbResult<usize> = match owner {
             Owner::User(id) => {
                 let id = id.to_string();
-                with_conn!(self, |conn| Ok(diesel::update(users::table.find(&id))
+                with_write!(self, |conn| Ok(diesel::update(users::table.find(&id))
                     .set((users::plan.eq(name), users::monthly_limit.eq(limit)))
                     .execute(conn)
                     .await?))
             }
             Owner::Org(id) => {
                 let id = id.to_string();
-                with_conn!(self, |conn| Ok(diesel::update(organizations::table.find(&id))
+                with_write!(self, |conn| Ok(diesel::update(organizations::table.find(&id))
                     .set((organizations::plan.eq(name), organizations::monthly_limit.eq(limit)))
                     .execute(conn)
                     .await?))
@@ -123,7 +123,7 @@ impl IdentityStore for Db {
     async fn add_member(&self, member: &MemberRecord) -> Result<(), StoreError> {
         let row = MemberRow::from(member);
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(org_members::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(org_members::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -182,7 +182,7 @@ impl IdentityStore for Db {
     async fn revoke_key(&self, owner: Owner, key: KeyId, now: Millis) -> Result<(), StoreError> {
         let owner = owner.to_string();
         let key = key.to_string();
-        let n: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::update(
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(
             api_keys::table.find(&key).filter(api_keys::owner.eq(&owner)).filter(api_keys::revoked_at.is_null())
         )
         .set(api_keys::revoked_at.eq(now))
@@ -202,7 +202,7 @@ impl IdentityStore for Db {
             expires_at: session.expires_at,
         };
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(web_sessions::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(web_sessions::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -220,7 +220,7 @@ impl IdentityStore for Db {
 
     async fn delete_web_session(&self, token_hash: &str) -> Result<(), StoreError> {
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::delete(web_sessions::table.find(token_hash)).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::delete(web_sessions::table.find(token_hash)).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -228,7 +228,7 @@ impl IdentityStore for Db {
     async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError> {
         let row = HandoffRow::from(handoff);
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(handoffs::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(handoffs::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -304,7 +304,7 @@ impl IdentityStore for Db {
             created_at: code.created_at,
         };
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(promo_codes::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(promo_codes::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -321,7 +321,7 @@ impl IdentityStore for Db {
             created_at: grant.created_at,
         };
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(promo_grants::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(promo_grants::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }

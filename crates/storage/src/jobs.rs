@@ -115,7 +115,7 @@ const ACTIVE: [&str; 3] = ["pending", "in_progress", "awaiting_approval"];
 #[async_trait::async_trait]
 impl JobStore for Db {
     async fn insert_job(&self, job: &JobRecord) -> Result<(), StoreError> {
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(jobs::table)
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::insert_into(jobs::table)
             .values((
                 jobs::job_id.eq(&job.job_id),
                 jobs::owner.eq(job.owner.to_string()),
@@ -179,6 +179,19 @@ impl JobStore for Db {
     }
 
     async fn claim_job(&self, now: Millis, lease_until: Millis) -> Result<Option<JobRecord>, StoreError> {
+        if matches!(self.backend, crate::db::Backend::Sqlite(_)) {
+            // Every idle worker tries to claim when a job is queued; all but one find nothing.
+            // Looking first on a read connection keeps them out of the writers' queue, where
+            // the running turn's own writes wait.
+            let pending: DbResult<bool> = with_read!(self, |conn| Ok(diesel::select(diesel::dsl::exists(
+                jobs::table.filter(jobs::status.eq("pending"))
+            ))
+            .get_result(conn)
+            .await?));
+            if !pending? {
+                return Ok(None);
+            }
+        }
         let row: DbResult<Option<JobRow>> = with_tx!(self, |conn| {
             let Some(id) = conn.next_pending_job().await? else {
                 return Ok(None);

@@ -42,7 +42,7 @@ impl SessionStore for Db {
     ) -> Result<(), StoreError> {
         let owner = owner.to_string();
         let sid = session.as_str();
-        let r: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::insert_into(sessions::table)
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::insert_into(sessions::table)
             .values((
                 sessions::owner.eq(&owner),
                 sessions::session_id.eq(sid),

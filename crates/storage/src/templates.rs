@@ -61,7 +61,7 @@ impl TemplateStore for Db {
     async fn insert_template(&self, template: &TemplateRecord) -> Result<(), StoreError> {
         let row = TemplateRow::from(template);
         let r: DbResult<usize> =
-            with_conn!(self, |conn| Ok(diesel::insert_into(templates::table).values(&row).execute(conn).await?));
+            with_write!(self, |conn| Ok(diesel::insert_into(templates::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
     }
@@ -89,7 +89,7 @@ impl TemplateStore for Db {
 
     async fn delete_template(&self, owner: Owner, template_id: &str) -> Result<bool, StoreError> {
         let owner_s = owner.to_string();
-        let n: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::delete(
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(
             templates::table.find(template_id).filter(templates::owner.eq(&owner_s))
         )
         .execute(conn)
