@@ -59,6 +59,8 @@ pub struct Db {
     /// is a FIFO queue that wakes the next writer as soon as the lock is free. The busy
     /// timeout still covers writers of other processes (the `admin` CLI).
     pub(crate) write_gate: tokio::sync::Mutex<()>,
+    /// SQLite only: recent owners' session lists ([`crate::session_cache`]).
+    pub(crate) session_lists: Option<crate::session_cache::SessionLists>,
 }
 
 /// Runs a SQLite statement on the thread that awaits it, instead of handing it to tokio's
@@ -92,6 +94,15 @@ impl std::fmt::Debug for Db {
             Backend::Sqlite(_) => "Db(sqlite)",
             Backend::Pg(_) => "Db(postgres)",
         })
+    }
+}
+
+impl Db {
+    /// After a write to the owner's `sessions` rows (committed or not).
+    pub(crate) fn sessions_changed(&self, owner: &str) {
+        if let Some(lists) = &self.session_lists {
+            lists.invalidate(owner);
+        }
     }
 }
 
@@ -173,7 +184,11 @@ impl Db {
             Backend::Sqlite(_) => Some(sqlite_read_pool(sqlite_path(url), config)?),
             Backend::Pg(_) => None,
         };
-        let db = Self { backend, inline_reads, write_gate: tokio::sync::Mutex::new(()) };
+        let session_lists = match &backend {
+            Backend::Sqlite(_) => Some(crate::session_cache::SessionLists::default()),
+            Backend::Pg(_) => None,
+        };
+        let db = Self { backend, inline_reads, write_gate: tokio::sync::Mutex::new(()), session_lists };
         db.migrate().await?;
         Ok(db)
     }

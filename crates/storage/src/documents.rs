@@ -134,6 +134,7 @@ impl DocumentStore for Db {
             .await?;
             Ok(diesel::delete(sessions::table.find((&owner_s, sid))).execute(conn).await?)
         });
+        self.sessions_changed(&owner_s);
         Ok(n? > 0)
     }
 }
@@ -225,6 +226,7 @@ async fn commit(
             .await?;
         Ok(Ok((new.html.clone(), Some(new.version_id.clone()), new.section_count, created_at, new.now)))
     });
+    db.sessions_changed(&owner_s);
     Ok(match r? {
         Ok(row) => Some(CommitOutcome::Committed(record(owner, session, row))),
         Err(Refused::Stale(current_version)) => Some(CommitOutcome::Stale { current_version }),

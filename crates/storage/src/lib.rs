@@ -18,6 +18,7 @@ mod jobs;
 mod lexemes;
 mod rows;
 mod schema;
+mod session_cache;
 mod sessions;
 mod templates;
 mod usage;

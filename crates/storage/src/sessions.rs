@@ -1,5 +1,7 @@
 //! `SessionStore` and `HealthCheck` on both backends.
 
+use std::time::Instant;
+
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::Owner;
@@ -15,13 +17,17 @@ use crate::schema::sessions;
 impl SessionStore for Db {
     async fn list_sessions(&self, owner: Owner) -> Result<Vec<SessionSummary>, StoreError> {
         let owner = owner.to_string();
+        let kept = self.session_lists.as_ref().map(|lists| (lists, lists.generation(), Instant::now()));
+        if let Some(list) = kept.and_then(|(lists, _, _)| lists.get(&owner)) {
+            return Ok(list);
+        }
         let rows: DbResult<Vec<SessionRow>> = with_read!(self, |conn| Ok(sessions::table
             .filter(sessions::owner.eq(&owner))
             .order((sessions::updated_at.desc(), sessions::session_id.asc()))
             .select(SessionRow::as_select())
             .load(conn)
             .await?));
-        Ok(rows?
+        let list: Vec<SessionSummary> = rows?
             .into_iter()
             .map(|r| SessionSummary {
                 session_id: r.session_id,
@@ -31,7 +37,11 @@ impl SessionStore for Db {
                 version_id: r.version_id,
                 section_count: r.section_count,
             })
-            .collect())
+            .collect();
+        if let Some((lists, generation, read_at)) = kept {
+            lists.put(&owner, generation, &list, read_at);
+        }
+        Ok(list)
     }
 
     async fn ensure_session(
@@ -54,6 +64,7 @@ impl SessionStore for Db {
             .on_conflict_do_nothing()
             .execute(conn)
             .await?));
+        self.sessions_changed(&owner);
         r?;
         Ok(())
     }

@@ -62,6 +62,7 @@ contract_tests! {
     promo_codes => sqlite_promo_codes, postgres_promo_codes;
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
     list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
+    session_lists_follow_the_stores_writes => sqlite_session_lists_follow_the_stores_writes, postgres_session_lists_follow_the_stores_writes;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
     attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;
     attachments::passages_are_indexed_once_and_searchable => sqlite_attachments_passages_are_indexed_once_and_searchable, postgres_attachments_passages_are_indexed_once_and_searchable;
@@ -830,7 +831,8 @@ async fn list_sessions_is_owner_scoped(db: &Db) {
     let ann = Owner::User(UserId::new());
     let bob = Owner::User(UserId::new());
     let acme = Owner::Org(OrgId::new());
-    assert!(db.list_sessions(ann).await.unwrap().is_empty());
+    // The rows below are written behind the store's back (`RawConn`), which its SQLite list
+    // cache sees only after `session_cache::TTL`: no list of these owners is read before.
 
     let summary = |id: &str, title: Option<&str>, updated_at: Millis| SessionSummary {
         session_id: id.to_owned(),
@@ -858,6 +860,43 @@ async fn list_sessions_is_owner_scoped(db: &Db) {
     // An org with the uuid of a user is another owner.
     let ann_as_org = Owner::Org(OrgId::parse(&ann.user_id().unwrap().to_string()).unwrap());
     assert!(db.list_sessions(ann_as_org).await.unwrap().is_empty());
+}
+
+/// Lists always show what this store wrote before (the SQLite adapter keeps recent lists in
+/// memory and must drop them on every write).
+async fn session_lists_follow_the_stores_writes(db: &Db) {
+    use redline_ports::documents::NewVersion;
+    use redline_ports::DocumentStore;
+    let ann = Owner::User(UserId::new());
+    let sid = |s: &str| redline_domain::SessionId::parse(s).unwrap();
+    let version = |id: &str, now: Millis| NewVersion {
+        version_id: id.to_owned(),
+        html: "<p>x</p>".to_owned(),
+        section_count: 1,
+        source: "test".to_owned(),
+        title: Some("Title".to_owned()),
+        now,
+    };
+    let listed = |list: Vec<SessionSummary>| -> Vec<(String, Option<String>)> {
+        list.into_iter().map(|s| (s.session_id, s.version_id)).collect()
+    };
+    assert!(db.list_sessions(ann).await.unwrap().is_empty());
+    db.commit_version(ann, &sid("one"), None, &version("v1", T0)).await.unwrap();
+    assert_eq!(listed(db.list_sessions(ann).await.unwrap()), [("one".to_owned(), Some("v1".to_owned()))]);
+    db.commit_version(ann, &sid("one"), Some(Some("v1".to_owned())), &version("v2", T0 + 1)).await.unwrap();
+    assert_eq!(listed(db.list_sessions(ann).await.unwrap()), [("one".to_owned(), Some("v2".to_owned()))]);
+    db.ensure_session(ann, &sid("two"), T0 + 2).await.unwrap();
+    assert_eq!(
+        listed(db.list_sessions(ann).await.unwrap()),
+        [("two".to_owned(), None), ("one".to_owned(), Some("v2".to_owned()))]
+    );
+    assert!(db.delete_session(ann, &sid("one")).await.unwrap());
+    assert_eq!(listed(db.list_sessions(ann).await.unwrap()), [("two".to_owned(), None)]);
+    // A job's commit too.
+    let before = db.list_sessions(ann).await.unwrap();
+    assert_eq!(before.len(), 1);
+    db.commit_version(ann, &sid("three"), Some(None), &version("v3", T0 + 3)).await.unwrap();
+    assert_eq!(db.list_sessions(ann).await.unwrap().len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
