@@ -82,7 +82,7 @@ impl Workers {
                 loop {
                     match signals.recv().await {
                         Ok(Signal::Queued) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                        Ok(Signal::Job(_)) => {}
+                        Ok(Signal::Job(_) | Signal::Events(_)) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => {
                             std::future::pending::<()>().await;
                         }

@@ -195,8 +195,12 @@ pub trait HistoryStore: Send + Sync {
 /// Something that happened to jobs, for whoever waits on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Signal {
-    /// The job changed: a new event, a new status.
+    /// The job changed: its status, its result, or anything else in its row (it may also
+    /// have new events).
     Job(String),
+    /// The job has new events and nothing else changed that a waiter on its status needs
+    /// (progress at most): streams read the events, status watchers need not wake.
+    Events(String),
     /// A job was queued: idle workers should look.
     Queued,
 }

@@ -16,13 +16,17 @@ fn encode(signal: &Signal) -> String {
     match signal {
         Signal::Queued => "q".to_owned(),
         Signal::Job(id) => format!("j:{id}"),
+        Signal::Events(id) => format!("e:{id}"),
     }
 }
 
 fn decode(payload: &str) -> Option<Signal> {
     match payload {
         "q" => Some(Signal::Queued),
-        _ => payload.strip_prefix("j:").map(|id| Signal::Job(id.to_owned())),
+        _ => payload
+            .strip_prefix("j:")
+            .map(|id| Signal::Job(id.to_owned()))
+            .or_else(|| payload.strip_prefix("e:").map(|id| Signal::Events(id.to_owned()))),
     }
 }
 
@@ -156,7 +160,7 @@ mod tests {
 
     #[test]
     fn payloads_round_trip() {
-        for s in [Signal::Queued, Signal::Job("4f0c".into())] {
+        for s in [Signal::Queued, Signal::Job("4f0c".into()), Signal::Events("4f0c".into())] {
             assert_eq!(decode(&encode(&s)), Some(s));
         }
         assert_eq!(decode("junk"), None);

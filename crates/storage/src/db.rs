@@ -339,9 +339,14 @@ pub(crate) async fn db_block<T>(f: impl std::future::Future<Output = DbResult<T>
 /// diesel code; `?` inside it leaves the block, not the enclosing function.
 macro_rules! with_conn {
     ($db:expr, |$conn:ident| $body:expr) => {
+        with_conn!(@gate false; $db, |$conn| $body)
+    };
+    // `$gate`: whether to take the SQLite write gate first (see `with_write!`).
+    (@gate $gate:expr; $db:expr, |$conn:ident| $body:expr) => {
         $crate::db::db_block(async {
             match &$db.backend {
                 $crate::db::Backend::Sqlite(pool) => {
+                    let _turn = if $gate { Some($db.write_gate.lock().await) } else { None };
                     let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
                     let $conn: &mut $crate::db::SqliteConn = &mut *guard;
                     $body
@@ -361,22 +366,7 @@ macro_rules! with_conn {
 /// on SQLite it first takes its turn at [`Db::write_gate`], like [`with_tx!`].
 macro_rules! with_write {
     ($db:expr, |$conn:ident| $body:expr) => {
-        $crate::db::db_block(async {
-            match &$db.backend {
-                $crate::db::Backend::Sqlite(pool) => {
-                    let _turn = $db.write_gate.lock().await;
-                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
-                    let $conn: &mut $crate::db::SqliteConn = &mut *guard;
-                    $body
-                }
-                $crate::db::Backend::Pg(pool) => {
-                    let mut guard = pool.get().await.map_err($crate::db::pool_error)?;
-                    let $conn: &mut $crate::db::PgConn = &mut *guard;
-                    $body
-                }
-            }
-        })
-        .await
+        with_conn!(@gate true; $db, |$conn| $body)
     };
 }
 

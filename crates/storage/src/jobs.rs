@@ -321,29 +321,22 @@ impl JobStore for Db {
                 .await?;
             for (id, attempts, committed) in expired {
                 let one = jobs::table.find(&id).filter(jobs::status.eq("in_progress"));
-                if let Some(version) = committed {
+                let given_up = match committed {
                     // Its document is committed: running the turn again would apply the
                     // changes twice. It ends here, not billed, saying where the changes went.
+                    Some(version) => Some(format!(
+                        "The server stopped while this job was finishing. Its changes were saved as version {version} and are kept; the turn was not charged."
+                    )),
+                    None if attempts >= rules.max_attempts => Some(format!(
+                        "The job was interrupted {attempts} times (the server stopped while running it) and was given up."
+                    )),
+                    None => None,
+                };
+                if let Some(message) = given_up {
                     diesel::update(one)
                         .set((
                             jobs::status.eq("failed"),
-                            jobs::error.eq(Some(format!(
-                                "The server stopped while this job was finishing. Its changes were saved as version {version} and are kept; the turn was not charged."
-                            ))),
-                            jobs::updated_at.eq(now),
-                            jobs::finished_at.eq(Some(now)),
-                            jobs::lease_until.eq(None::<i64>),
-                        ))
-                        .execute(conn)
-                        .await?;
-                    sweep.failed.push(id);
-                } else if attempts >= rules.max_attempts {
-                    diesel::update(one)
-                        .set((
-                            jobs::status.eq("failed"),
-                            jobs::error.eq(Some(format!(
-                                "The job was interrupted {attempts} times (the server stopped while running it) and was given up."
-                            ))),
+                            jobs::error.eq(Some(message)),
                             jobs::updated_at.eq(now),
                             jobs::finished_at.eq(Some(now)),
                             jobs::lease_until.eq(None::<i64>),

@@ -72,12 +72,12 @@ fn keep_lease(
                 signal = signals.recv() => {
                     let mine = match signal {
                         Ok(Signal::Job(id)) => id == job_id,
-                        Ok(Signal::Queued) => false,
+                        Ok(Signal::Events(_) | Signal::Queued) => false,
                         Err(_) => true,
                     };
                     if mine {
-                        if let Ok(Some(j)) = jobs.job(&job_id).await {
-                            if j.status != JobStatus::InProgress {
+                        if let Ok(Some(status)) = jobs.job_status(&job_id).await {
+                            if status != JobStatus::InProgress {
                                 let _ = tx.send(true);
                                 return;
                             }
@@ -127,7 +127,7 @@ impl Attachments {
             tracing::warn!(job_id = %job.job_id, error = %e, "could not record progress");
         }
         match self.ports.jobs.append_event(&job.job_id, "status", &json!({"message": message}), now).await {
-            Ok(_) => self.ports.bus.publish(Signal::Job(job.job_id.clone())).await,
+            Ok(_) => self.ports.bus.publish(Signal::Events(job.job_id.clone())).await,
             Err(e) => tracing::warn!(job_id = %job.job_id, error = %e, "could not record a job event"),
         }
     }

@@ -222,7 +222,8 @@ impl Chat {
                         Some(c) => c.evict(&id),
                         None => return,
                     },
-                    Ok(Signal::Queued) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Ok(Signal::Events(_) | Signal::Queued)
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 }
             }

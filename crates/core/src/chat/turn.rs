@@ -183,7 +183,7 @@ fn watch_job(
                 s = signals.recv() => {
                     let mine = match s {
                         Ok(Signal::Job(id)) => id == job_id,
-                        Ok(Signal::Queued) => false,
+                        Ok(Signal::Events(_) | Signal::Queued) => false,
                         Err(_) => true,
                     };
                     if mine {
@@ -216,7 +216,7 @@ impl Chat {
     async fn emit(&self, job_id: &str, kind: &str, content: Value) {
         let now = self.now();
         match self.ports.jobs.append_event(job_id, kind, &content, now).await {
-            Ok(_) => self.ports.bus.publish(Signal::Job(job_id.to_owned())).await,
+            Ok(_) => self.ports.bus.publish(Signal::Events(job_id.to_owned())).await,
             Err(e) => tracing::warn!(job_id, error = %e, "could not record a job event"),
         }
     }
@@ -228,7 +228,7 @@ impl Chat {
         }
         let now = self.now();
         match self.ports.jobs.append_events(job_id, &events, now).await {
-            Ok(_) => self.ports.bus.publish(Signal::Job(job_id.to_owned())).await,
+            Ok(_) => self.ports.bus.publish(Signal::Events(job_id.to_owned())).await,
             Err(e) => tracing::warn!(job_id, error = %e, "could not record job events"),
         }
     }
@@ -558,6 +558,7 @@ impl Chat {
             self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await?;
             self.emit(&job.job_id, "status", json!({"message": "Waiting for approval", "pending": ws.changes.len()}))
                 .await;
+            self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
             return Ok(());
         }
         if self.job_status(&job.job_id).await? != JobStatus::InProgress {
@@ -809,6 +810,7 @@ impl Chat {
                 self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &requeue, self.now()).await?;
                 self.emit(&job.job_id, "status", json!({"message": "Reviewer feedback sent to the AI", "feedback": f}))
                     .await;
+                self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
                 self.ports.bus.publish(Signal::Queued).await;
                 return self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound);
             }

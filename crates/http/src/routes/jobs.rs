@@ -245,12 +245,18 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
         let mut approval_sent = false;
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
         heartbeat.tick().await;
+        let mut status = None;
+        let mut read_status = true;
         loop {
-            // Each wake-up reads the status and the new events (two point reads, inline on
-            // SQLite); the whole job only when an approval or the final event needs it.
-            let Ok(status) = chat.peek_status(&job_id).await else {
-                return;
-            };
+            // A wake-up reads the new events, and the status unless the signal said that only
+            // events were added (point reads, inline on SQLite); the whole job only when an
+            // approval or the final event needs it.
+            if read_status {
+                let Ok(now) = chat.peek_status(&job_id).await else {
+                    return;
+                };
+                status = now;
+            }
             let Ok(events) = chat.events_after(&job_id, last).await else {
                 return;
             };
@@ -270,6 +276,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 };
                 if job.status != JobStatus::AwaitingApproval {
                     // It moved on since the status was read: the next pass sees where to.
+                    read_status = true;
                     continue;
                 }
                 approval_sent = true;
@@ -289,25 +296,28 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 }
                 return;
             }
+            // Whether the status must be read again: yes unless the signal was `Events`.
             let wake = async {
                 loop {
                     match signals.recv().await {
-                        Ok(Signal::Job(id)) if id == job_id => return,
+                        Ok(Signal::Job(id)) if id == job_id => return true,
+                        Ok(Signal::Events(id)) if id == job_id => return false,
                         Ok(_) => {}
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return true,
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
                     }
                 }
             };
-            tokio::select! {
-                _ = wake => {}
-                _ = tokio::time::sleep(POLL) => {}
+            read_status = tokio::select! {
+                status_too = wake => status_too,
+                _ = tokio::time::sleep(POLL) => true,
                 _ = heartbeat.tick() => {
                     if tx.send(Bytes::from_static(b": heartbeat\n\n")).await.is_err() {
                         return;
                     }
+                    true
                 }
-            }
+            };
         }
     });
     let body = futures_util::stream::unfold(rx, |mut rx| async move {

@@ -355,5 +355,17 @@ pub async fn signals_reach_other_buses(db: &Db) {
     })
     .await;
     assert_eq!(heard, Ok(true), "a signal published on one replica reaches another over LISTEN/NOTIFY");
+    // Once connected, every kind of signal goes across as it was sent.
+    a.publish(Signal::Events("events-of-a".into())).await;
+    let events = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match rx.recv().await {
+                Ok(Signal::Events(id)) => return id,
+                _ => continue,
+            }
+        }
+    })
+    .await;
+    assert_eq!(events.as_deref(), Ok("events-of-a"), "an events-only signal keeps its kind across replicas");
     let _ = Arc::new(a);
 }
