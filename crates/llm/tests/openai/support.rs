@@ -189,6 +189,17 @@ impl RawServer {
     pub fn hits(&self) -> usize {
         *self.hits.lock().unwrap()
     }
+
+    /// The count once it reaches `expected` (or `within` has passed), then after a further
+    /// moment in which it must not grow past it.
+    pub async fn hits_settled(&self, expected: usize, within: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + within;
+        while self.hits() < expected && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        self.hits()
+    }
 }
 
 async fn serve(mut socket: TcpStream, reply: Reply) {
