@@ -204,6 +204,9 @@ impl WriteHtml for PgConn {
     }
 }
 
+/// A committed row without its HTML: version id, section count, created and updated at.
+type CommittedRow = (Option<String>, i64, i64, i64);
+
 /// `commit_version`, and with `job` the guard of `commit_job_version`. `html` is the
 /// version's HTML (`new.html` is not read); the committed record holds it.
 async fn commit(
@@ -220,7 +223,7 @@ async fn commit(
     let lock_key = format!("{owner_s}/{sid}");
     let html = Arc::new(html);
     // The rows are written without the HTML, then it is written into them (`WriteHtml`).
-    let r: DbResult<Result<(Option<String>, i64, i64, i64), Refused>> = with_tx!(db, |conn| {
+    let r: DbResult<Result<CommittedRow, Refused>> = with_tx!(db, |conn| {
         conn.lock_owner(&lock_key).await?;
         let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
             .find((&owner_s, sid))
