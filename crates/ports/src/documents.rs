@@ -25,7 +25,9 @@ pub trait HtmlSections: Send + Sync {
     /// content and bare text between blocks are wrapped in a `<p>`; container elements
     /// (`section`, `article`, `main`, `header`, `footer`, `aside`, `nav`, `body`, `html`) are
     /// unwrapped. A block keeps its `data-chunk-id` when it is a valid `ChunkId` not already
-    /// used earlier in the document; every other block gets `new_id()`. `data-chunk-id` on
+    /// used earlier in the document; every other block gets `new_id()` (asked again, or
+    /// suffixed, while its answer is taken): the ids of the result are unique, which callers
+    /// writing the sections out one by one rely on. `data-chunk-id` on
     /// anything but a section's root is removed. Whitespace-only input gives no sections.
     /// MUST be idempotent: sectioning the `to_html()` of its own output gives the same
     /// sections.
