@@ -1,5 +1,6 @@
 //! Where the memory of an upload goes: reads a file, converts it, then sanitizes and
-//! sections the HTML as `core::documents` does, printing the process's resident high-water
+//! sections the HTML as `core::documents` does (in slices, into the version's HTML), then,
+//! for comparison, the whole document at once, printing the process's resident high-water
 //! mark (VmHWM, Linux) after each stage. A diagnostic for docs/benchmarks.md section 5.
 //!
 //! `target/release/examples/upload_stages FILE`
@@ -39,14 +40,29 @@ fn main() {
     println!("converted ({} MB of HTML): {}", converted.html.len() / 1_000_000, hwm_mb());
     drop(bytes);
     let sectioner = Html5everSections::new();
-    let clean = sectioner.sanitize(&converted.html).expect("sanitizes");
-    println!("sanitized ({} MB): {}", clean.len() / 1_000_000, hwm_mb());
-    drop(clean);
     let mut n = 0u64;
     let mut new_id = || {
         n += 1;
         ChunkId::parse(&format!("c{n}")).expect("valid id")
     };
-    let sections = sectioner.sectionize(&converted.html, &mut new_id).expect("sections");
-    println!("sectioned ({} sections): {}", sections.len(), hwm_mb());
+    // As an upload does (`core::documents`): sections written into the version's HTML as
+    // they come, the slices of the document sanitized and sectioned one after another.
+    let mut version = String::with_capacity(converted.html.len() + converted.html.len() / 8);
+    let mut count = 0usize;
+    sectioner
+        .sectionize_each(&converted.html, &mut new_id, &mut |s| {
+            version.push_str(&s.html);
+            version.push('\n');
+            count += 1;
+        })
+        .expect("sections");
+    println!("version HTML written in slices ({count} sections, {} MB): {}", version.len() / 1_000_000, hwm_mb());
+    drop(version);
+    // The whole document at once, for comparison (the figures before slicing).
+    let clean = sectioner.sanitize(&converted.html).expect("sanitizes");
+    println!("sanitized ({} MB): {}", clean.len() / 1_000_000, hwm_mb());
+    drop(clean);
+    let sections =
+        Html5everSections::with_slice_bytes(usize::MAX).sectionize(&converted.html, &mut new_id).expect("sections");
+    println!("whole document sectioned ({} sections): {}", sections.len(), hwm_mb());
 }

@@ -180,7 +180,12 @@ impl Documents {
         Ok((record, doc))
     }
 
-    /// Converts an uploaded file and loads it into the session's document.
+    /// Converts an uploaded file and loads it into the session's document. `index`: the
+    /// text of the file's sections is wanted (`Uploaded::blocks`, else empty).
+    ///
+    /// Memory: the file is dropped once converted, and on `Replace` the sections are written
+    /// into the version's HTML one by one as the sectioner hands them over, so the upload
+    /// never holds the converted HTML, the sections and the version's HTML together.
     pub async fn upload(
         &self,
         owner: Owner,
@@ -188,40 +193,54 @@ impl Documents {
         filename: &str,
         bytes: Vec<u8>,
         mode: OpenMode,
+        index: bool,
     ) -> DocumentResult<Uploaded> {
         let format = SourceFormat::from_filename(filename)?;
         let converter = self.converter.clone();
-        let converted = tokio::task::spawn_blocking(move || converter.convert(format, &bytes))
-            .await
-            .map_err(|e| DocumentError::Worker(e.to_string()))??;
+        let converted = tokio::task::spawn_blocking(move || {
+            let converted = converter.convert(format, &bytes);
+            drop(bytes);
+            converted
+        })
+        .await
+        .map_err(|e| DocumentError::Worker(e.to_string()))??;
         let images = converted
             .images
             .iter()
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
         let (Converted { html, warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
-        let new_sections = self.sectionize(html).await?;
-        let blocks = TextBlock::of_sections(&new_sections);
-        let mut doc = match mode {
-            OpenMode::Replace => Document::default(),
-            OpenMode::Append => self.current(owner, session).await?.1,
+        let built = match mode {
+            OpenMode::Replace => self.build_version(html, index).await?,
+            OpenMode::Append => {
+                let new_sections = self.sectionize(html).await?;
+                let blocks = if index { TextBlock::of_sections(&new_sections) } else { Vec::new() };
+                let mut doc = self.current(owner, session).await?.1;
+                doc.append(new_sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
+                let mut built = VersionHtml::new(0, false);
+                for s in doc.into_sections() {
+                    built.push(s);
+                }
+                built.blocks = blocks;
+                built
+            }
         };
-        doc.append(new_sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
-        if !doc.has_content() {
+        if !built.has_content {
             return Err(DocumentError::Convert(ConvertError::Empty));
         }
         let version = NewVersion {
             version_id: new_version_id(),
-            html: doc.to_html(),
-            section_count: i64::try_from(doc.len()).unwrap_or(i64::MAX),
+            html: built.html,
+            section_count: i64::try_from(built.count).unwrap_or(i64::MAX),
             source: "upload".to_owned(),
             title: Some(title_of(filename)),
             now: self.clock.now_ms(),
         };
+        let blocks = built.blocks;
         // Everything was checked: the images are stored, then the version that shows them.
         // A failure on the way removes what was stored for this upload.
         self.put_images(&pending).await?;
-        let committed = match self.store.commit_version(owner, session, None, &version).await {
+        let committed = match self.store.commit_new_version(owner, session, None, version).await {
             Ok(CommitOutcome::Committed(document)) => Ok(document),
             Ok(CommitOutcome::Stale { current_version }) => Err(DocumentError::Stale { current_version }),
             Err(e) => Err(e.into()),
@@ -250,6 +269,26 @@ impl Documents {
             return Err(e.into());
         }
         Ok(Uploaded { document, images, warnings, blocks })
+    }
+
+    /// Sanitizes and sections `html` on the blocking pool into the HTML of a version
+    /// (`Document::to_html` of its sections), written as the sections come: neither the
+    /// sections nor a second copy of the document are kept. The converted HTML is dropped
+    /// as soon as it is sectioned. With `index`, the sections' text is kept as blocks.
+    async fn build_version(&self, html: String, index: bool) -> DocumentResult<VersionHtml> {
+        let sectioner = self.html.clone();
+        tokio::task::spawn_blocking(move || {
+            // The sections' HTML is the input's plus ids: a little more than the input.
+            let mut built = VersionHtml::new(html.len() + html.len() / 8, index);
+            let r = sectioner.sectionize_each(&html, &mut new_chunk_id, &mut |s| built.push(s));
+            drop(html);
+            r.map(|()| built)
+        })
+        .await
+        .map_err(|e| DocumentError::Worker(e.to_string()))?
+        .map_err(|e| match e {
+            HtmlError::TooDeep => DocumentError::TooDeep,
+        })
     }
 
     async fn put_images(&self, pending: &[PendingImage]) -> DocumentResult<()> {
@@ -375,6 +414,33 @@ impl Documents {
             Ok(())
         } else {
             Err(DocumentError::NotFound)
+        }
+    }
+}
+
+/// A version's HTML written section by section: `Document::to_html` of the sections pushed,
+/// with what `Document::len` and `Document::has_content` would answer.
+struct VersionHtml {
+    html: String,
+    count: usize,
+    has_content: bool,
+    /// The text of the sections pushed (`TextBlock::of_sections`), when wanted.
+    blocks: Vec<TextBlock>,
+    keep_blocks: bool,
+}
+
+impl VersionHtml {
+    fn new(capacity: usize, keep_blocks: bool) -> Self {
+        Self { html: String::with_capacity(capacity), count: 0, has_content: false, blocks: Vec::new(), keep_blocks }
+    }
+
+    fn push(&mut self, section: Section) {
+        self.html.push_str(&section.html);
+        self.html.push('\n');
+        self.count += 1;
+        self.has_content |= section.shows_content();
+        if self.keep_blocks {
+            self.blocks.extend(TextBlock::of_section(section));
         }
     }
 }

@@ -68,9 +68,19 @@ impl TextBlock {
         sections
             .iter()
             .filter(|s| !s.text.trim().is_empty())
-            .map(|s| TextBlock::new(s.text.clone(), matches!(s.tag.as_str(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6")))
+            .map(|s| TextBlock::new(s.text.clone(), is_heading(&s.tag)))
             .collect()
     }
+
+    /// The block of one section, as in [`Self::of_sections`] (`None` when it has no text);
+    /// takes the section's text without copying it.
+    pub fn of_section(section: crate::document::Section) -> Option<TextBlock> {
+        (!section.text.trim().is_empty()).then(|| TextBlock::new(section.text, is_heading(&section.tag)))
+    }
+}
+
+fn is_heading(tag: &str) -> bool {
+    matches!(tag, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
 /// How passages are cut.

@@ -54,6 +54,13 @@ pub struct Section {
     pub text: String,
 }
 
+impl Section {
+    /// Whether the section shows anything (text, an image, a rule or a table).
+    pub fn shows_content(&self) -> bool {
+        !self.text.trim().is_empty() || self.tag == "hr" || self.html.contains("<img") || self.tag == "table"
+    }
+}
+
 /// What can go wrong editing a document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DocumentError {
@@ -101,6 +108,11 @@ impl Document {
         &self.sections
     }
 
+    /// The sections, giving the document up.
+    pub fn into_sections(self) -> Vec<Section> {
+        self.sections
+    }
+
     pub fn len(&self) -> usize {
         self.sections.len()
     }
@@ -111,9 +123,7 @@ impl Document {
 
     /// Whether the document has any visible content (text, an image, a rule or a table).
     pub fn has_content(&self) -> bool {
-        self.sections
-            .iter()
-            .any(|s| !s.text.trim().is_empty() || s.tag == "hr" || s.html.contains("<img") || s.tag == "table")
+        self.sections.iter().any(Section::shows_content)
     }
 
     pub fn position(&self, id: &ChunkId) -> Option<usize> {

@@ -16,11 +16,18 @@
 //! same tree, on every change made after the last parse being one that parses back the same,
 //! and on a canonical attribute order; `tests/props.rs` checks it on generated tag soup.
 //!
+//! A large document is cut into slices between top-level blocks of a grammar that
+//! html5ever builds as written (`slices.rs`), and the steps run on one slice after another:
+//! the sections are the same, and memory holds the DOM of one slice instead of the whole
+//! document's (about four times its HTML). [`HtmlSections::sectionize_each`] hands the
+//! sections over one by one, so that a caller need not keep them all.
+//!
 //! Nothing recurses on the document's structure: every walk keeps an explicit stack.
 
 mod depth;
 mod sanitize;
 mod sections;
+mod slices;
 mod text;
 
 use html5ever::tendril::TendrilSink;
@@ -35,14 +42,24 @@ use redline_ports::HtmlSections;
 /// [`HtmlError::TooDeep`].
 pub const MAX_DEPTH: usize = 256;
 
+/// Bytes of HTML sanitized and sectioned at a time, when the document can be cut.
+pub const SLICE_BYTES: usize = 256 * 1024;
+
 /// Sanitizes and sections HTML with ammonia and html5ever.
 pub struct Html5everSections {
     cleaner: ammonia::Builder<'static>,
+    slice_bytes: usize,
 }
 
 impl Html5everSections {
     pub fn new() -> Self {
-        Self { cleaner: sanitize::builder() }
+        Self::with_slice_bytes(SLICE_BYTES)
+    }
+
+    /// Cuts documents into slices of at least `slice_bytes` (`usize::MAX`: never), for tests
+    /// and measurements; [`Self::new`] uses [`SLICE_BYTES`]. The sections do not depend on it.
+    pub fn with_slice_bytes(slice_bytes: usize) -> Self {
+        Self { cleaner: sanitize::builder(), slice_bytes: slice_bytes.max(1) }
     }
 
     /// The sanitized HTML, before sectioning (same allow-list as `sectionize`).
@@ -68,12 +85,34 @@ impl std::fmt::Debug for Html5everSections {
 
 impl HtmlSections for Html5everSections {
     fn sectionize(&self, html: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError> {
-        if html.bytes().all(|b| text::is_html_space(b as char)) {
-            return Ok(Vec::new());
-        }
-        let clean = self.sanitize(html)?;
-        sections::sections_of_clean(&clean, new_id)
+        let mut out = Vec::new();
+        self.sectionize_each(html, new_id, &mut |s| out.push(s))?;
+        Ok(out)
     }
+
+    fn sectionize_each(
+        &self,
+        html: &str,
+        new_id: &mut dyn FnMut() -> ChunkId,
+        each: &mut dyn FnMut(Section),
+    ) -> Result<(), HtmlError> {
+        let mut used = sections::IdSet::default();
+        for slice in slices::slices(html, self.slice_bytes) {
+            if slice.bytes().all(|b| text::is_html_space(b as char)) {
+                continue;
+            }
+            let clean = self.sanitize(slice)?;
+            sections::sections_of_clean(&clean, new_id, &mut used, each)?;
+        }
+        Ok(())
+    }
+}
+
+/// The slices `html` is sanitized and sectioned in with slices of at least `slice_bytes`
+/// (see [`Html5everSections::with_slice_bytes`]), for tests.
+#[doc(hidden)]
+pub fn slices_of(html: &str, slice_bytes: usize) -> Vec<&str> {
+    slices::slices(html, slice_bytes.max(1))
 }
 
 /// The text content of an HTML fragment, as in [`Section::text`]: white space collapsed to

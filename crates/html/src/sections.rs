@@ -1,7 +1,7 @@
 //! Splitting sanitized HTML into sections.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use html5ever::serialize::{SerializeOpts, TraversalScope};
 use html5ever::tendril::StrTendril;
@@ -320,11 +320,11 @@ fn input_id(root: &Handle) -> Option<ChunkId> {
 }
 
 /// A fresh id not in `used`: `new_id()` (a few tries), else a suffixed variant of its answer.
-fn fresh_id(used: &HashSet<ChunkId>, new_id: &mut dyn FnMut() -> ChunkId) -> ChunkId {
+fn fresh_id(used: &IdSet, new_id: &mut dyn FnMut() -> ChunkId) -> ChunkId {
     let mut last = None;
     for _ in 0..8 {
         let id = new_id();
-        if !used.contains(&id) {
+        if !used.contains(id.as_str()) {
             return id;
         }
         last = Some(id);
@@ -334,10 +334,58 @@ fn fresh_id(used: &HashSet<ChunkId>, new_id: &mut dyn FnMut() -> ChunkId) -> Chu
     loop {
         let suffix = format!("-{n}");
         let keep = base.len().min(CHUNK_ID_MAX_LEN - suffix.len());
-        if let Some(id) = ChunkId::parse(&format!("{}{suffix}", &base[..keep])).filter(|id| !used.contains(id)) {
+        if let Some(id) = ChunkId::parse(&format!("{}{suffix}", &base[..keep])).filter(|id| !used.contains(id.as_str()))
+        {
             return id;
         }
         n += 1;
+    }
+}
+
+/// The ids used so far in a document, compact: an id of up to 21 characters (every fresh id)
+/// is packed in 128 bits (6 bits a character, after a leading 1 bit), so a document of
+/// 150,000 sections costs a few MB here instead of a `String` per id. A B-tree rather than a
+/// hash table: it grows by small nodes, where a table doubling in size leaves its smaller
+/// copies behind in the allocator.
+#[derive(Default)]
+pub(crate) struct IdSet {
+    packed: BTreeSet<(u64, u64)>,
+    long: HashSet<String>,
+}
+
+impl IdSet {
+    fn pack(id: &str) -> Option<(u64, u64)> {
+        if id.len() > 21 {
+            return None;
+        }
+        let mut v: u128 = 1;
+        for b in id.bytes() {
+            let code = match b {
+                b'A'..=b'Z' => b - b'A',
+                b'a'..=b'z' => b - b'a' + 26,
+                b'0'..=b'9' => b - b'0' + 52,
+                b'_' => 62,
+                b'-' => 63,
+                _ => return None,
+            };
+            v = (v << 6) | u128::from(code);
+        }
+        Some(((v >> 64) as u64, v as u64))
+    }
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        match Self::pack(id) {
+            Some(k) => self.packed.contains(&k),
+            None => self.long.contains(id),
+        }
+    }
+
+    /// Whether `id` was not in the set.
+    pub(crate) fn insert(&mut self, id: &str) -> bool {
+        match Self::pack(id) {
+            Some(k) => self.packed.insert(k),
+            None => self.long.insert(id.to_owned()),
+        }
     }
 }
 
@@ -375,13 +423,19 @@ fn tag_of(root: &Handle) -> String {
     }
 }
 
-/// Sections of HTML that ammonia already sanitized.
-pub(crate) fn sections_of_clean(clean: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError> {
+/// Sections of HTML that ammonia already sanitized, handed to `each` in order. `used` holds
+/// the ids of the sections of the document before this HTML (a slice of it), and gets theirs.
+pub(crate) fn sections_of_clean(
+    clean: &str,
+    new_id: &mut dyn FnMut() -> ChunkId,
+    used: &mut IdSet,
+    each: &mut dyn FnMut(Section),
+) -> Result<(), HtmlError> {
     let mut dom = parse_fragment(clean);
-    let Some(mut root) = dom.document.children.borrow().first().cloned() else { return Ok(Vec::new()) };
+    let Some(mut root) = dom.document.children.borrow().first().cloned() else { return Ok(()) };
     if rename_blocks(&root) {
         dom = parse_fragment(&serialize(&root, TraversalScope::ChildrenOnly(None)));
-        let Some(again) = dom.document.children.borrow().first().cloned() else { return Ok(Vec::new()) };
+        let Some(again) = dom.document.children.borrow().first().cloned() else { return Ok(()) };
         root = again;
     }
     let blocks = collect_blocks(&root);
@@ -391,23 +445,21 @@ pub(crate) fn sections_of_clean(clean: &str, new_id: &mut dyn FnMut() -> ChunkId
 
     // Ids: the first valid use of an input id keeps it; every other block gets a fresh id
     // that no kept id uses, even a later one.
-    let mut used = HashSet::with_capacity(blocks.len());
     let kept: Vec<Option<ChunkId>> = blocks
         .iter()
-        .map(|b| if b.from_input { input_id(&b.root).filter(|id| used.insert(id.clone())) } else { None })
+        .map(|b| if b.from_input { input_id(&b.root).filter(|id| used.insert(id.as_str())) } else { None })
         .collect();
-    let mut sections = Vec::with_capacity(blocks.len());
     for (b, kept) in blocks.iter().zip(kept) {
         let id = match kept {
             Some(id) => id,
             None => {
-                let id = fresh_id(&used, new_id);
-                used.insert(id.clone());
+                let id = fresh_id(used, new_id);
+                used.insert(id.as_str());
                 id
             }
         };
         set_id(&b.root, &id);
-        sections.push(Section { id, tag: tag_of(&b.root), html: outer_html(&b.root), text: text_of_node(&b.root) });
+        each(Section { id, tag: tag_of(&b.root), html: outer_html(&b.root), text: text_of_node(&b.root) });
     }
-    Ok(sections)
+    Ok(())
 }

@@ -25,11 +25,29 @@ pub trait HtmlSections: Send + Sync {
     /// content and bare text between blocks are wrapped in a `<p>`; container elements
     /// (`section`, `article`, `main`, `header`, `footer`, `aside`, `nav`, `body`, `html`) are
     /// unwrapped. A block keeps its `data-chunk-id` when it is a valid `ChunkId` not already
-    /// used earlier in the document; every other block gets `new_id()`. `data-chunk-id` on
+    /// used earlier in the document; every other block gets `new_id()` (asked again, or
+    /// suffixed, while its answer is taken): the ids of the result are unique, which callers
+    /// writing the sections out one by one rely on. `data-chunk-id` on
     /// anything but a section's root is removed. Whitespace-only input gives no sections.
     /// MUST be idempotent: sectioning the `to_html()` of its own output gives the same
     /// sections.
     fn sectionize(&self, html: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError>;
+
+    /// `sectionize`, handing each section to `each` in document order instead of returning
+    /// them all, so that a caller that consumes them (writes a version's HTML) never holds
+    /// them all. The sections MUST be those `sectionize` returns (with the same answers of `new_id`). On an
+    /// error, the sections already handed over are not a document: the caller drops them.
+    fn sectionize_each(
+        &self,
+        html: &str,
+        new_id: &mut dyn FnMut() -> ChunkId,
+        each: &mut dyn FnMut(Section),
+    ) -> Result<(), HtmlError> {
+        for s in self.sectionize(html, new_id)? {
+            each(s);
+        }
+        Ok(())
+    }
 }
 
 /// The current state of a session's document.
@@ -94,6 +112,19 @@ pub trait DocumentStore: Send + Sync {
         expected_version: Option<Option<String>>,
         version: &NewVersion,
     ) -> Result<CommitOutcome, StoreError>;
+
+    /// `commit_version` taking the version by value: the committed record's `html` is the
+    /// version's own string, not a copy, and the adapter SHOULD write it without copying it
+    /// either (a 50 MB upload). Same contract as `commit_version`.
+    async fn commit_new_version(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        expected_version: Option<Option<String>>,
+        version: NewVersion,
+    ) -> Result<CommitOutcome, StoreError> {
+        self.commit_version(owner, session, expected_version, &version).await
+    }
 
     /// `commit_version` for a chat job's turn. In the same transaction, and only while the
     /// job is in progress, it records `version` as the job's commit; `None` when the job is

@@ -1,12 +1,14 @@
 //! `DocumentStore` on both backends.
 
+use std::sync::Arc;
+
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{CommitOutcome, DocumentRecord, NewVersion, VersionRecord};
 use redline_ports::{DocumentStore, StoreError};
 
-use crate::db::{BackendOps, Db};
+use crate::db::{BackendOps, Db, PgConn, SqliteConn};
 use crate::error::DbResult;
 use crate::schema::{document_versions, jobs, sessions};
 
@@ -53,7 +55,20 @@ impl DocumentStore for Db {
         expected_version: Option<Option<String>>,
         new: &NewVersion,
     ) -> Result<CommitOutcome, StoreError> {
-        commit(self, None, owner, session, expected_version, new)
+        commit(self, None, owner, session, expected_version, new, new.html.clone())
+            .await?
+            .ok_or_else(|| StoreError::Other("a commit for no job was refused for its job".to_owned()))
+    }
+
+    async fn commit_new_version(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        expected_version: Option<Option<String>>,
+        mut new: NewVersion,
+    ) -> Result<CommitOutcome, StoreError> {
+        let html = std::mem::take(&mut new.html);
+        commit(self, None, owner, session, expected_version, &new, html)
             .await?
             .ok_or_else(|| StoreError::Other("a commit for no job was refused for its job".to_owned()))
     }
@@ -66,7 +81,7 @@ impl DocumentStore for Db {
         expected_version: Option<Option<String>>,
         new: &NewVersion,
     ) -> Result<Option<CommitOutcome>, StoreError> {
-        commit(self, Some(job_id), owner, session, expected_version, new).await
+        commit(self, Some(job_id), owner, session, expected_version, new, new.html.clone()).await
     }
 
     async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError> {
@@ -147,7 +162,53 @@ enum Refused {
     JobNotRunning,
 }
 
-/// `commit_version`, and with `job` the guard of `commit_job_version`.
+/// Writes a version's HTML into the rows `commit` made for it (the session's and the
+/// version's), without copying it on the way: a 50 MB upload must not cost another 50 MB
+/// (or two) at commit.
+trait WriteHtml {
+    async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()>;
+}
+
+impl WriteHtml for SqliteConn {
+    /// On the sync connection itself: diesel-async's wrapper would copy every bound value
+    /// (to move the statement to its blocking thread), while diesel binds a `&str` to SQLite
+    /// as is (`SQLITE_STATIC`). Runs inside the wrapper's transaction (same connection).
+    async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()> {
+        let (owner, sid, version_id) = (owner.to_owned(), sid.to_owned(), version_id.to_owned());
+        self.spawn_blocking(move |conn| {
+            diesel::RunQueryDsl::execute(
+                diesel::update(sessions::table.find((owner.as_str(), sid.as_str())))
+                    .set(sessions::html.eq(html.as_str())),
+                conn,
+            )?;
+            diesel::RunQueryDsl::execute(
+                diesel::update(document_versions::table.find(version_id.as_str()))
+                    .set(document_versions::html.eq(html.as_str())),
+                conn,
+            )?;
+            Ok(())
+        })
+        .await?;
+        Ok(())
+    }
+}
+
+impl WriteHtml for PgConn {
+    async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()> {
+        diesel::update(sessions::table.find((owner, sid))).set(sessions::html.eq(html.as_str())).execute(self).await?;
+        diesel::update(document_versions::table.find(version_id))
+            .set(document_versions::html.eq(html.as_str()))
+            .execute(self)
+            .await?;
+        Ok(())
+    }
+}
+
+/// A committed row without its HTML: version id, section count, created and updated at.
+type CommittedRow = (Option<String>, i64, i64, i64);
+
+/// `commit_version`, and with `job` the guard of `commit_job_version`. `html` is the
+/// version's HTML (`new.html` is not read); the committed record holds it.
 async fn commit(
     db: &Db,
     job: Option<&str>,
@@ -155,11 +216,14 @@ async fn commit(
     session: &SessionId,
     expected_version: Option<Option<String>>,
     new: &NewVersion,
+    html: String,
 ) -> Result<Option<CommitOutcome>, StoreError> {
     let owner_s = owner.to_string();
     let sid = session.as_str();
     let lock_key = format!("{owner_s}/{sid}");
-    let r: DbResult<Result<DocRow, Refused>> = with_tx!(db, |conn| {
+    let html = Arc::new(html);
+    // The rows are written without the HTML, then it is written into them (`WriteHtml`).
+    let r: DbResult<Result<CommittedRow, Refused>> = with_tx!(db, |conn| {
         conn.lock_owner(&lock_key).await?;
         let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
             .find((&owner_s, sid))
@@ -191,7 +255,7 @@ async fn commit(
                         sessions::updated_at.eq(new.now),
                         sessions::version_id.eq(&new.version_id),
                         sessions::section_count.eq(new.section_count),
-                        sessions::html.eq(&new.html),
+                        sessions::html.eq(""),
                     ))
                     .execute(conn)
                     .await?;
@@ -205,7 +269,6 @@ async fn commit(
                         sessions::updated_at.eq(new.now),
                         sessions::version_id.eq(&new.version_id),
                         sessions::section_count.eq(new.section_count),
-                        sessions::html.eq(&new.html),
                     ))
                     .execute(conn)
                     .await?;
@@ -217,18 +280,27 @@ async fn commit(
                 document_versions::version_id.eq(&new.version_id),
                 document_versions::owner.eq(&owner_s),
                 document_versions::session_id.eq(sid),
-                document_versions::html.eq(&new.html),
+                document_versions::html.eq(""),
                 document_versions::section_count.eq(new.section_count),
                 document_versions::source.eq(&new.source),
                 document_versions::created_at.eq(new.now),
             ))
             .execute(conn)
             .await?;
-        Ok(Ok((new.html.clone(), Some(new.version_id.clone()), new.section_count, created_at, new.now)))
+        conn.write_html(&owner_s, sid, &new.version_id, html.clone()).await?;
+        Ok(Ok((Some(new.version_id.clone()), new.section_count, created_at, new.now)))
     });
     db.sessions_changed(&owner_s);
     Ok(match r? {
-        Ok(row) => Some(CommitOutcome::Committed(record(owner, session, row))),
+        Ok((version_id, section_count, created_at, updated_at)) => {
+            // The transaction and its clones of `html` are gone.
+            let html = Arc::try_unwrap(html).unwrap_or_else(|shared| (*shared).clone());
+            Some(CommitOutcome::Committed(record(
+                owner,
+                session,
+                (html, version_id, section_count, created_at, updated_at),
+            )))
+        }
         Err(Refused::Stale(current_version)) => Some(CommitOutcome::Stale { current_version }),
         Err(Refused::JobNotRunning) => None,
     })

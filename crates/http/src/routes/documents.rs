@@ -151,7 +151,7 @@ pub async fn upload(
     let index = req.query_string().split('&').any(|kv| kv.eq_ignore_ascii_case("index=true"));
     let filename = file.filename.clone();
     let size = file.bytes.len() as u64;
-    let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode).await?;
+    let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode, index).await?;
     let mut warnings = out.warnings;
     let mut attachment_id = None;
     if index {
@@ -165,7 +165,7 @@ pub async fn upload(
         }
     }
     let d = out.document;
-    Ok(HttpResponse::Ok().json(UploadBody {
+    Ok(json_streaming_html(UploadBody {
         session_id: d.session_id.to_string(),
         html: d.html,
         version_id: d.version_id,
@@ -182,6 +182,118 @@ pub async fn upload(
     }))
 }
 
+/// Bytes of the document's HTML escaped into the body at a time.
+const HTML_CHUNK: usize = 64 * 1024;
+
+/// 200 with `body` as JSON: the bytes of `HttpResponse::json`, with a `Content-Length`, but
+/// the HTML is escaped into the body as it is sent rather than into a second copy of the
+/// document (for a 50 MB upload, that copy and actix's copy of it into its write buffer made
+/// the peak memory of the request).
+fn json_streaming_html(mut body: UploadBody) -> HttpResponse {
+    let html = std::mem::take(&mut body.html);
+    // `session_id` comes first and a JSON string holds no bare `"`: the first match is the field.
+    const EMPTY_HTML: &[u8] = br#","html":"""#;
+    let rest = serde_json::to_vec(&body).unwrap_or_default();
+    let Some(at) = rest.windows(EMPTY_HTML.len()).position(|w| w == EMPTY_HTML) else {
+        body.html = html;
+        return HttpResponse::Ok().json(body);
+    };
+    // Just before the closing quote of the empty string.
+    let split = at + EMPTY_HTML.len() - 1;
+    let prefix = web::Bytes::copy_from_slice(&rest[..split]);
+    let suffix = web::Bytes::copy_from_slice(&rest[split..]);
+    let len = prefix.len() + escaped_len(&html) + suffix.len();
+    let parts = std::iter::once(prefix).chain(HtmlChunks { html, at: 0 }).chain(std::iter::once(suffix));
+    let stream = futures_util::stream::iter(parts.map(Ok::<_, std::convert::Infallible>));
+    HttpResponse::Ok()
+        .insert_header(header::ContentType::json())
+        .body(actix_web::body::SizedStream::new(len as u64, stream))
+}
+
+/// The HTML escaped as the contents of a JSON string, a chunk at a time.
+struct HtmlChunks {
+    html: String,
+    at: usize,
+}
+
+impl Iterator for HtmlChunks {
+    type Item = web::Bytes;
+
+    fn next(&mut self) -> Option<web::Bytes> {
+        if self.at >= self.html.len() {
+            return None;
+        }
+        let mut end = (self.at + HTML_CHUNK).min(self.html.len());
+        while !self.html.is_char_boundary(end) {
+            end += 1;
+        }
+        let chunk = &self.html[self.at..end];
+        self.at = end;
+        // A `&str` always serializes; the quotes are left out.
+        let quoted = serde_json::to_vec(chunk).unwrap_or_default();
+        Some(web::Bytes::copy_from_slice(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default()))
+    }
+}
+
+/// The length of `s` escaped as serde_json escapes the contents of a string: `"` and `\`,
+/// and the control characters (`\b \t \n \f \r` in two bytes, the others as `\u00XX`).
+fn escaped_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod streamed_json_tests {
+    use super::*;
+
+    fn upload_body(html: &str) -> UploadBody {
+        UploadBody {
+            session_id: "s-1".into(),
+            html: html.into(),
+            version_id: Some("v_1".into()),
+            filename: "a \"b\".txt".into(),
+            section_count: 2,
+            images: vec![ImageBody { content_type: "image/png".into(), size_bytes: 3 }],
+            warnings: vec!["w \u{1}".into()],
+            indexed: false,
+            attachment_id: None,
+        }
+    }
+
+    async fn streamed(html: &str) -> Vec<u8> {
+        let response = json_streaming_html(upload_body(html));
+        let body = actix_web::body::to_bytes(response.into_body()).await;
+        body.map(|b| b.to_vec()).unwrap_or_default()
+    }
+
+    #[actix_web::test]
+    async fn the_streamed_body_is_the_json_of_the_body() {
+        let long: String = "<p>a \"q\" \\ \u{0}\u{1f}\t\n\r\u{8}\u{c} é 😀 \u{7f}</p>\n".repeat(5000);
+        for html in ["", "<p>x</p>\n", long.as_str()] {
+            let body = streamed(html).await;
+            assert_eq!(body, serde_json::to_vec(&upload_body(html)).unwrap());
+            let response = json_streaming_html(upload_body(html));
+            assert_eq!(
+                actix_web::body::MessageBody::size(response.body()),
+                actix_web::body::BodySize::Sized(body.len() as u64)
+            );
+            assert_eq!(response.headers().get(header::CONTENT_TYPE).unwrap(), "application/json");
+        }
+    }
+
+    #[test]
+    fn escaped_lengths_are_serde_jsons() {
+        let all: String = (0u32..0x250).filter_map(char::from_u32).collect();
+        for s in ["", "plain", "\"\\/", all.as_str(), "😀\u{2028}"] {
+            assert_eq!(escaped_len(s), serde_json::to_string(s).unwrap().len() - 2, "{s:?}");
+        }
+    }
+}
 /// An image extracted from an upload. No authorization: the id (128 random bits) is the
 /// capability, so the HTML displays in any editor. Cached for a year (an id never changes).
 #[utoipa::path(get, path = "/v1/documents/images/{image_id}", tag = "documents",
