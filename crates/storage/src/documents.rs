@@ -162,14 +162,26 @@ enum Refused {
     JobNotRunning,
 }
 
-/// Writes a version's HTML into the rows `commit` made for it (the session's and the
+/// HTML from this size on is written by [`WriteHtml::write_html`] on SQLite.
+const LARGE_HTML: usize = 1 << 20;
+
+/// Writes a large version's HTML into the rows `commit` made for it (the session's and the
 /// version's), without copying it on the way: a 50 MB upload must not cost another 50 MB
-/// (or two) at commit.
+/// (or two) at commit. Smaller HTML, and all of it on PostgreSQL (whose driver serializes
+/// every bound value into its message buffer whichever way it is bound), goes into the
+/// statements that make the rows, with no extra statement.
 trait WriteHtml {
+    /// Whether HTML of `len` bytes is left out of the rows' statements and written by
+    /// `write_html` after them.
+    fn defers_html(&self, len: usize) -> bool;
     async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()>;
 }
 
 impl WriteHtml for SqliteConn {
+    fn defers_html(&self, len: usize) -> bool {
+        len >= LARGE_HTML
+    }
+
     /// On the sync connection itself: diesel-async's wrapper would copy every bound value
     /// (to move the statement to its blocking thread), while diesel binds a `&str` to SQLite
     /// as is (`SQLITE_STATIC`). Runs inside the wrapper's transaction (same connection).
@@ -194,6 +206,10 @@ impl WriteHtml for SqliteConn {
 }
 
 impl WriteHtml for PgConn {
+    fn defers_html(&self, _len: usize) -> bool {
+        false
+    }
+
     async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()> {
         diesel::update(sessions::table.find((owner, sid))).set(sessions::html.eq(html.as_str())).execute(self).await?;
         diesel::update(document_versions::table.find(version_id))
@@ -222,9 +238,12 @@ async fn commit(
     let sid = session.as_str();
     let lock_key = format!("{owner_s}/{sid}");
     let html = Arc::new(html);
-    // The rows are written without the HTML, then it is written into them (`WriteHtml`).
     let r: DbResult<Result<CommittedRow, Refused>> = with_tx!(db, |conn| {
         conn.lock_owner(&lock_key).await?;
+        // Large HTML on SQLite: the rows are written without it, then it is written into
+        // them (`WriteHtml`).
+        let deferred = conn.defers_html(html.len());
+        let inline: &str = if deferred { "" } else { html.as_str() };
         let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
             .find((&owner_s, sid))
             .select((sessions::version_id, sessions::title, sessions::created_at))
@@ -255,7 +274,7 @@ async fn commit(
                         sessions::updated_at.eq(new.now),
                         sessions::version_id.eq(&new.version_id),
                         sessions::section_count.eq(new.section_count),
-                        sessions::html.eq(""),
+                        sessions::html.eq(inline),
                     ))
                     .execute(conn)
                     .await?;
@@ -269,6 +288,7 @@ async fn commit(
                         sessions::updated_at.eq(new.now),
                         sessions::version_id.eq(&new.version_id),
                         sessions::section_count.eq(new.section_count),
+                        sessions::html.eq(inline),
                     ))
                     .execute(conn)
                     .await?;
@@ -280,14 +300,16 @@ async fn commit(
                 document_versions::version_id.eq(&new.version_id),
                 document_versions::owner.eq(&owner_s),
                 document_versions::session_id.eq(sid),
-                document_versions::html.eq(""),
+                document_versions::html.eq(inline),
                 document_versions::section_count.eq(new.section_count),
                 document_versions::source.eq(&new.source),
                 document_versions::created_at.eq(new.now),
             ))
             .execute(conn)
             .await?;
-        conn.write_html(&owner_s, sid, &new.version_id, html.clone()).await?;
+        if deferred {
+            conn.write_html(&owner_s, sid, &new.version_id, html.clone()).await?;
+        }
         Ok(Ok((Some(new.version_id.clone()), new.section_count, created_at, new.now)))
     });
     db.sessions_changed(&owner_s);

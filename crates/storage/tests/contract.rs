@@ -63,6 +63,7 @@ contract_tests! {
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
     list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
     session_lists_follow_the_stores_writes => sqlite_session_lists_follow_the_stores_writes, postgres_session_lists_follow_the_stores_writes;
+    versions_of_any_size_round_trip => sqlite_versions_of_any_size_round_trip, postgres_versions_of_any_size_round_trip;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
     attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;
     attachments::passages_are_indexed_once_and_searchable => sqlite_attachments_passages_are_indexed_once_and_searchable, postgres_attachments_passages_are_indexed_once_and_searchable;
@@ -897,6 +898,51 @@ async fn session_lists_follow_the_stores_writes(db: &Db) {
     assert_eq!(before.len(), 1);
     db.commit_version(ann, &sid("three"), Some(None), &version("v3", T0 + 3)).await.unwrap();
     assert_eq!(db.list_sessions(ann).await.unwrap().len(), 2);
+}
+
+/// A version's HTML is stored whole whatever its size (on SQLite, HTML of a megabyte or more
+/// is written by a statement of its own after the rows), on a new session and on an existing
+/// one, and a stale commit of a large version writes nothing.
+async fn versions_of_any_size_round_trip(db: &Db) {
+    use redline_ports::documents::{CommitOutcome, NewVersion};
+    use redline_ports::DocumentStore;
+    let ann = Owner::User(UserId::new());
+    let big = |tag: &str| -> String {
+        (0..30_000).map(|i| format!("<p data-chunk-id=\"{tag}{i}\">Paragraph {i} of {tag}.</p>\n")).collect()
+    };
+    let version = |id: &str, html: String, now: Millis| NewVersion {
+        version_id: id.to_owned(),
+        html,
+        section_count: 30_000,
+        source: "upload".to_owned(),
+        title: Some("Big".to_owned()),
+        now,
+    };
+    for (session, first_html) in [("small-first", "<p>small</p>\n".to_owned()), ("big-first", big("a"))] {
+        let s = redline_domain::SessionId::parse(session).unwrap();
+        // A new session, then the same one again (its row is updated).
+        let first = db.commit_new_version(ann, &s, Some(None), version("v1", first_html.clone(), T0)).await.unwrap();
+        let CommitOutcome::Committed(first) = first else { panic!("{session}: the first commit is not stale") };
+        assert_eq!(first.html, first_html, "{session}: the record answered holds the HTML");
+        let second_html = big("b");
+        assert!(second_html.len() > 1 << 20, "large enough for the separate write");
+        let second = db
+            .commit_new_version(ann, &s, Some(Some("v1".to_owned())), version("v2", second_html.clone(), T0 + 1))
+            .await
+            .unwrap();
+        assert!(matches!(&second, CommitOutcome::Committed(r) if r.html == second_html), "{session}");
+        // A stale commit of a large version changes nothing.
+        let stale =
+            db.commit_new_version(ann, &s, Some(Some("v1".to_owned())), version("v3", big("c"), T0 + 2)).await.unwrap();
+        assert_eq!(stale, CommitOutcome::Stale { current_version: Some("v2".to_owned()) }, "{session}");
+        let doc = db.document(ann, &s).await.unwrap().unwrap();
+        assert_eq!((doc.version_id.as_deref(), doc.html == second_html), (Some("v2"), true), "{session}");
+        assert_eq!(db.version(ann, &s, "v1").await.unwrap().map(|v| v.html), Some(first_html), "{session}");
+        assert_eq!(db.version(ann, &s, "v2").await.unwrap().map(|v| v.html), Some(second_html), "{session}");
+        assert_eq!(db.version(ann, &s, "v3").await.unwrap(), None, "{session}: nothing of the stale commit");
+        // Version ids are global: the next session uses the same ones after this is gone.
+        assert!(db.delete_session(ann, &s).await.unwrap());
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
