@@ -16,7 +16,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 corpus_src="${REDLINE_CORPUS:-$root/../shared/corpus}"
 seconds="${FUZZ_SECONDS:-600}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/../target-fuzz}"
-all=(docx pdf rtf markdown html txt sections)
+all=(docx pdf rtf markdown html txt sections slices)
 targets=("${@:-${all[@]}}")
 
 # Inputs longer than this are cut (libFuzzer -max_len), and seeds longer are not copied:
@@ -33,7 +33,8 @@ seed() {
         docx|rtf|html|txt) cp -n "$corpus_src/$target"/* "$dir"/ 2>/dev/null || true ;;
         markdown) cp -n "$corpus_src/md"/* "$dir"/ 2>/dev/null || true ;;
         # The sectioner gets HTML and Markdown-ish text.
-        sections) cp -n "$corpus_src/html"/* "$dir"/ 2>/dev/null || true ;;
+        # The slicing target reads the first byte as the slice size (an HTML file's `<`: 61 bytes).
+        sections|slices) cp -n "$corpus_src/html"/* "$dir"/ 2>/dev/null || true ;;
     esac
 }
 

@@ -75,3 +75,19 @@ pub fn convert(format: SourceFormat, bytes: &[u8]) {
         sectionize(&converted.html);
     }
 }
+
+/// Sections `html` whole and in slices of `slice_bytes` (`redline_html`'s cutting of large
+/// documents between simple top-level blocks) with the same id generator: the results must
+/// be identical, sections and errors alike.
+pub fn slices_agree(html: &str, slice_bytes: usize) {
+    let ids = || {
+        let mut n = 0u64;
+        move || {
+            n += 1;
+            ChunkId::parse(&format!("f{n}")).expect("a valid chunk id")
+        }
+    };
+    let whole = Html5everSections::with_slice_bytes(usize::MAX).sectionize(html, &mut ids());
+    let sliced = Html5everSections::with_slice_bytes(slice_bytes).sectionize(html, &mut ids());
+    assert_eq!(whole, sliced, "slices of {slice_bytes} bytes differ from the whole document");
+}
