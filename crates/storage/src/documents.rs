@@ -263,6 +263,13 @@ async fn commit(
                 return Ok(Err(Refused::JobNotRunning));
             }
         }
+        // What every commit sets on the session's row, new or not.
+        let current = (
+            sessions::updated_at.eq(new.now),
+            sessions::version_id.eq(&new.version_id),
+            sessions::section_count.eq(new.section_count),
+            sessions::html.eq(inline),
+        );
         let created_at = match &existing {
             None => {
                 diesel::insert_into(sessions::table)
@@ -271,10 +278,7 @@ async fn commit(
                         sessions::session_id.eq(sid),
                         sessions::title.eq(&new.title),
                         sessions::created_at.eq(new.now),
-                        sessions::updated_at.eq(new.now),
-                        sessions::version_id.eq(&new.version_id),
-                        sessions::section_count.eq(new.section_count),
-                        sessions::html.eq(inline),
+                        current,
                     ))
                     .execute(conn)
                     .await?;
@@ -283,13 +287,7 @@ async fn commit(
             Some((_, title, created_at)) => {
                 let title = title.clone().or_else(|| new.title.clone());
                 diesel::update(sessions::table.find((&owner_s, sid)))
-                    .set((
-                        sessions::title.eq(title),
-                        sessions::updated_at.eq(new.now),
-                        sessions::version_id.eq(&new.version_id),
-                        sessions::section_count.eq(new.section_count),
-                        sessions::html.eq(inline),
-                    ))
+                    .set((sessions::title.eq(title), current))
                     .execute(conn)
                     .await?;
                 *created_at
