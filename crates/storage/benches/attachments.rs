@@ -43,6 +43,8 @@ const DEFAULT_PG_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 const PG_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bytes of text per attachment.
 const ATTACHMENT_BYTES: usize = 100_000;
+/// Attachments processed at once in the burst (the job workers' default on a small machine).
+const WORKERS: usize = 4;
 
 /// The relevance test's questions (crates/app/tests/api/relevance.rs).
 const QUESTIONS: [&str; 20] = [
@@ -272,6 +274,41 @@ async fn run_backend(db: &Db, label: &str) {
         mb_per_s(bytes, cpu),
         split_only,
         mb_per_s(bytes, split_only),
+    );
+
+    // The same amount again in another session, processed the way the job workers do it: four
+    // attachments at a time (`REDLINE_WORKERS` defaults to max(cores, 4)).
+    let burst = SessionId::parse("bench-burst").expect("session id");
+    db.ensure_session(owner, &burst, now_ms()).await.expect("session");
+    for i in 0..plan.attachments {
+        let id = format!("att_burst_{i:03}");
+        db.insert_attachment(&record(&id, owner, &burst, ATTACHMENT_BYTES), None).await.expect("insert");
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let cpu_start = cpu_now();
+    let started = Instant::now();
+    let burst_bytes: usize = futures_util::future::join_all((0..WORKERS).map(|_| async {
+        let mut bytes = 0;
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= plan.attachments {
+                return bytes;
+            }
+            let id = format!("att_burst_{i:03}");
+            bytes += index(db, &id, &text_of(&blocks, i * 991, ATTACHMENT_BYTES)).await.1;
+        }
+    }))
+    .await
+    .into_iter()
+    .sum();
+    let took = started.elapsed();
+    let cpu = cpu_since(cpu_start);
+    eprintln!(
+        "[{label}] {} attachments, {WORKERS} at a time: {:.2} MB in {took:.2?}: {:.1} MB/s (CPU {cpu:.2?}: {:.1} MB/s)",
+        plan.attachments,
+        burst_bytes as f64 / 1e6,
+        mb_per_s(burst_bytes, took),
+        mb_per_s(burst_bytes, cpu)
     );
 
     // One large attachment in one transaction (a 10 MB text file).

@@ -8,8 +8,8 @@
 //! - SQLite: a contentless FTS5 table (`contentless_delete`) fed each passage's lexemes in the
 //!   transaction that writes the passages, ranked with BM25; a trigger removes the entries
 //!   of deleted passages (also for `ON DELETE CASCADE`).
-//! - PostgreSQL: a `tsvector` column written with the row, with a GIN index, ranked with
-//!   `ts_rank`.
+//! - PostgreSQL: a `tsvector` column written with the row (sent in `tsvector`'s binary form,
+//!   which the server reads without parsing text), with a GIN index, ranked with `ts_rank`.
 //!
 //! A query never reaches either full-text language as typed: `redline_domain::attachment::
 //! query_terms` reduces it to plain words, which the same normalisation turns into lexemes,
@@ -176,8 +176,10 @@ impl From<&JobRecord> for JobInsert {
 
 /// Writes an attachment's passages and their index entries, in each backend's way.
 pub(crate) trait PassageWriter {
-    /// What the index gets for a passage: [`lexemes::tsvector`] or [`lexemes::fts_text`].
-    const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> String;
+    /// What the index gets for a passage.
+    type Entry: Send + 'static;
+    /// Computes it: [`lexemes::tsvector_binary`] or [`lexemes::fts_text`].
+    const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> Self::Entry;
 
     /// Inserts `texts` as passages 0, 1, … of the attachment, with `index[i]` (from
     /// [`PassageWriter::INDEX_ENTRY`]) as the index entry of passage `i`.
@@ -186,11 +188,48 @@ pub(crate) trait PassageWriter {
         attachment_id: &str,
         scope: &str,
         texts: &[String],
-        index: &[String],
+        index: &[Self::Entry],
     ) -> DbResult<()>;
 
     /// Writes `index[i]` as the index entry of the passage `passage_ids[i]` (re-indexing).
-    async fn write_index(&mut self, scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()>;
+    async fn write_index(&mut self, scope: &str, passage_ids: &[i64], index: &[Self::Entry]) -> DbResult<()>;
+
+    /// This backend's entries in `index` ([`index_texts`] computes them for the `Db`'s own).
+    fn entries(index: &IndexEntries) -> DbResult<&[Self::Entry]>;
+}
+
+/// [`PassageWriter::entries`] of `conn`'s backend.
+fn entries_for<'i, W: PassageWriter>(_conn: &W, index: &'i IndexEntries) -> DbResult<&'i [W::Entry]> {
+    W::entries(index)
+}
+
+/// The index entries of an attachment's passages, for one backend or the other.
+pub(crate) enum IndexEntries {
+    Sqlite(Vec<String>),
+    Pg(Vec<TsVectorBinary>),
+}
+
+/// PostgreSQL's `tsvector`, a built-in type (fixed OIDs), for binding.
+#[derive(diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+#[diesel(postgres_type(oid = 3614, array_oid = 3643))]
+pub(crate) struct TsVector;
+
+/// A `tsvector` in its binary form ([`lexemes::tsvector_binary`]): sent as it is, so the
+/// server reads it without parsing text (the text cast was a fifth of the insert).
+#[derive(Debug, diesel::expression::AsExpression)]
+#[diesel(sql_type = TsVector)]
+pub(crate) struct TsVectorBinary(Vec<u8>);
+
+impl diesel::serialize::ToSql<TsVector, diesel::pg::Pg> for TsVectorBinary {
+    fn to_sql<'b>(&'b self, out: &mut diesel::serialize::Output<'b, '_, diesel::pg::Pg>) -> diesel::serialize::Result {
+        use std::io::Write;
+        out.write_all(&self.0)?;
+        Ok(diesel::serialize::IsNull::No)
+    }
+}
+
+fn tsvector_entry(lexer: &mut lexemes::Lexer, text: &str) -> TsVectorBinary {
+    TsVectorBinary(lexemes::tsvector_binary(lexer, text))
 }
 
 /// Passages per statement on PostgreSQL (a few MB of text: bounded statements).
@@ -212,7 +251,15 @@ fn json_strings(values: &[String]) -> String {
 }
 
 impl PassageWriter for SqliteConn {
+    type Entry = String;
     const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> String = lexemes::fts_text;
+
+    fn entries(index: &IndexEntries) -> DbResult<&[String]> {
+        match index {
+            IndexEntries::Sqlite(entries) => Ok(entries),
+            IndexEntries::Pg(_) => Err(StoreError::Other("PostgreSQL index entries for SQLite".to_owned()).into()),
+        }
+    }
 
     async fn insert_passages(
         &mut self,
@@ -271,41 +318,49 @@ impl PassageWriter for SqliteConn {
 }
 
 impl PassageWriter for PgConn {
-    const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> String = lexemes::tsvector;
+    type Entry = TsVectorBinary;
+    const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> TsVectorBinary = tsvector_entry;
+
+    fn entries(index: &IndexEntries) -> DbResult<&[TsVectorBinary]> {
+        match index {
+            IndexEntries::Pg(entries) => Ok(entries),
+            IndexEntries::Sqlite(_) => Err(StoreError::Other("SQLite index entries for PostgreSQL".to_owned()).into()),
+        }
+    }
 
     async fn insert_passages(
         &mut self,
         attachment_id: &str,
         scope: &str,
         texts: &[String],
-        index: &[String],
+        index: &[TsVectorBinary],
     ) -> DbResult<()> {
         for (n, (batch, vectors)) in texts.chunks(PG_INSERT_BATCH).zip(index.chunks(PG_INSERT_BATCH)).enumerate() {
             let offset = i64::try_from(n * PG_INSERT_BATCH).unwrap_or(i64::MAX);
             diesel::sql_query(
                 "INSERT INTO attachment_passages (attachment_id, scope, chunk_index, text, tsv) \
-                 SELECT $1, $2, $3 + ord - 1, t, v::tsvector \
-                 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(t, v, ord)",
+                 SELECT $1, $2, $3 + ord - 1, t, v \
+                 FROM unnest($4::text[], $5::tsvector[]) WITH ORDINALITY AS u(t, v, ord)",
             )
             .bind::<Text, _>(attachment_id)
             .bind::<Text, _>(scope)
             .bind::<BigInt, _>(offset)
             .bind::<diesel::sql_types::Array<Text>, _>(batch)
-            .bind::<diesel::sql_types::Array<Text>, _>(vectors)
+            .bind::<diesel::sql_types::Array<TsVector>, _>(vectors)
             .execute(self)
             .await?;
         }
         Ok(())
     }
 
-    async fn write_index(&mut self, _scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()> {
+    async fn write_index(&mut self, _scope: &str, passage_ids: &[i64], index: &[TsVectorBinary]) -> DbResult<()> {
         for (ids, vectors) in passage_ids.chunks(PG_INSERT_BATCH).zip(index.chunks(PG_INSERT_BATCH)) {
             diesel::sql_query(
-                "UPDATE attachment_passages AS p SET tsv = u.v::tsvector \
-                 FROM unnest($1::bigint[], $2::text[]) AS u(id, v) WHERE p.passage_id = u.id",
+                "UPDATE attachment_passages AS p SET tsv = u.v \
+                 FROM unnest($1::bigint[], $2::tsvector[]) AS u(id, v) WHERE p.passage_id = u.id",
             )
             .bind::<diesel::sql_types::Array<BigInt>, _>(ids)
-            .bind::<diesel::sql_types::Array<Text>, _>(vectors)
+            .bind::<diesel::sql_types::Array<TsVector>, _>(vectors)
             .execute(self)
             .await?;
         }
@@ -319,11 +374,14 @@ const PASSAGES_PER_THREAD: usize = 512;
 /// The index entries of `texts`, computed on the blocking pool before any transaction opens:
 /// a large attachment in parts on as many threads as there are cores (the pool's threads
 /// live on, and so does what their lexers remember).
-async fn index_texts(db: &Db, texts: &[String]) -> DbResult<Vec<String>> {
-    let entry = match db.backend {
-        Backend::Sqlite(_) => <SqliteConn as PassageWriter>::INDEX_ENTRY,
-        Backend::Pg(_) => <PgConn as PassageWriter>::INDEX_ENTRY,
-    };
+async fn index_texts(db: &Db, texts: &[String]) -> DbResult<IndexEntries> {
+    Ok(match db.backend {
+        Backend::Sqlite(_) => IndexEntries::Sqlite(spread(texts, <SqliteConn as PassageWriter>::INDEX_ENTRY).await?),
+        Backend::Pg(_) => IndexEntries::Pg(spread(texts, <PgConn as PassageWriter>::INDEX_ENTRY).await?),
+    })
+}
+
+async fn spread<T: Send + 'static>(texts: &[String], entry: fn(&mut lexemes::Lexer, &str) -> T) -> DbResult<Vec<T>> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let parts = cores.min(texts.len() / PASSAGES_PER_THREAD).max(1);
     let tasks = texts
@@ -375,7 +433,8 @@ pub(crate) async fn reindex_passages(db: &Db) -> Result<usize, StoreError> {
                 // A passage list replaced meanwhile (`replace_passages`) is indexed already.
                 let listed = diesel::delete(attachment_reindex::table.find(&id)).execute(conn).await?;
                 if listed > 0 {
-                    conn.write_index(&scope, &passage_ids, &index).await?;
+                    let entries = entries_for(&*conn, &index)?;
+                    conn.write_index(&scope, &passage_ids, entries).await?;
                 }
                 Ok(())
             });
@@ -595,7 +654,8 @@ impl AttachmentStore for Db {
                 .execute(conn)
                 .await?;
             diesel::delete(attachment_reindex::table.find(attachment_id)).execute(conn).await?;
-            conn.insert_passages(attachment_id, &scope, &text.passages, &index).await?;
+            let entries = entries_for(&*conn, &index)?;
+            conn.insert_passages(attachment_id, &scope, &text.passages, entries).await?;
             diesel::update(attachments::table.find(attachment_id))
                 .set((
                     attachments::state.eq(AttachmentState::Ready.as_str()),

@@ -316,6 +316,7 @@ fn lexemes(lexer: &mut Lexer, text: &str, compounds: bool) -> Vec<(u32, u16)> {
 }
 
 /// Appends `n` in decimal (no allocation: a 10 MB attachment has a million positions).
+#[cfg(test)]
 fn push_number(out: &mut String, n: u16) {
     let mut digits = [0u8; 5];
     let mut i = digits.len();
@@ -333,30 +334,88 @@ fn push_number(out: &mut String, n: u16) {
     }
 }
 
-/// The `tsvector` of one passage, in PostgreSQL's text form (`'lexeme':1,4 'other':2`):
-/// lexemes sorted and unique, with their positions.
-pub(crate) fn tsvector(lexer: &mut Lexer, text: &str) -> String {
+/// The lexemes of one passage as a `tsvector` holds them: the entries of [`lexemes`] grouped
+/// by lexeme, the groups in `tsvector` order (the lexemes' bytes compared; a prefix first).
+fn tsvector_groups(lexer: &mut Lexer, text: &str) -> (Vec<(u32, u16)>, Vec<std::ops::Range<usize>>) {
     let mut entries = lexemes(lexer, text, true);
     // Group by lexeme number (integers), then order the groups by lexeme text.
     entries.sort_unstable();
-    let mut groups: Vec<&[(u32, u16)]> = entries.chunk_by(|a, b| a.0 == b.0).collect();
-    groups.sort_unstable_by(|a, b| lexer.text(a[0].0).cmp(lexer.text(b[0].0)));
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for (i, window) in entries.windows(2).enumerate() {
+        if window[0].0 != window[1].0 {
+            groups.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    if start < entries.len() {
+        groups.push(start..entries.len());
+    }
+    groups.sort_unstable_by(|a, b| lexer.text(entries[a.start].0).cmp(lexer.text(entries[b.start].0)));
+    (entries, groups)
+}
+
+/// The positions a `tsvector` keeps of one lexeme's entries (sorted): each once, at most
+/// [`MAX_POSITIONS`].
+fn kept_positions(group: &[(u32, u16)]) -> impl Iterator<Item = u16> + '_ {
+    let mut last = 0u16;
+    group
+        .iter()
+        .filter_map(move |&(_, pos)| {
+            let new = pos != last;
+            last = pos;
+            new.then_some(pos)
+        })
+        .take(MAX_POSITIONS)
+}
+
+/// The `tsvector` of one passage, in PostgreSQL's text form (`'lexeme':1,4 'other':2`):
+/// lexemes sorted and unique, with their positions.
+#[cfg(test)]
+pub(crate) fn tsvector(lexer: &mut Lexer, text: &str) -> String {
+    let (entries, groups) = tsvector_groups(lexer, text);
     let mut out = String::with_capacity(text.len());
     for group in groups {
         if !out.is_empty() {
             out.push(' ');
         }
-        push_quoted(&mut out, lexer.text(group[0].0));
-        let (mut kept, mut last) = (0usize, 0u16);
-        for &(_, pos) in group {
-            if pos != last && kept < MAX_POSITIONS {
-                out.push(if kept == 0 { ':' } else { ',' });
-                push_number(&mut out, pos);
-                kept += 1;
-                last = pos;
-            }
+        push_quoted(&mut out, lexer.text(entries[group.start].0));
+        for (kept, pos) in kept_positions(&entries[group]).enumerate() {
+            out.push(if kept == 0 { ':' } else { ',' });
+            push_number(&mut out, pos);
         }
     }
+    out
+}
+
+/// The `tsvector` of one passage in PostgreSQL's binary form (what `tsvectorrecv` reads):
+/// the number of lexemes (int32), then each lexeme as a NUL-terminated string, its number of
+/// positions (uint16) and the positions (uint16, weight D), all big-endian. The same vector
+/// as [`tsvector`]'s text, without the server parsing quoted text.
+pub(crate) fn tsvector_binary(lexer: &mut Lexer, text: &str) -> Vec<u8> {
+    let (entries, groups) = tsvector_groups(lexer, text);
+    let mut out = Vec::with_capacity(text.len());
+    out.extend_from_slice(&[0; 4]);
+    let mut count: i32 = 0;
+    for group in groups {
+        let lexeme = lexer.text(entries[group.start].0);
+        // A NUL would end the string early; the word rules never make one, but be sure.
+        if lexeme.contains('\0') {
+            continue;
+        }
+        out.extend_from_slice(lexeme.as_bytes());
+        out.push(0);
+        let npos_at = out.len();
+        out.extend_from_slice(&[0; 2]);
+        let mut npos: u16 = 0;
+        for pos in kept_positions(&entries[group]) {
+            out.extend_from_slice(&pos.to_be_bytes());
+            npos += 1;
+        }
+        out[npos_at..npos_at + 2].copy_from_slice(&npos.to_be_bytes());
+        count += 1;
+    }
+    out[..4].copy_from_slice(&count.to_be_bytes());
     out
 }
 
@@ -374,7 +433,7 @@ pub(crate) fn fts_text(lexer: &mut Lexer, text: &str) -> String {
 
 /// `index` ([`tsvector`] or [`fts_text`]) of each of `texts`, in order, with this thread's
 /// lexer (callers spread large attachments over several blocking threads).
-pub(crate) fn index_texts(texts: &[String], index: fn(&mut Lexer, &str) -> String) -> Vec<String> {
+pub(crate) fn index_texts<T>(texts: &[String], index: fn(&mut Lexer, &str) -> T) -> Vec<T> {
     with_lexer(|lexer| texts.iter().map(|t| index(lexer, t)).collect())
 }
 
@@ -517,6 +576,54 @@ mod tests {
         let v = tsvector(&mut lexer, &many);
         assert!(v.contains("'w19999':16383"), "late words share the last position");
         assert!(tsvector(&mut lexer, &"x".repeat(3000)).is_empty(), "too long to index");
+    }
+
+    /// `tsvectorrecv`'s reading of a binary vector, written out as `tsvectorout` would.
+    fn binary_as_text(bytes: &[u8]) -> String {
+        let (count, mut rest) = bytes.split_at(4);
+        let count = i32::from_be_bytes(count.try_into().unwrap());
+        let mut out = Vec::new();
+        for _ in 0..count {
+            let nul = rest.iter().position(|&b| b == 0).expect("NUL-terminated lexeme");
+            let lexeme = std::str::from_utf8(&rest[..nul]).unwrap();
+            let npos = u16::from_be_bytes([rest[nul + 1], rest[nul + 2]]);
+            rest = &rest[nul + 3..];
+            let mut entry = String::new();
+            push_quoted(&mut entry, lexeme);
+            for i in 0..usize::from(npos) {
+                let pos = u16::from_be_bytes([rest[2 * i], rest[2 * i + 1]]);
+                assert_eq!(pos >> 14, 0, "weight D, position below 16384");
+                entry.push_str(&format!("{}{pos}", if i == 0 { ':' } else { ',' }));
+            }
+            rest = &rest[2 * usize::from(npos)..];
+            out.push(entry);
+        }
+        assert!(rest.is_empty(), "nothing after the last lexeme");
+        out.join(" ")
+    }
+
+    #[test]
+    fn binary_vectors_say_what_the_text_form_says() {
+        let mut lexer = Lexer::new();
+        let many: String = (0..20_000).map(|i| format!("w{} ", i % 300)).collect();
+        for text in [
+            "The Cats chased the cat's toys: Pandoc 0.3, e-mail; O'Brien \\ it's",
+            "Say A-B-C; don't.",
+            "",
+            "the of and",
+            "Grüße aus Köln, אצות סגולות",
+            &"word ".repeat(20_000),
+            &many,
+        ] {
+            let binary = tsvector_binary(&mut lexer, text);
+            assert_eq!(binary_as_text(&binary), tsvector(&mut lexer, text), "{:?}", &text[..text.len().min(40)]);
+        }
+        assert_eq!(tsvector_binary(&mut lexer, "the"), [0, 0, 0, 0], "no lexemes");
+        assert_eq!(
+            tsvector_binary(&mut lexer, "kelp, kelp"),
+            [0, 0, 0, 1, b'k', b'e', b'l', b'p', 0, 0, 2, 0, 1, 0, 2],
+            "one lexeme at positions 1 and 2"
+        );
     }
 
     #[test]

@@ -196,6 +196,12 @@ pub async fn passages_are_indexed_once_and_searchable(db: &Db) {
     db.replace_passages("att_bob", &text(&["Zorblax soup is Bob's secret too."]), T0).await.unwrap();
     assert!(!db.replace_passages("att_gone", &soup, T0).await.unwrap(), "no such attachment");
     check_index(db).await;
+    if db.backend_name() == "postgres" {
+        // The vectors travel in binary form; for plain words they are PostgreSQL's own.
+        let sql = "SELECT count(*) AS n FROM attachment_passages \
+                   WHERE tsv::text = to_tsvector('english', text)::text AND attachment_id IN ('att_soup', 'att_town')";
+        assert_eq!(raw.count(sql).await, 5);
+    }
 
     let hits = db.search_passages(ann, &sid("s1"), "What is the secret ingredient of Zorblax soup?", 10).await.unwrap();
     assert_eq!(hits[0].attachment_id, "att_soup");

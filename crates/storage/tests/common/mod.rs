@@ -387,6 +387,13 @@ impl RawConn {
         count.n
     }
 
+    /// The `n` of a query that counts (`SELECT count(*) AS n …`), written for this backend.
+    pub async fn count(&mut self, sql: &str) -> i64 {
+        let query = diesel::sql_query(sql.to_owned());
+        let count: Count = on_raw!(self, |conn| query.get_result(conn).await).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        count.n
+    }
+
     /// Runs statements that answer nothing (checks such as FTS5's `integrity-check`).
     pub async fn execute(&mut self, sql: &str) {
         on_raw!(self, |conn| conn.batch_execute(sql).await).unwrap_or_else(|e| panic!("{sql}: {e}"));
