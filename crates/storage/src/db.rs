@@ -221,17 +221,19 @@ impl Db {
         Ok(())
     }
 
-    /// Reverts the latest migration (for the migration tests).
+    /// Reverts the migrations after `version` (the digits of its folder name,
+    /// `20261122000006`), newest first (for the migration tests).
     #[doc(hidden)]
-    pub async fn revert_last_migration(&self) -> Result<(), StoreError> {
+    pub async fn revert_migrations_after(&self, version: &str) -> Result<(), StoreError> {
+        let version = version.to_owned();
         let result = match &self.backend {
             Backend::Sqlite(pool) => {
                 let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
-                revert_last(conn, SQLITE_MIGRATIONS).await
+                revert_after(conn, || SQLITE_MIGRATIONS, version).await
             }
             Backend::Pg(pool) => {
                 let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
-                revert_last(conn, PG_MIGRATIONS).await
+                revert_after(conn, || PG_MIGRATIONS, version).await
             }
         };
         result.map_err(StoreError::from)
@@ -316,14 +318,23 @@ where
     .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?
 }
 
-async fn revert_last<C>(conn: C, migrations: EmbeddedMigrations) -> DbResult<()>
+async fn revert_after<C>(conn: C, migrations: fn() -> EmbeddedMigrations, version: String) -> DbResult<()>
 where
     C: AsyncConnection + 'static,
     AsyncMigrationHarness<C>: MigrationHarness<C::Backend>,
 {
+    fn failed<T>(r: diesel::migration::Result<T>) -> DbResult<T> {
+        r.map_err(|e| DbError::Pool(format!("revert failed: {e}")))
+    }
     tokio::task::spawn_blocking(move || {
         let mut harness = AsyncMigrationHarness::new(conn);
-        harness.revert_last_migration(migrations).map(|_| ()).map_err(|e| DbError::Pool(format!("revert failed: {e}")))
+        loop {
+            let applied = failed(harness.applied_migrations())?;
+            if !applied.iter().any(|v| v.to_string() > version) {
+                return Ok(());
+            }
+            failed(harness.revert_last_migration(migrations()))?;
+        }
     })
     .await
     .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?

@@ -320,8 +320,8 @@ pub async fn passages_indexed_the_old_way_are_indexed_again(db: &Db) {
     db.replace_passages("att_old", &old, T0).await.unwrap();
     db.replace_passages("att_other", &text(&["Nothing about kelp here, only 3 pandas."]), T0).await.unwrap();
 
-    // Back to 000006: its down migration indexes the stored passages the old way.
-    db.revert_last_migration().await.expect("revert 000007");
+    // Back to 000006: the down migration of 000007 indexes the stored passages the old way.
+    db.revert_migrations_after("20261122000006").await.expect("revert 000007 and what came after it");
     let mut raw = RawConn::open(db).await;
     assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_old").await, 2);
     // Forward again: the passages are listed for re-indexing, and indexed before it returns.
