@@ -109,6 +109,30 @@ async fn check_index(db: &Db) {
     }
 }
 
+/// An attachment of 100 passages: each passage is found by its own word, at its place, and
+/// processing it again with fewer passages leaves nothing of the longer run.
+pub async fn long_attachments_are_found_in_every_part(db: &Db) {
+    let ann = owner(db, "ann-long@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_long", ann, "s1", T0), None).await.unwrap();
+    let texts: Vec<String> = (0..100).map(|i| format!("Passage about marker{i} and common words.")).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    db.replace_passages("att_long", &text(&refs), T0).await.unwrap();
+    check_index(db).await;
+    for i in [0, 1, 30, 31, 32, 33, 63, 64, 95, 96, 99] {
+        let hits = db.search_passages(ann, &sid("s1"), &format!("marker{i}"), 10).await.unwrap();
+        assert_eq!(ids(&hits), [("att_long".to_owned(), i)], "marker{i}");
+    }
+    assert_eq!(db.search_passages(ann, &sid("s1"), "common", 100).await.unwrap().len(), 100);
+    // Processed again with fewer passages: nothing of the longer run is left.
+    db.replace_passages("att_long", &text(&refs[..40]), T0).await.unwrap();
+    check_index(db).await;
+    assert!(db.search_passages(ann, &sid("s1"), "marker50", 10).await.unwrap().is_empty());
+    assert_eq!(db.search_passages(ann, &sid("s1"), "common", 100).await.unwrap().len(), 40);
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_long").await, 40);
+}
+
 pub async fn attachments_belong_to_their_session(db: &Db) {
     let ann = owner(db, "ann-att@example.com").await;
     let bob = owner(db, "bob-att@example.com").await;
