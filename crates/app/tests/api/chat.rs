@@ -225,6 +225,14 @@ async fn the_event_stream_ends_with_the_final_job() {
 /// A one-route OpenAI-compatible server: `answer(n)` gives the status and JSON body of the
 /// n-th request (0-based).
 async fn fake_model(answer: impl Fn(usize) -> (u16, String) + Send + Sync + 'static) -> (String, Arc<AtomicUsize>) {
+    fake_model_after(Duration::ZERO, answer).await
+}
+
+/// [`fake_model`] that answers each request only `delay` after it has read it.
+async fn fake_model_after(
+    delay: Duration,
+    answer: impl Fn(usize) -> (u16, String) + Send + Sync + 'static,
+) -> (String, Arc<AtomicUsize>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let count = Arc::new(AtomicUsize::new(0));
@@ -257,6 +265,7 @@ async fn fake_model(answer: impl Fn(usize) -> (u16, String) + Send + Sync + 'sta
                         }
                     }
                 }
+                tokio::time::sleep(delay).await;
                 let (status, body) = answer(n);
                 let reply = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
                 let _ = sock.write_all(reply.as_bytes()).await;
@@ -279,6 +288,41 @@ async fn openai_app(base_url: &str) -> TestApp {
         ("REDLINE_OPENAI_MODEL", "m"),
     ])
     .await
+}
+
+/// A sync turn that reaches `REDLINE_CHAT_TIMEOUT_SECS` answers 504 pointing at
+/// `/v1/chat/async`, every time: the turn itself completes at the same moment with a "time
+/// limit" answer, and that completion must not win the race against the wait.
+#[tokio::test]
+async fn a_sync_turn_over_the_time_limit_is_a_504_every_time() {
+    let answer = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "too late"}}]});
+    let (url, _) = fake_model_after(Duration::from_secs(3), move |_| (200, answer.to_string())).await;
+    let app = spawn_app_with(&[
+        ("REDLINE_LLM_PROVIDER", "openai"),
+        ("REDLINE_OPENAI_BASE_URL", &url),
+        ("REDLINE_OPENAI_MODEL", "m"),
+        ("REDLINE_CHAT_TIMEOUT_SECS", "1"),
+    ])
+    .await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "slow", &["Slow model ahead"]).await;
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let r = app
+            .send(
+                app.post("/v1/chat")
+                    .bearer_auth(&key)
+                    .json(&json!({"session_id": "slow", "message": "Take your time"})),
+            )
+            .await;
+        r.expect_status(504);
+        assert!(r.detail().contains("/v1/chat/async"), "{}", r.detail());
+        assert!(
+            started.elapsed() < Duration::from_millis(2_500),
+            "at the limit, not after the model: {:?}",
+            started.elapsed()
+        );
+    }
 }
 
 #[tokio::test]

@@ -318,14 +318,28 @@ impl Chat {
         }
     }
 
-    /// Waits until the job is finished or awaiting approval, at most `timeout`.
-    pub async fn wait_settled(&self, job_id: &str, timeout: Duration) -> ChatResult<JobRecord> {
+    /// Waits until the job is finished or awaiting approval, at most until `timeout` after
+    /// the job was created (the turn's own time limit).
+    pub async fn wait_settled(&self, job: &JobRecord, timeout: Duration) -> ChatResult<JobRecord> {
+        let job_id = job.job_id.as_str();
         let mut signals = self.ports.bus.subscribe();
-        let deadline = tokio::time::Instant::now() + timeout;
+        // The turn's own time limit counts from the job's creation (`turn.rs`), and a turn
+        // that reaches it still completes, with a "time limit" answer. The wait ends at the
+        // same moment, and a job seen settled only after it is a timeout too: otherwise the
+        // turn's completion and this wait's timeout race, and the caller sometimes gets the
+        // 200 of the time-limit answer instead of the 504 it is owed.
+        let limit_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX / 2);
+        let deadline_ms = job.created_at.saturating_add(limit_ms);
+        let left = |now: Millis| Duration::from_millis(u64::try_from(deadline_ms - now).unwrap_or(0));
+        let deadline = tokio::time::Instant::now() + left(self.now()).min(timeout);
+        let timed_out = || ChatError::Timeout { job_id: job_id.to_owned() };
         loop {
             // The status alone on each signal (a turn sends several); the whole job once settled.
             let status = self.ports.jobs.job_status(job_id).await?.ok_or(ChatError::JobNotFound)?;
             if status.is_finished() || status == JobStatus::AwaitingApproval {
+                if self.now() >= deadline_ms {
+                    return Err(timed_out());
+                }
                 return self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound);
             }
             let wake = async {
@@ -345,7 +359,7 @@ impl Chat {
                 _ = wake => {}
                 _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                 _ = tokio::time::sleep_until(deadline) => {
-                    return Err(ChatError::Timeout { job_id: job_id.to_owned() });
+                    return Err(timed_out());
                 }
             }
         }

@@ -77,7 +77,7 @@ pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: Jso
     let request = chat_request(&body.0)?;
     let job = state.chat.submit(principal.0.owner, request).await?;
     let timeout = state.chat.config().chat_timeout;
-    let job = state.chat.wait_settled(&job.job_id, timeout).await?;
+    let job = state.chat.wait_settled(&job, timeout).await?;
     match job.status {
         JobStatus::Completed => {
             let result = job.result.clone().unwrap_or(Value::Null);
