@@ -124,9 +124,14 @@ impl Db {
             mc.custom_setup = Box::new(|url| {
                 async move {
                     let mut conn = PgConn::establish(url).await?;
-                    conn.batch_execute("SET application_name = 'redline'; SET statement_timeout = '30s'")
-                        .await
-                        .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))?;
+                    // No JIT: it pays off only for queries costlier than any of ours, and a
+                    // search over a very large session could cross its threshold (cost
+                    // 100,000) and spend tens of milliseconds compiling what runs in a few.
+                    conn.batch_execute(
+                        "SET application_name = 'redline'; SET statement_timeout = '30s'; SET jit = off",
+                    )
+                    .await
+                    .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))?;
                     Ok(conn)
                 }
                 .boxed()
