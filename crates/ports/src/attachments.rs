@@ -7,7 +7,7 @@ use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 
 use crate::error::StoreError;
-use crate::jobs::JobRecord;
+use crate::jobs::{JobRecord, JobUpdate};
 
 /// A passage of an attachment that matched a search.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +18,16 @@ pub struct Passage {
     pub text: String,
     /// Higher is better.
     pub score: f64,
+}
+
+/// What [`AttachmentStore::replace_passages`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replaced {
+    /// The attachment no longer exists: nothing was written.
+    Gone,
+    /// The passages are indexed and the attachment is ready. `job_updated`: a job was given,
+    /// was in progress and got its update (false without a job).
+    Ready { job_updated: bool },
 }
 
 /// An attachment of a session, as the outline lists it.
@@ -188,15 +198,19 @@ pub trait AttachmentStore: Send + Sync {
 
     /// In one transaction: deletes every passage of the attachment, inserts `text.passages`
     /// (with `chunk_index` 0, 1, …) into the full-text index and makes the attachment
-    /// `Ready` with the preview and counts. Re-running it (a job retried after a crash) MUST
-    /// leave exactly one copy of each passage. Answers `false`, writing nothing, when the
-    /// attachment no longer exists.
+    /// `Ready` with the preview and counts; with `job` (a job id and an update), applies the
+    /// update to that job in the same transaction if the job is `InProgress` (as
+    /// `JobStore::update_job` with `from = [InProgress]`), so that the attachment is ready
+    /// and its processing job completed together or not at all. Re-running it (a job retried
+    /// after a crash) MUST leave exactly one copy of each passage. Writes nothing, and
+    /// answers [`Replaced::Gone`], when the attachment no longer exists.
     async fn replace_passages(
         &self,
         attachment_id: &str,
         text: &ExtractedText,
+        job: Option<(&str, &JobUpdate)>,
         now: Millis,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Replaced, StoreError>;
 
     /// Makes the attachment `Failed` with `error`, removing any passages. `false` when it no
     /// longer exists.

@@ -9,9 +9,9 @@
 //!   blocks at blank lines (`#` lines are headings). Attachment `i` takes about 100 KB of
 //!   blocks starting at a different place in that text.
 //! - Indexing: for each attachment, the time of what processing does after extraction:
-//!   `split_passages` (domain), `AttachmentStore::replace_passages` (one transaction:
-//!   delete the old passages, insert the new ones into the full-text index, mark it ready)
-//!   and `JobStore::update_job` completing its job (the commit the client waits for),
+//!   `split_passages` (domain) and `AttachmentStore::replace_passages` (one transaction:
+//!   delete the old passages, insert the new ones into the full-text index, mark it ready,
+//!   complete its processing job: the commit the client waits for),
 //!   through the real `Db` (pool checkout and, on SQLite, the blocking-pool hop included).
 //!   Also one 10 MB attachment in one transaction.
 //! - Search: `AttachmentSearch::search_passages(limit 10)` timed one by one: the 20 questions
@@ -36,9 +36,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use redline_domain::attachment::{split_passages, PassageRules, TextBlock};
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::{Owner, SessionId, UserId};
-use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText};
+use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText, Replaced};
 use redline_ports::jobs::{JobRecord, JobUpdate};
-use redline_ports::{AttachmentSearch, AttachmentStore, JobStore, SessionStore};
+use redline_ports::{AttachmentSearch, AttachmentStore, SessionStore};
 use redline_storage::{Db, DbConfig};
 use tokio::runtime::Runtime;
 use uuid::Uuid;
@@ -208,7 +208,6 @@ async fn index(db: &Db, id: &str, blocks: &[TextBlock]) -> (Duration, usize, usi
     let passages = split_passages(blocks, PassageRules::default());
     let chars: usize = blocks.iter().map(|b| b.text.chars().count()).sum();
     let text = ExtractedText { passages, preview: String::new(), text_chars: i64::try_from(chars).unwrap_or(0) };
-    assert!(db.replace_passages(id, &text, now_ms()).await.expect("replace passages"));
     let done = JobUpdate {
         status: Some(JobStatus::Completed),
         progress: Some(100),
@@ -216,8 +215,9 @@ async fn index(db: &Db, id: &str, blocks: &[TextBlock]) -> (Duration, usize, usi
         lease_until: Some(None),
         ..Default::default()
     };
-    let from = [JobStatus::InProgress, JobStatus::Completed];
-    assert!(db.update_job(&format!("job_{id}"), &from, &done, now_ms()).await.expect("complete the job").is_some());
+    let job_id = format!("job_{id}");
+    let replaced = db.replace_passages(id, &text, Some((&job_id, &done)), now_ms()).await.expect("replace passages");
+    assert_ne!(replaced, Replaced::Gone);
     let bytes = blocks.iter().map(|b| b.text.len() + 1).sum();
     (started.elapsed(), bytes, text.passages.len())
 }

@@ -25,12 +25,13 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Text};
 use diesel_async::RunQueryDsl;
 use redline_domain::attachment::query_terms;
+use redline_domain::job::JobStatus;
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 use redline_ports::attachments::{
-    AttachmentRecord, AttachmentSource, AttachmentState, AttachmentSummary, ExtractedText, Passage,
+    AttachmentRecord, AttachmentSource, AttachmentState, AttachmentSummary, ExtractedText, Passage, Replaced,
 };
-use redline_ports::jobs::JobRecord;
+use redline_ports::jobs::{JobRecord, JobUpdate};
 use redline_ports::{AttachmentSearch, AttachmentStore, StoreError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -637,10 +638,12 @@ impl AttachmentStore for Db {
         &self,
         attachment_id: &str,
         text: &ExtractedText,
+        job: Option<(&str, &JobUpdate)>,
         now: Millis,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Replaced, StoreError> {
         let index = index_texts(self, &text.passages).await?;
-        let r: DbResult<bool> = with_tx!(self, |conn| {
+        let job = job.map(|(id, update)| (id, crate::jobs::JobChanges::new(update, now)));
+        let r: DbResult<Replaced> = with_tx!(self, |conn| {
             let found: Option<(String, String)> = attachments::table
                 .find(attachment_id)
                 .select((attachments::owner, attachments::session_id))
@@ -648,7 +651,7 @@ impl AttachmentStore for Db {
                 .await
                 .optional()?;
             let Some((owner_s, sid)) = found else {
-                return Ok(false);
+                return Ok(Replaced::Gone);
             };
             let owner = owner(&owner_s)?;
             let session = SessionId::parse(&sid).map_err(|_| corrupt("session id", &sid))?;
@@ -670,7 +673,17 @@ impl AttachmentStore for Db {
                 ))
                 .execute(conn)
                 .await?;
-            Ok(true)
+            // The job's completion commits with its passages: one commit, not two (on
+            // PostgreSQL one wait for the log's flush), and never a ready attachment whose
+            // job is still running.
+            let job_updated = match &job {
+                Some((job_id, changes)) => {
+                    let target = jobs::table.find(*job_id).filter(jobs::status.eq(JobStatus::InProgress.as_str()));
+                    diesel::update(target).set(changes).execute(conn).await? > 0
+                }
+                None => false,
+            };
+            Ok(Replaced::Ready { job_updated })
         });
         Ok(r?)
     }

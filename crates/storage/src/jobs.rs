@@ -72,7 +72,7 @@ impl TryFrom<JobRow> for JobRecord {
 /// A `JobUpdate` as one `UPDATE` statement (`None` fields are left alone).
 #[derive(AsChangeset)]
 #[diesel(table_name = jobs)]
-struct JobChanges<'a> {
+pub(crate) struct JobChanges<'a> {
     updated_at: Millis,
     status: Option<&'static str>,
     progress: Option<i32>,
@@ -86,7 +86,7 @@ struct JobChanges<'a> {
 }
 
 impl<'a> JobChanges<'a> {
-    fn new(update: &'a JobUpdate, now: Millis) -> Self {
+    pub(crate) fn new(update: &'a JobUpdate, now: Millis) -> Self {
         let finished = update.status.is_some_and(JobStatus::is_finished);
         JobChanges {
             updated_at: now,

@@ -67,6 +67,7 @@ contract_tests! {
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
     attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;
     attachments::passages_are_indexed_once_and_searchable => sqlite_attachments_passages_are_indexed_once_and_searchable, postgres_attachments_passages_are_indexed_once_and_searchable;
+    attachments::the_job_completes_with_its_passages => sqlite_attachments_the_job_completes_with_its_passages, postgres_attachments_the_job_completes_with_its_passages;
     attachments::any_query_text_is_safe => sqlite_attachments_any_query_text_is_safe, postgres_attachments_any_query_text_is_safe;
     attachments::deletes_leave_nothing_in_the_index => sqlite_attachments_deletes_leave_nothing_in_the_index, postgres_attachments_deletes_leave_nothing_in_the_index;
     attachments::long_attachments_are_found_in_every_part => sqlite_attachments_long_attachments_are_found_in_every_part, postgres_attachments_long_attachments_are_found_in_every_part;

@@ -24,7 +24,9 @@ use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
-use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText, Passage};
+use redline_ports::attachments::{
+    AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText, Passage, Replaced,
+};
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
 use redline_ports::{
     AttachmentSearch, AttachmentStore, BlobError, BlobStore, Clock, DocumentConverter, EventBus, HtmlSections,
@@ -657,7 +659,7 @@ impl Attachments {
             .await
             .map_err(|e| AttachmentError::Worker(e.to_string()))?;
         self.ports.store.insert_attachment(&attachment, None).await?;
-        if !self.ports.store.replace_passages(&attachment.attachment_id, &text, now).await? {
+        if self.ports.store.replace_passages(&attachment.attachment_id, &text, None, now).await? == Replaced::Gone {
             return Err(AttachmentError::NotFound);
         }
         self.ports.store.attachment(&attachment.attachment_id).await?.ok_or(AttachmentError::NotFound)

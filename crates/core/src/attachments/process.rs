@@ -16,6 +16,7 @@ use std::time::Duration;
 use redline_domain::attachment::TextBlock;
 use redline_domain::formats::SourceFormat;
 use redline_domain::job::JobStatus;
+use redline_ports::attachments::Replaced;
 use redline_ports::blobs::BlobError;
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
 use redline_ports::{Clock, EventBus, JobStore, StoreError};
@@ -192,9 +193,6 @@ impl Attachments {
         still_ours()?;
 
         self.step(job, 70, format!("Indexing {} passages of {filename}", text.passages.len())).await;
-        if !self.ports.store.replace_passages(attachment_id, &text, self.now()).await? {
-            return Err(Stop::Abandon);
-        }
         let update = JobUpdate {
             status: Some(JobStatus::Completed),
             progress: Some(100),
@@ -206,9 +204,15 @@ impl Attachments {
             lease_until: Some(None),
             ..Default::default()
         };
-        let done = self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await?;
-        if done.is_none() {
-            tracing::info!(job_id = %job.job_id, "the attachment was indexed as its job stopped being in progress");
+        // The passages and the job's completion commit together.
+        let replaced =
+            self.ports.store.replace_passages(attachment_id, &text, Some((&job.job_id, &update)), self.now()).await?;
+        match replaced {
+            Replaced::Gone => return Err(Stop::Abandon),
+            Replaced::Ready { job_updated: false } => {
+                tracing::info!(job_id = %job.job_id, "the attachment was indexed as its job stopped being in progress");
+            }
+            Replaced::Ready { job_updated: true } => {}
         }
         self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
         Ok(())

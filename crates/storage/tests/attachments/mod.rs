@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::SessionId;
-use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText};
+use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText, Replaced};
 use redline_ports::documents::{CommitOutcome, NewVersion};
-use redline_ports::jobs::JobRecord;
+use redline_ports::jobs::{JobRecord, JobUpdate};
 use redline_ports::{AttachmentSearch, AttachmentStore, DocumentStore, JobStore};
 use serde_json::json;
 
@@ -117,7 +117,7 @@ pub async fn long_attachments_are_found_in_every_part(db: &Db) {
     db.insert_attachment(&attachment("att_long", ann, "s1", T0), None).await.unwrap();
     let texts: Vec<String> = (0..100).map(|i| format!("Passage about marker{i} and common words.")).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    db.replace_passages("att_long", &text(&refs), T0).await.unwrap();
+    db.replace_passages("att_long", &text(&refs), None, T0).await.unwrap();
     check_index(db).await;
     for i in [0, 1, 30, 31, 32, 33, 63, 64, 95, 96, 99] {
         let hits = db.search_passages(ann, &sid("s1"), &format!("marker{i}"), 10).await.unwrap();
@@ -125,7 +125,7 @@ pub async fn long_attachments_are_found_in_every_part(db: &Db) {
     }
     assert_eq!(db.search_passages(ann, &sid("s1"), "common", 100).await.unwrap().len(), 100);
     // Processed again with fewer passages: nothing of the longer run is left.
-    db.replace_passages("att_long", &text(&refs[..40]), T0).await.unwrap();
+    db.replace_passages("att_long", &text(&refs[..40]), None, T0).await.unwrap();
     check_index(db).await;
     assert!(db.search_passages(ann, &sid("s1"), "marker50", 10).await.unwrap().is_empty());
     assert_eq!(db.search_passages(ann, &sid("s1"), "common", 100).await.unwrap().len(), 40);
@@ -186,6 +186,55 @@ pub async fn attachments_belong_to_their_session(db: &Db) {
     assert!(db.session_attachment_ids(ann, &sid("s1")).await.unwrap().is_empty());
 }
 
+/// The passages and their processing job's completion commit together; a job no longer in
+/// progress (finished, or not yet claimed) is left as it is; a gone attachment writes nothing.
+pub async fn the_job_completes_with_its_passages(db: &Db) {
+    let ann = owner(db, "ann-jobdone@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_done", ann, "s1", T0), Some(&job(ann, "job_done", "s1"))).await.unwrap();
+    db.insert_attachment(&attachment("att_wait", ann, "s1", T0), Some(&job(ann, "job_wait", "s1"))).await.unwrap();
+    let start =
+        JobUpdate { status: Some(JobStatus::InProgress), lease_until: Some(Some(T0 + 60_000)), ..Default::default() };
+    assert!(db.update_job("job_done", &[JobStatus::Pending], &start, T0 + 1).await.unwrap().is_some());
+    let done = JobUpdate {
+        status: Some(JobStatus::Completed),
+        progress: Some(100),
+        result: Some(json!({"attachment_id": "att_done", "passages": 2})),
+        lease_until: Some(None),
+        ..Default::default()
+    };
+    let soup = text(&["Zorblax soup is purple.", "Kelp at dawn."]);
+    let replaced = db.replace_passages("att_done", &soup, Some(("job_done", &done)), T0 + 5).await.unwrap();
+    assert_eq!(replaced, Replaced::Ready { job_updated: true });
+    let completed = db.job("job_done").await.unwrap().unwrap();
+    assert_eq!((completed.status, completed.progress), (JobStatus::Completed, 100));
+    assert_eq!(completed.result, Some(json!({"attachment_id": "att_done", "passages": 2})));
+    assert_eq!((completed.finished_at, completed.lease_until, completed.updated_at), (Some(T0 + 5), None, T0 + 5));
+    assert_eq!(db.attachment("att_done").await.unwrap().unwrap().state, AttachmentState::Ready);
+
+    // Run again once the job is finished: the passages are replaced, the job left alone.
+    let again = JobUpdate { progress: Some(7), ..done.clone() };
+    let replaced = db.replace_passages("att_done", &soup, Some(("job_done", &again)), T0 + 9).await.unwrap();
+    assert_eq!(replaced, Replaced::Ready { job_updated: false });
+    let unchanged = db.job("job_done").await.unwrap().unwrap();
+    assert_eq!((unchanged.progress, unchanged.updated_at), (100, T0 + 5));
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_done").await, 2);
+
+    // A job not yet claimed is not completed by it.
+    let replaced = db.replace_passages("att_wait", &soup, Some(("job_wait", &done)), T0 + 9).await.unwrap();
+    assert_eq!(replaced, Replaced::Ready { job_updated: false });
+    assert_eq!(db.job("job_wait").await.unwrap().unwrap().status, JobStatus::Pending);
+
+    // No such attachment: nothing written, the job (in progress) untouched.
+    assert!(db.update_job("job_wait", &[JobStatus::Pending], &start, T0 + 10).await.unwrap().is_some());
+    let replaced = db.replace_passages("att_none", &soup, Some(("job_wait", &done)), T0 + 11).await.unwrap();
+    assert_eq!(replaced, Replaced::Gone);
+    assert_eq!(db.job("job_wait").await.unwrap().unwrap().status, JobStatus::InProgress);
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_none").await, 0);
+    check_index(db).await;
+}
+
 pub async fn passages_are_indexed_once_and_searchable(db: &Db) {
     let ann = owner(db, "ann-idx@example.com").await;
     let bob = owner(db, "bob-idx@example.com").await;
@@ -205,7 +254,8 @@ pub async fn passages_are_indexed_once_and_searchable(db: &Db) {
     ]);
     // A retried job writes its passages again: still one copy of each.
     for _ in 0..2 {
-        assert!(db.replace_passages("att_soup", &soup, T0 + 5).await.unwrap());
+        let replaced = db.replace_passages("att_soup", &soup, None, T0 + 5).await.unwrap();
+        assert_eq!(replaced, Replaced::Ready { job_updated: false });
     }
     let mut raw = RawConn::open(db).await;
     assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_soup").await, 3);
@@ -213,12 +263,12 @@ pub async fn passages_are_indexed_once_and_searchable(db: &Db) {
     assert_eq!((ready.state, ready.passage_count, ready.text_chars), (AttachmentState::Ready, 3, soup.text_chars));
     assert_eq!(ready.preview, soup.preview);
     assert_eq!(ready.updated_at, T0 + 5);
-    db.replace_passages("att_town", &text(&["The town market sells soup and bread.", "Nothing else here."]), T0)
+    db.replace_passages("att_town", &text(&["The town market sells soup and bread.", "Nothing else here."]), None, T0)
         .await
         .unwrap();
-    db.replace_passages("att_other", &text(&["Zorblax soup, from the other session."]), T0).await.unwrap();
-    db.replace_passages("att_bob", &text(&["Zorblax soup is Bob's secret too."]), T0).await.unwrap();
-    assert!(!db.replace_passages("att_gone", &soup, T0).await.unwrap(), "no such attachment");
+    db.replace_passages("att_other", &text(&["Zorblax soup, from the other session."]), None, T0).await.unwrap();
+    db.replace_passages("att_bob", &text(&["Zorblax soup is Bob's secret too."]), None, T0).await.unwrap();
+    assert_eq!(db.replace_passages("att_gone", &soup, None, T0).await.unwrap(), Replaced::Gone, "no such attachment");
     check_index(db).await;
     if db.backend_name() == "postgres" {
         // The vectors travel in binary form; for plain words they are PostgreSQL's own.
@@ -266,6 +316,7 @@ pub async fn any_query_text_is_safe(db: &Db) {
             "פסקה ראשונה על הים. המתכון הסודי כולל אצות סגולות.",
             "Grüße aus Köln, crème brûlée.",
         ]),
+        None,
         T0,
     )
     .await
@@ -313,8 +364,8 @@ pub async fn deletes_leave_nothing_in_the_index(db: &Db) {
     session(db, ann, "s1").await;
     db.insert_attachment(&attachment("att_1", ann, "s1", T0), None).await.unwrap();
     db.insert_attachment(&attachment("att_2", ann, "s1", T0), None).await.unwrap();
-    db.replace_passages("att_1", &text(&["Zorblax soup is purple.", "Kelp at dawn."]), T0).await.unwrap();
-    db.replace_passages("att_2", &text(&["Zorblax tea is green."]), T0).await.unwrap();
+    db.replace_passages("att_1", &text(&["Zorblax soup is purple.", "Kelp at dawn."]), None, T0).await.unwrap();
+    db.replace_passages("att_2", &text(&["Zorblax tea is green."]), None, T0).await.unwrap();
     assert_eq!(db.search_passages(ann, &sid("s1"), "zorblax", 10).await.unwrap().len(), 2);
 
     assert!(db.delete_attachment("att_1").await.unwrap());
@@ -341,8 +392,8 @@ pub async fn passages_indexed_the_old_way_are_indexed_again(db: &Db) {
     db.insert_attachment(&attachment("att_old", ann, "s1", T0), None).await.unwrap();
     db.insert_attachment(&attachment("att_other", ann, "s1", T0), None).await.unwrap();
     let old = text(&["Pandoc 0.3 was announced in 2006.", "Purple kelp is harvested at dawn; e-mail the harbour."]);
-    db.replace_passages("att_old", &old, T0).await.unwrap();
-    db.replace_passages("att_other", &text(&["Nothing about kelp here, only 3 pandas."]), T0).await.unwrap();
+    db.replace_passages("att_old", &old, None, T0).await.unwrap();
+    db.replace_passages("att_other", &text(&["Nothing about kelp here, only 3 pandas."]), None, T0).await.unwrap();
 
     // Back to 000006: the down migration of 000007 indexes the stored passages the old way.
     db.revert_migrations_after("20261122000006").await.expect("revert 000007 and what came after it");
@@ -361,7 +412,7 @@ pub async fn passages_indexed_the_old_way_are_indexed_again(db: &Db) {
     assert_eq!(hits("kelp").await.len(), 2);
     // Opening again finds nothing left to do; new passages are indexed as they are written.
     db.run_pending_migrations().await.expect("nothing pending");
-    db.replace_passages("att_other", &text(&["Kelp soup."]), T0).await.unwrap();
+    db.replace_passages("att_other", &text(&["Kelp soup."]), None, T0).await.unwrap();
     assert_eq!(hits("soup").await, [("att_other".to_owned(), 0)]);
     assert_eq!(hits("kelp").await.len(), 2);
     check_index(db).await;
