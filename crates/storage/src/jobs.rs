@@ -332,8 +332,11 @@ impl JobStore for Db {
                     )),
                     None => None,
                 };
+                // Each update checks again what made the job a candidate: on PostgreSQL it may
+                // have finished, renewed its lease or committed since the list was read (the
+                // update re-reads the row under its lock). Only what changed is reported.
                 if let Some(message) = given_up {
-                    diesel::update(one)
+                    let n = diesel::update(one.filter(jobs::lease_until.lt(now)))
                         .set((
                             jobs::status.eq("failed"),
                             jobs::error.eq(Some(message)),
@@ -343,13 +346,23 @@ impl JobStore for Db {
                         ))
                         .execute(conn)
                         .await?;
-                    sweep.failed.push(id);
+                    if n > 0 {
+                        sweep.failed.push(id);
+                    }
                 } else {
-                    diesel::update(one)
-                        .set((jobs::status.eq("pending"), jobs::updated_at.eq(now), jobs::lease_until.eq(None::<i64>)))
-                        .execute(conn)
-                        .await?;
-                    sweep.requeued.push(id);
+                    // Not if it committed its document meanwhile: the next sweep ends it instead.
+                    let n =
+                        diesel::update(one.filter(jobs::lease_until.lt(now)).filter(jobs::committed_version.is_null()))
+                            .set((
+                                jobs::status.eq("pending"),
+                                jobs::updated_at.eq(now),
+                                jobs::lease_until.eq(None::<i64>),
+                            ))
+                            .execute(conn)
+                            .await?;
+                    if n > 0 {
+                        sweep.requeued.push(id);
+                    }
                 }
             }
             let stale: Vec<String> = jobs::table
@@ -359,16 +372,23 @@ impl JobStore for Db {
                 .load(conn)
                 .await?;
             for id in stale {
-                diesel::update(jobs::table.find(&id).filter(jobs::status.eq("awaiting_approval")))
-                    .set((
-                        jobs::status.eq("cancelled"),
-                        jobs::error.eq(Some("The proposed changes were not reviewed in time; the job was cancelled.")),
-                        jobs::updated_at.eq(now),
-                        jobs::finished_at.eq(Some(now)),
-                    ))
-                    .execute(conn)
-                    .await?;
-                sweep.cancelled.push(id);
+                let n = diesel::update(
+                    jobs::table
+                        .find(&id)
+                        .filter(jobs::status.eq("awaiting_approval"))
+                        .filter(jobs::updated_at.lt(rules.cancel_awaiting_before)),
+                )
+                .set((
+                    jobs::status.eq("cancelled"),
+                    jobs::error.eq(Some("The proposed changes were not reviewed in time; the job was cancelled.")),
+                    jobs::updated_at.eq(now),
+                    jobs::finished_at.eq(Some(now)),
+                ))
+                .execute(conn)
+                .await?;
+                if n > 0 {
+                    sweep.cancelled.push(id);
+                }
             }
             let old: Vec<String> = jobs::table
                 .filter(jobs::finished_at.lt(rules.delete_finished_before))

@@ -210,6 +210,42 @@ pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
     assert_eq!(db.job("alive").await.unwrap().unwrap().status, JobStatus::InProgress, "a live lease is left alone");
 }
 
+/// A worker renews its lease while the sweep is deciding that the lease ran out: the sweep
+/// leaves the job to its worker (it re-checks the lease under the row's lock) instead of
+/// queueing it again, which would run it twice. On SQLite the renewal holds the write lock
+/// and the sweep reads after it; on PostgreSQL the sweep has read the job as expired and
+/// waits on the row, which the renewal then commits.
+pub async fn a_lease_renewed_during_the_sweep_is_kept(db: &Db) {
+    let me = owner(db, "sweep-race@example.com").await;
+    db.insert_job(&job(me, "slow", "s", T0)).await.unwrap();
+    db.claim_job(T0, T0 + 10).await.unwrap().expect("claimed");
+    let mut renewal = RawConn::open(db).await;
+    let begin = if db.backend_name() == "sqlite" { "BEGIN IMMEDIATE" } else { "BEGIN" };
+    renewal.execute(&format!("{begin}; UPDATE jobs SET lease_until = {} WHERE job_id = 'slow'", T0 + 1_000_000)).await;
+    let rules =
+        SweepRules { now: T0 + 100, delete_finished_before: T0 - 1, cancel_awaiting_before: T0 - 1, max_attempts: 3 };
+    let (sweep, ()) = tokio::join!(db.sweep_jobs(&rules), async {
+        if db.backend_name() == "postgres" {
+            // Until the sweep waits for the row the renewal holds.
+            let mut watcher = RawConn::open(db).await;
+            let waiting = "SELECT count(*) AS n FROM pg_stat_activity \
+                           WHERE datname = current_database() AND wait_event_type = 'Lock'";
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while watcher.count(waiting).await == 0 {
+                assert!(std::time::Instant::now() < deadline, "the sweep never waited for the job's row");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        } else {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        renewal.execute("COMMIT").await;
+    });
+    let sweep = sweep.unwrap();
+    assert!(sweep.requeued.is_empty() && sweep.failed.is_empty(), "{:?} {:?}", sweep.requeued, sweep.failed);
+    let job = db.job("slow").await.unwrap().unwrap();
+    assert_eq!((job.status, job.lease_until, job.attempts), (JobStatus::InProgress, Some(T0 + 1_000_000), 1));
+}
+
 fn version(id: &str, html: &str, now: Millis) -> NewVersion {
     NewVersion {
         version_id: id.to_owned(),
