@@ -25,9 +25,12 @@ pub struct Passage {
 pub enum Replaced {
     /// The attachment no longer exists: nothing was written.
     Gone,
-    /// The passages are indexed and the attachment is ready. `job_updated`: a job was given,
-    /// was in progress and got its update (false without a job).
-    Ready { job_updated: bool },
+    /// A job was given and is no longer in progress (finished, cancelled, or queued again
+    /// for another worker): nothing was written.
+    NotRunning,
+    /// The passages are indexed and the attachment is ready (and the job given, if any, got
+    /// its update).
+    Ready,
 }
 
 /// An attachment of a session, as the outline lists it.
@@ -198,12 +201,12 @@ pub trait AttachmentStore: Send + Sync {
 
     /// In one transaction: deletes every passage of the attachment, inserts `text.passages`
     /// (with `chunk_index` 0, 1, …) into the full-text index and makes the attachment
-    /// `Ready` with the preview and counts; with `job` (a job id and an update), applies the
-    /// update to that job in the same transaction if the job is `InProgress` (as
-    /// `JobStore::update_job` with `from = [InProgress]`), so that the attachment is ready
-    /// and its processing job completed together or not at all. Re-running it (a job retried
-    /// after a crash) MUST leave exactly one copy of each passage. Writes nothing, and
-    /// answers [`Replaced::Gone`], when the attachment no longer exists.
+    /// `Ready` with the preview and counts; with `job` (a job id and an update), also applies
+    /// the update to that job (as `JobStore::update_job` with `from = [InProgress]`), so that
+    /// the attachment becomes ready and its processing job completed together or not at all.
+    /// Re-running it (a job retried after a crash) MUST leave exactly one copy of each
+    /// passage. Writes nothing, and answers [`Replaced::Gone`], when the attachment no longer
+    /// exists, or [`Replaced::NotRunning`] when a job was given and is not `InProgress`.
     async fn replace_passages(
         &self,
         attachment_id: &str,

@@ -369,10 +369,11 @@ impl PassageWriter for PgConn {
     }
 }
 
-/// Passages below which one thread computes the index entries of an attachment. Low: the
-/// lexemes of a 100 KB attachment (about 180 passages) take a millisecond or two, and one
-/// thread more costs tens of microseconds (attachments of 100 KB indexed one after another
-/// went about 10 % faster on two cores than with 512).
+/// The least passages per thread computing the index entries of an attachment (so a second
+/// thread starts at twice this). Low: the lexemes of a 100 KB attachment (about 180
+/// passages, two threads) take a millisecond or two, and one thread more costs tens of
+/// microseconds (attachments of 100 KB indexed one after another went about 10 % faster on
+/// two cores than with 512).
 const PASSAGES_PER_THREAD: usize = 64;
 
 /// The index entries of `texts`, computed on the blocking pool before any transaction opens:
@@ -656,6 +657,17 @@ impl AttachmentStore for Db {
             let owner = owner(&owner_s)?;
             let session = SessionId::parse(&sid).map_err(|_| corrupt("session id", &sid))?;
             let scope = scope_token(owner, &session);
+            // The job first: a job no longer in progress is no longer this caller's, and gets
+            // nothing written. Its completion commits with its passages: one commit, not two
+            // (on PostgreSQL one wait for the log's flush), and never a ready attachment whose
+            // job is still running. The update takes the job's row lock (PostgreSQL) and
+            // checks the status again under it, so a concurrent cancel or requeue wins or waits.
+            if let Some((job_id, changes)) = &job {
+                let target = jobs::table.find(*job_id).filter(jobs::status.eq(JobStatus::InProgress.as_str()));
+                if diesel::update(target).set(changes).execute(conn).await? == 0 {
+                    return Ok(Replaced::NotRunning);
+                }
+            }
             diesel::delete(attachment_passages::table.filter(attachment_passages::attachment_id.eq(attachment_id)))
                 .execute(conn)
                 .await?;
@@ -673,17 +685,7 @@ impl AttachmentStore for Db {
                 ))
                 .execute(conn)
                 .await?;
-            // The job's completion commits with its passages: one commit, not two (on
-            // PostgreSQL one wait for the log's flush), and never a ready attachment whose
-            // job is still running.
-            let job_updated = match &job {
-                Some((job_id, changes)) => {
-                    let target = jobs::table.find(*job_id).filter(jobs::status.eq(JobStatus::InProgress.as_str()));
-                    diesel::update(target).set(changes).execute(conn).await? > 0
-                }
-                None => false,
-            };
-            Ok(Replaced::Ready { job_updated })
+            Ok(Replaced::Ready)
         });
         Ok(r?)
     }

@@ -81,6 +81,7 @@ contract_tests! {
     jobs::listings_are_owner_scoped_newest_first => sqlite_jobs_listings_are_owner_scoped_newest_first, postgres_jobs_listings_are_owner_scoped_newest_first;
     jobs::events_are_numbered_in_order => sqlite_jobs_events_are_numbered_in_order, postgres_jobs_events_are_numbered_in_order;
     jobs::the_sweep_requeues_fails_cancels_and_deletes => sqlite_jobs_the_sweep_requeues_fails_cancels_and_deletes, postgres_jobs_the_sweep_requeues_fails_cancels_and_deletes;
+    jobs::a_lease_renewed_during_the_sweep_is_kept => sqlite_jobs_a_lease_renewed_during_the_sweep_is_kept, postgres_jobs_a_lease_renewed_during_the_sweep_is_kept;
     jobs::a_committed_job_cannot_be_cancelled_nor_rerun => sqlite_jobs_a_committed_job_cannot_be_cancelled_nor_rerun, postgres_jobs_a_committed_job_cannot_be_cancelled_nor_rerun;
     jobs::history_truncates_from_a_message => sqlite_jobs_history_truncates_from_a_message, postgres_jobs_history_truncates_from_a_message;
     jobs::signals_reach_other_buses => sqlite_jobs_signals_reach_other_buses, postgres_jobs_signals_reach_other_buses;

@@ -659,7 +659,7 @@ impl Attachments {
             .await
             .map_err(|e| AttachmentError::Worker(e.to_string()))?;
         self.ports.store.insert_attachment(&attachment, None).await?;
-        if self.ports.store.replace_passages(&attachment.attachment_id, &text, None, now).await? == Replaced::Gone {
+        if self.ports.store.replace_passages(&attachment.attachment_id, &text, None, now).await? != Replaced::Ready {
             return Err(AttachmentError::NotFound);
         }
         self.ports.store.attachment(&attachment.attachment_id).await?.ok_or(AttachmentError::NotFound)

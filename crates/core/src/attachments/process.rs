@@ -110,7 +110,7 @@ impl JobRunner for Attachments {
                 tracing::warn!(job_id = %job.job_id, %cause, attempt = job.attempts, "attachment processing will be retried");
             }
             Err(Stop::Abandon) => {
-                tracing::info!(job_id = %job.job_id, "attachment processing stopped: the job or its attachment is gone");
+                tracing::info!(job_id = %job.job_id, "attachment processing stopped: the job is no longer this worker's, or its attachment is gone");
             }
         }
     }
@@ -204,15 +204,13 @@ impl Attachments {
             lease_until: Some(None),
             ..Default::default()
         };
-        // The passages and the job's completion commit together.
+        // The passages and the job's completion commit together, or (the job is no longer
+        // this worker's) nothing does.
         let replaced =
             self.ports.store.replace_passages(attachment_id, &text, Some((&job.job_id, &update)), self.now()).await?;
         match replaced {
-            Replaced::Gone => return Err(Stop::Abandon),
-            Replaced::Ready { job_updated: false } => {
-                tracing::info!(job_id = %job.job_id, "the attachment was indexed as its job stopped being in progress");
-            }
-            Replaced::Ready { job_updated: true } => {}
+            Replaced::Ready => {}
+            Replaced::Gone | Replaced::NotRunning => return Err(Stop::Abandon),
         }
         self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
         Ok(())

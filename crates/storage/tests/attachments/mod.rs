@@ -186,8 +186,8 @@ pub async fn attachments_belong_to_their_session(db: &Db) {
     assert!(db.session_attachment_ids(ann, &sid("s1")).await.unwrap().is_empty());
 }
 
-/// The passages and their processing job's completion commit together; a job no longer in
-/// progress (finished, or not yet claimed) is left as it is; a gone attachment writes nothing.
+/// The passages and their processing job's completion commit together; with a job no longer
+/// in progress (finished, or not claimed) nothing is written, nor when the attachment is gone.
 pub async fn the_job_completes_with_its_passages(db: &Db) {
     let ann = owner(db, "ann-jobdone@example.com").await;
     session(db, ann, "s1").await;
@@ -205,33 +205,38 @@ pub async fn the_job_completes_with_its_passages(db: &Db) {
     };
     let soup = text(&["Zorblax soup is purple.", "Kelp at dawn."]);
     let replaced = db.replace_passages("att_done", &soup, Some(("job_done", &done)), T0 + 5).await.unwrap();
-    assert_eq!(replaced, Replaced::Ready { job_updated: true });
+    assert_eq!(replaced, Replaced::Ready);
     let completed = db.job("job_done").await.unwrap().unwrap();
     assert_eq!((completed.status, completed.progress), (JobStatus::Completed, 100));
     assert_eq!(completed.result, Some(json!({"attachment_id": "att_done", "passages": 2})));
     assert_eq!((completed.finished_at, completed.lease_until, completed.updated_at), (Some(T0 + 5), None, T0 + 5));
-    assert_eq!(db.attachment("att_done").await.unwrap().unwrap().state, AttachmentState::Ready);
+    let ready = db.attachment("att_done").await.unwrap().unwrap();
+    assert_eq!((ready.state, ready.passage_count, ready.updated_at), (AttachmentState::Ready, 2, T0 + 5));
 
-    // Run again once the job is finished: the passages are replaced, the job left alone.
-    let again = JobUpdate { progress: Some(7), ..done.clone() };
-    let replaced = db.replace_passages("att_done", &soup, Some(("job_done", &again)), T0 + 9).await.unwrap();
-    assert_eq!(replaced, Replaced::Ready { job_updated: false });
-    let unchanged = db.job("job_done").await.unwrap().unwrap();
-    assert_eq!((unchanged.progress, unchanged.updated_at), (100, T0 + 5));
+    // Run again once the job is finished (a worker that lost it): nothing is written.
+    let other = text(&["Other words entirely."]);
+    let replaced = db.replace_passages("att_done", &other, Some(("job_done", &done)), T0 + 9).await.unwrap();
+    assert_eq!(replaced, Replaced::NotRunning);
+    assert_eq!(db.job("job_done").await.unwrap().unwrap().updated_at, T0 + 5);
+    let unchanged = db.attachment("att_done").await.unwrap().unwrap();
+    assert_eq!((unchanged.passage_count, unchanged.updated_at), (2, T0 + 5));
     let mut raw = RawConn::open(db).await;
     assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_done").await, 2);
+    assert_eq!(ids(&db.search_passages(ann, &sid("s1"), "zorblax", 10).await.unwrap()), [("att_done".to_owned(), 0)]);
+    assert!(db.search_passages(ann, &sid("s1"), "entirely", 10).await.unwrap().is_empty());
 
-    // A job not yet claimed is not completed by it.
+    // A job not claimed yet (queued again by the sweeper, say): nothing is written either.
     let replaced = db.replace_passages("att_wait", &soup, Some(("job_wait", &done)), T0 + 9).await.unwrap();
-    assert_eq!(replaced, Replaced::Ready { job_updated: false });
+    assert_eq!(replaced, Replaced::NotRunning);
     assert_eq!(db.job("job_wait").await.unwrap().unwrap().status, JobStatus::Pending);
+    assert_eq!(db.attachment("att_wait").await.unwrap().unwrap().state, AttachmentState::Processing);
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_wait").await, 0);
 
     // No such attachment: nothing written, the job (in progress) untouched.
     assert!(db.update_job("job_wait", &[JobStatus::Pending], &start, T0 + 10).await.unwrap().is_some());
     let replaced = db.replace_passages("att_none", &soup, Some(("job_wait", &done)), T0 + 11).await.unwrap();
     assert_eq!(replaced, Replaced::Gone);
     assert_eq!(db.job("job_wait").await.unwrap().unwrap().status, JobStatus::InProgress);
-    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_none").await, 0);
     check_index(db).await;
 }
 
@@ -255,7 +260,7 @@ pub async fn passages_are_indexed_once_and_searchable(db: &Db) {
     // A retried job writes its passages again: still one copy of each.
     for _ in 0..2 {
         let replaced = db.replace_passages("att_soup", &soup, None, T0 + 5).await.unwrap();
-        assert_eq!(replaced, Replaced::Ready { job_updated: false });
+        assert_eq!(replaced, Replaced::Ready);
     }
     let mut raw = RawConn::open(db).await;
     assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_soup").await, 3);
