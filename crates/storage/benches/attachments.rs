@@ -319,22 +319,14 @@ async fn run_backend(db: &Db, label: &str) {
         bytes += b;
         passages += n;
     }
-    let (cpu_own, cpu_postgres) = cpu_split(cpu_start);
-    let cpu = cpu_own + cpu_postgres;
-    let postgres = if cpu_postgres.is_zero() {
-        String::new()
-    } else {
-        format!("; this process {cpu_own:.2?}, PostgreSQL {cpu_postgres:.2?}")
-    };
+    let cpu = cpu_report(bytes, cpu_start);
     eprintln!(
         "[{label}] indexed {} attachments, {:.2} MB, {passages} passages in {:.2?}: {:.1} MB/s \
-         (CPU {:.2?}: {:.1} MB/s per CPU second{postgres}; splitting alone {:.2?}, {:.0} MB/s)",
+         ({cpu}; splitting alone {:.2?}, {:.0} MB/s)",
         plan.attachments,
         bytes as f64 / 1e6,
         total,
         mb_per_s(bytes, total),
-        cpu,
-        mb_per_s(bytes, cpu),
         split_only,
         mb_per_s(bytes, split_only),
     );

@@ -320,7 +320,8 @@ impl JobStore for Db {
                 .load(conn)
                 .await?;
             for (id, attempts, committed) in expired {
-                let one = jobs::table.find(&id).filter(jobs::status.eq("in_progress"));
+                let one =
+                    jobs::table.find(&id).filter(jobs::status.eq("in_progress")).filter(jobs::lease_until.lt(now));
                 let given_up = match committed {
                     // Its document is committed: running the turn again would apply the
                     // changes twice. It ends here, not billed, saying where the changes went.
@@ -336,7 +337,7 @@ impl JobStore for Db {
                 // have finished, renewed its lease or committed since the list was read (the
                 // update re-reads the row under its lock). Only what changed is reported.
                 if let Some(message) = given_up {
-                    let n = diesel::update(one.filter(jobs::lease_until.lt(now)))
+                    let n = diesel::update(one)
                         .set((
                             jobs::status.eq("failed"),
                             jobs::error.eq(Some(message)),
@@ -351,15 +352,10 @@ impl JobStore for Db {
                     }
                 } else {
                     // Not if it committed its document meanwhile: the next sweep ends it instead.
-                    let n =
-                        diesel::update(one.filter(jobs::lease_until.lt(now)).filter(jobs::committed_version.is_null()))
-                            .set((
-                                jobs::status.eq("pending"),
-                                jobs::updated_at.eq(now),
-                                jobs::lease_until.eq(None::<i64>),
-                            ))
-                            .execute(conn)
-                            .await?;
+                    let n = diesel::update(one.filter(jobs::committed_version.is_null()))
+                        .set((jobs::status.eq("pending"), jobs::updated_at.eq(now), jobs::lease_until.eq(None::<i64>)))
+                        .execute(conn)
+                        .await?;
                     if n > 0 {
                         sweep.requeued.push(id);
                     }
