@@ -10,6 +10,8 @@
 //!   of deleted passages (also for `ON DELETE CASCADE`).
 //! - PostgreSQL: a `tsvector` column written with the row (sent in `tsvector`'s binary form,
 //!   which the server reads without parsing text), with a GIN index, ranked with `ts_rank`.
+//!   The passages have no foreign key (its check per row cost a tenth of the insert): the
+//!   writer locks the attachment's row instead, and a trigger on `attachments` deletes them.
 //!
 //! A query never reaches either full-text language as typed: `redline_domain::attachment::
 //! query_terms` reduces it to plain words, which the same normalisation turns into lexemes,
@@ -192,6 +194,12 @@ pub(crate) trait PassageWriter {
         index: &[Self::Entry],
     ) -> DbResult<()>;
 
+    /// The (owner, session) of the attachment about to get passages, its row locked until the
+    /// transaction ends (PostgreSQL; SQLite's writer holds the whole database): the passages
+    /// have no foreign key (PostgreSQL: its check per row was a fifth of the insert), so no
+    /// delete of the attachment may commit between this and the insert. `None` when it is gone.
+    async fn lock_attachment(&mut self, attachment_id: &str) -> DbResult<Option<(String, String)>>;
+
     /// Writes `index[i]` as the index entry of the passage `passage_ids[i]` (re-indexing).
     async fn write_index(&mut self, scope: &str, passage_ids: &[i64], index: &[Self::Entry]) -> DbResult<()>;
 
@@ -295,6 +303,15 @@ impl PassageWriter for SqliteConn {
         Ok(())
     }
 
+    async fn lock_attachment(&mut self, attachment_id: &str) -> DbResult<Option<(String, String)>> {
+        Ok(attachments::table
+            .find(attachment_id)
+            .select((attachments::owner, attachments::session_id))
+            .first(self)
+            .await
+            .optional()?)
+    }
+
     async fn write_index(&mut self, scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()> {
         // `[[passage_id, lexemes], …]`. Contentless-delete: entries go by rowid alone, so a
         // repeated run replaces what an earlier one wrote.
@@ -352,6 +369,16 @@ impl PassageWriter for PgConn {
             .await?;
         }
         Ok(())
+    }
+
+    async fn lock_attachment(&mut self, attachment_id: &str) -> DbResult<Option<(String, String)>> {
+        Ok(attachments::table
+            .find(attachment_id)
+            .select((attachments::owner, attachments::session_id))
+            .for_no_key_update()
+            .first(self)
+            .await
+            .optional()?)
     }
 
     async fn write_index(&mut self, _scope: &str, passage_ids: &[i64], index: &[TsVectorBinary]) -> DbResult<()> {
@@ -645,13 +672,7 @@ impl AttachmentStore for Db {
         let index = index_texts(self, &text.passages).await?;
         let job = job.map(|(id, update)| (id, crate::jobs::JobChanges::new(update, now)));
         let r: DbResult<Replaced> = with_tx!(self, |conn| {
-            let found: Option<(String, String)> = attachments::table
-                .find(attachment_id)
-                .select((attachments::owner, attachments::session_id))
-                .first(conn)
-                .await
-                .optional()?;
-            let Some((owner_s, sid)) = found else {
+            let Some((owner_s, sid)) = conn.lock_attachment(attachment_id).await? else {
                 return Ok(Replaced::Gone);
             };
             let owner = owner(&owner_s)?;
@@ -711,7 +732,8 @@ impl AttachmentStore for Db {
     }
 
     async fn delete_attachment(&self, attachment_id: &str) -> Result<bool, StoreError> {
-        // The passages (and, through their triggers, the FTS5 entries) go by ON DELETE CASCADE.
+        // The passages go by ON DELETE CASCADE (SQLite, whose trigger then removes the FTS5
+        // entries) or by the attachments' delete trigger (PostgreSQL, migration 000010).
         let n: DbResult<usize> =
             with_write!(self, |conn| Ok(diesel::delete(attachments::table.find(attachment_id)).execute(conn).await?));
         Ok(n? > 0)

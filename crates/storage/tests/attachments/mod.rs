@@ -4,6 +4,7 @@
 //! that leave nothing in the full-text index.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::SessionId;
@@ -385,6 +386,39 @@ pub async fn deletes_leave_nothing_in_the_index(db: &Db) {
     assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_2").await, 0);
     assert_eq!(raw.count_where("attachments", "owner", &ann.to_string()).await, 0);
     session(db, ann, "s1").await;
+    assert!(db.search_passages(ann, &sid("s1"), "zorblax", 10).await.unwrap().is_empty());
+    check_index(db).await;
+}
+
+/// An attachment deleted while its passages are being written leaves none behind: the
+/// writer waits for the delete (the attachment's row is locked before the insert, as the
+/// passages have no foreign key on PostgreSQL) and then finds the attachment gone.
+pub async fn a_delete_during_processing_leaves_no_passages(db: &Db) {
+    let ann = owner(db, "ann-race@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_race", ann, "s1", T0), None).await.unwrap();
+    let mut deleter = RawConn::open(db).await;
+    let begin = if db.backend_name() == "sqlite" { "BEGIN IMMEDIATE" } else { "BEGIN" };
+    deleter.execute(&format!("{begin}; DELETE FROM attachments WHERE attachment_id = 'att_race'")).await;
+    let passages = text(&["Zorblax soup is purple.", "Kelp at dawn."]);
+    let (replaced, ()) = tokio::join!(db.replace_passages("att_race", &passages, None, T0), async {
+        if db.backend_name() == "postgres" {
+            // Until the writer waits for the row the delete holds.
+            let mut watcher = RawConn::open(db).await;
+            let waiting = "SELECT count(*) AS n FROM pg_stat_activity \
+                           WHERE datname = current_database() AND wait_event_type = 'Lock'";
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while watcher.count(waiting).await == 0 {
+                assert!(std::time::Instant::now() < deadline, "the writer never waited for the attachment's row");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        } else {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        deleter.execute("COMMIT").await;
+    });
+    assert_eq!(replaced.unwrap(), Replaced::Gone);
+    assert_eq!(deleter.count_where("attachment_passages", "attachment_id", "att_race").await, 0);
     assert!(db.search_passages(ann, &sid("s1"), "zorblax", 10).await.unwrap().is_empty());
     check_index(db).await;
 }
