@@ -184,14 +184,14 @@ pub(crate) trait PassageWriter {
     /// Computes it: [`lexemes::tsvector_binary`] or [`lexemes::fts_text`].
     const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> Self::Entry;
 
-    /// Inserts `texts` as passages 0, 1, … of the attachment, with `index[i]` (from
-    /// [`PassageWriter::INDEX_ENTRY`]) as the index entry of passage `i`.
+    /// Inserts `texts` as passages 0, 1, … of the attachment, with their index entries from
+    /// `index` ([`insert_entries`]).
     async fn insert_passages(
         &mut self,
         attachment_id: &str,
         scope: &str,
         texts: &[String],
-        index: &[Self::Entry],
+        index: &IndexEntries,
     ) -> DbResult<()>;
 
     /// The (owner, session) of the attachment about to get passages, its row locked until the
@@ -214,8 +214,54 @@ fn entries_for<'i, W: PassageWriter>(_conn: &W, index: &'i IndexEntries) -> DbRe
 
 /// The index entries of an attachment's passages, for one backend or the other.
 pub(crate) enum IndexEntries {
+    /// The lexemes of each passage ([`lexemes::fts_text`]), for re-indexing.
     Sqlite(Vec<String>),
+    /// What the inserts of new passages bind on SQLite, made before the transaction
+    /// ([`sqlite_json`]): for each part of the passages, the JSON array elements of their
+    /// texts and of their lexemes.
+    SqliteJson(std::sync::Arc<Vec<JsonParts>>),
     Pg(Vec<TsVectorBinary>),
+}
+
+/// A run of passages as elements of two JSON arrays (`"…","…"`, no brackets): their texts,
+/// and their lexemes.
+pub(crate) struct JsonParts {
+    texts: String,
+    lexemes: String,
+}
+
+/// [`JsonParts`] of `texts`, with the thread's lexer. Made on the blocking pool before the
+/// transaction, on as many threads as the lexemes: inside SQLite's write transaction the
+/// inserts only join the parts (serialising the JSON there, with the writer lock held,
+/// was a few percent of every attachment).
+fn sqlite_json(lexer: &mut lexemes::Lexer, texts: &[String]) -> Result<JsonParts, String> {
+    let mut text_bytes: Vec<u8> = Vec::with_capacity(texts.iter().map(|t| t.len() + 3).sum());
+    let mut lexeme_bytes: Vec<u8> = Vec::with_capacity(texts.iter().map(|t| t.len() / 2 + 3).sum());
+    for (i, text) in texts.iter().enumerate() {
+        if i > 0 {
+            text_bytes.push(b',');
+            lexeme_bytes.push(b',');
+        }
+        serde_json::to_writer(&mut text_bytes, text).map_err(|e| e.to_string())?;
+        serde_json::to_writer(&mut lexeme_bytes, &lexemes::fts_text(lexer, text)).map_err(|e| e.to_string())?;
+    }
+    Ok(JsonParts {
+        texts: String::from_utf8(text_bytes).map_err(|e| e.to_string())?,
+        lexemes: String::from_utf8(lexeme_bytes).map_err(|e| e.to_string())?,
+    })
+}
+
+/// One JSON array of the elements `parts` (each `"…","…"` or empty).
+fn json_array<'a>(parts: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::from("[");
+    for part in parts.filter(|p| !p.is_empty()) {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(part);
+    }
+    out.push(']');
+    out
 }
 
 /// PostgreSQL's `tsvector`, a built-in type (fixed OIDs), for binding.
@@ -254,11 +300,6 @@ fn json(value: &impl ToString) -> String {
     value.to_string()
 }
 
-/// A JSON array of strings, for `json_each`.
-fn json_strings(values: &[String]) -> String {
-    serde_json::to_string(values).unwrap_or_else(|_| "[]".to_owned())
-}
-
 impl PassageWriter for SqliteConn {
     type Entry = String;
     const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> String = lexemes::fts_text;
@@ -266,7 +307,7 @@ impl PassageWriter for SqliteConn {
     fn entries(index: &IndexEntries) -> DbResult<&[String]> {
         match index {
             IndexEntries::Sqlite(entries) => Ok(entries),
-            IndexEntries::Pg(_) => Err(StoreError::Other("PostgreSQL index entries for SQLite".to_owned()).into()),
+            _ => Err(StoreError::Other("PostgreSQL index entries for SQLite".to_owned()).into()),
         }
     }
 
@@ -274,32 +315,51 @@ impl PassageWriter for SqliteConn {
         &mut self,
         attachment_id: &str,
         scope: &str,
-        texts: &[String],
-        index: &[String],
+        _texts: &[String],
+        index: &IndexEntries,
     ) -> DbResult<()> {
+        let IndexEntries::SqliteJson(parts) = index else {
+            return Err(StoreError::Other("passages to insert without their JSON".to_owned()).into());
+        };
+        let parts = std::sync::Arc::clone(parts);
+        let (attachment_id, scope) = (attachment_id.to_owned(), scope.to_owned());
         // One statement for all the passages and one for all their index entries: FTS5
         // writes its pending terms to disk (and merges segments) at the end of every
-        // statement. The texts travel as JSON arrays. Inside `BEGIN IMMEDIATE` this is the
-        // only writer, so the passage ids after the current largest are free.
-        let first: MaxId = diesel::sql_query("SELECT coalesce(max(passage_id), 0) + 1 AS id FROM attachment_passages")
-            .get_result(self)
-            .await?;
-        diesel::sql_query(
-            "INSERT INTO attachment_passages (passage_id, attachment_id, scope, chunk_index, text) \
-             SELECT ? + key, ?, ?, key, value FROM json_each(?)",
-        )
-        .bind::<BigInt, _>(first.id)
-        .bind::<Text, _>(attachment_id)
-        .bind::<Text, _>(scope)
-        .bind::<Text, _>(json_strings(texts))
-        .execute(self)
+        // statement. The texts travel as JSON arrays, joined here from the parts made before
+        // the transaction. On the sync connection itself, in one hand-off: diesel-async's
+        // wrapper would copy every bound value, while diesel binds a `&str` as it is. Inside
+        // `BEGIN IMMEDIATE` this is the only writer, so the passage ids after the current
+        // largest are free.
+        self.spawn_blocking(move |conn| {
+            let texts = json_array(parts.iter().map(|p| p.texts.as_str()));
+            let lexemes = json_array(parts.iter().map(|p| p.lexemes.as_str()));
+            let first: MaxId = diesel::RunQueryDsl::get_result(
+                diesel::sql_query("SELECT coalesce(max(passage_id), 0) + 1 AS id FROM attachment_passages"),
+                conn,
+            )?;
+            diesel::RunQueryDsl::execute(
+                diesel::sql_query(
+                    "INSERT INTO attachment_passages (passage_id, attachment_id, scope, chunk_index, text) \
+                     SELECT ? + key, ?, ?, key, value FROM json_each(?)",
+                )
+                .bind::<BigInt, _>(first.id)
+                .bind::<Text, _>(attachment_id.as_str())
+                .bind::<Text, _>(scope.as_str())
+                .bind::<Text, _>(texts.as_str()),
+                conn,
+            )?;
+            diesel::RunQueryDsl::execute(
+                diesel::sql_query(
+                    "INSERT INTO attachment_fts (rowid, scope, text) SELECT ? + key, ?, value FROM json_each(?)",
+                )
+                .bind::<BigInt, _>(first.id)
+                .bind::<Text, _>(scope.as_str())
+                .bind::<Text, _>(lexemes.as_str()),
+                conn,
+            )?;
+            Ok(())
+        })
         .await?;
-        diesel::sql_query("INSERT INTO attachment_fts (rowid, scope, text) SELECT ? + key, ?, value FROM json_each(?)")
-            .bind::<BigInt, _>(first.id)
-            .bind::<Text, _>(scope)
-            .bind::<Text, _>(json_strings(index))
-            .execute(self)
-            .await?;
         Ok(())
     }
 
@@ -342,7 +402,7 @@ impl PassageWriter for PgConn {
     fn entries(index: &IndexEntries) -> DbResult<&[TsVectorBinary]> {
         match index {
             IndexEntries::Pg(entries) => Ok(entries),
-            IndexEntries::Sqlite(_) => Err(StoreError::Other("SQLite index entries for PostgreSQL".to_owned()).into()),
+            _ => Err(StoreError::Other("SQLite index entries for PostgreSQL".to_owned()).into()),
         }
     }
 
@@ -351,8 +411,9 @@ impl PassageWriter for PgConn {
         attachment_id: &str,
         scope: &str,
         texts: &[String],
-        index: &[TsVectorBinary],
+        index: &IndexEntries,
     ) -> DbResult<()> {
+        let index = Self::entries(index)?;
         for (n, (batch, vectors)) in texts.chunks(PG_INSERT_BATCH).zip(index.chunks(PG_INSERT_BATCH)).enumerate() {
             let offset = i64::try_from(n * PG_INSERT_BATCH).unwrap_or(i64::MAX);
             diesel::sql_query(
@@ -413,21 +474,47 @@ async fn index_texts(db: &Db, texts: &[String]) -> DbResult<IndexEntries> {
     })
 }
 
+/// What [`PassageWriter::insert_passages`] binds for new passages `texts`: on SQLite their
+/// JSON ([`sqlite_json`]), on PostgreSQL their vectors. Made as [`index_texts`] is.
+async fn insert_entries(db: &Db, texts: &[String]) -> DbResult<IndexEntries> {
+    match db.backend {
+        Backend::Sqlite(_) => {
+            let parts = spread_parts(texts, sqlite_json).await?;
+            let parts: Result<Vec<JsonParts>, String> = parts.into_iter().collect();
+            let parts = parts.map_err(|e| StoreError::Other(format!("passages as JSON: {e}")))?;
+            Ok(IndexEntries::SqliteJson(std::sync::Arc::new(parts)))
+        }
+        Backend::Pg(_) => index_texts(db, texts).await,
+    }
+}
+
+/// `entry` of each of `texts`, in order ([`spread_parts`]).
 async fn spread<T: Send + 'static>(texts: &[String], entry: fn(&mut lexemes::Lexer, &str) -> T) -> DbResult<Vec<T>> {
+    let parts = spread_parts(texts, move |lexer, chunk| chunk.iter().map(|t| entry(lexer, t)).collect::<Vec<T>>());
+    Ok(parts.await?.into_iter().flatten().collect())
+}
+
+/// `work` over consecutive parts of `texts`, one blocking task each, in order: one part per
+/// core, each of at least [`PASSAGES_PER_THREAD`] texts (one part when there are fewer).
+async fn spread_parts<T, F>(texts: &[String], work: F) -> DbResult<Vec<T>>
+where
+    T: Send + 'static,
+    F: Fn(&mut lexemes::Lexer, &[String]) -> T + Send + Copy + 'static,
+{
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let parts = cores.min(texts.len() / PASSAGES_PER_THREAD).max(1);
     let tasks = texts
         .chunks(texts.len().div_ceil(parts).max(1))
         .map(|chunk| {
             let chunk = chunk.to_vec();
-            tokio::task::spawn_blocking(move || lexemes::index_texts(&chunk, entry))
+            tokio::task::spawn_blocking(move || lexemes::with_lexer(|lexer| work(lexer, &chunk)))
         })
         .collect::<Vec<_>>();
-    let mut index = Vec::with_capacity(texts.len());
+    let mut done = Vec::with_capacity(tasks.len());
     for part in futures_util::future::join_all(tasks).await {
-        index.extend(part.map_err(|e| StoreError::Other(format!("indexing task failed: {e}")))?);
+        done.push(part.map_err(|e| StoreError::Other(format!("indexing task failed: {e}")))?);
     }
-    Ok(index)
+    Ok(done)
 }
 
 /// Attachments re-indexed per round of [`reindex_passages`].
@@ -669,7 +756,7 @@ impl AttachmentStore for Db {
         job: Option<(&str, &JobUpdate)>,
         now: Millis,
     ) -> Result<Replaced, StoreError> {
-        let index = index_texts(self, &text.passages).await?;
+        let index = insert_entries(self, &text.passages).await?;
         let job = job.map(|(id, update)| (id, crate::jobs::JobChanges::new(update, now)));
         let r: DbResult<Replaced> = with_tx!(self, |conn| {
             let Some((owner_s, sid)) = conn.lock_attachment(attachment_id).await? else {
@@ -693,8 +780,7 @@ impl AttachmentStore for Db {
                 .execute(conn)
                 .await?;
             diesel::delete(attachment_reindex::table.find(attachment_id)).execute(conn).await?;
-            let entries = entries_for(&*conn, &index)?;
-            conn.insert_passages(attachment_id, &scope, &text.passages, entries).await?;
+            conn.insert_passages(attachment_id, &scope, &text.passages, &index).await?;
             diesel::update(attachments::table.find(attachment_id))
                 .set((
                     attachments::state.eq(AttachmentState::Ready.as_str()),

@@ -432,7 +432,8 @@ pub(crate) fn fts_text(lexer: &mut Lexer, text: &str) -> String {
 }
 
 /// `index` ([`tsvector`] or [`fts_text`]) of each of `texts`, in order, with this thread's
-/// lexer (callers spread large attachments over several blocking threads).
+/// lexer (the store spreads large attachments over several blocking threads).
+#[cfg(test)]
 pub(crate) fn index_texts<T>(texts: &[String], index: fn(&mut Lexer, &str) -> T) -> Vec<T> {
     with_lexer(|lexer| texts.iter().map(|t| index(lexer, t)).collect())
 }
