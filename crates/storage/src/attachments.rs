@@ -10,7 +10,7 @@
 //!   of deleted passages (also for `ON DELETE CASCADE`).
 //! - PostgreSQL: a `tsvector` column written with the row (sent in `tsvector`'s binary form,
 //!   which the server reads without parsing text), with a GIN index, ranked with `ts_rank`.
-//!   The passages have no foreign key (its check per row cost a tenth of the insert): the
+//!   The passages have no foreign key (its check per row cost a seventh of the insert): the
 //!   writer locks the attachment's row instead, and a trigger on `attachments` deletes them.
 //!
 //! A query never reaches either full-text language as typed: `redline_domain::attachment::
@@ -184,8 +184,9 @@ pub(crate) trait PassageWriter {
     /// Computes it: [`lexemes::tsvector_binary`] or [`lexemes::fts_text`].
     const INDEX_ENTRY: fn(&mut lexemes::Lexer, &str) -> Self::Entry;
 
-    /// Inserts `texts` as passages 0, 1, … of the attachment, with their index entries from
-    /// `index` ([`insert_entries`]).
+    /// Inserts passages 0, 1, … of the attachment with their index entries, as
+    /// [`insert_entries`] made them from `texts`: PostgreSQL binds `texts` and the vectors in
+    /// `index`; SQLite binds the JSON in `index`, which holds the texts too.
     async fn insert_passages(
         &mut self,
         attachment_id: &str,
@@ -196,7 +197,7 @@ pub(crate) trait PassageWriter {
 
     /// The (owner, session) of the attachment about to get passages, its row locked until the
     /// transaction ends (PostgreSQL; SQLite's writer holds the whole database): the passages
-    /// have no foreign key (PostgreSQL: its check per row was a fifth of the insert), so no
+    /// have no foreign key (PostgreSQL: its check per row was a seventh of the insert), so no
     /// delete of the attachment may commit between this and the insert. `None` when it is gone.
     async fn lock_attachment(&mut self, attachment_id: &str) -> DbResult<Option<(String, String)>>;
 
@@ -307,7 +308,7 @@ impl PassageWriter for SqliteConn {
     fn entries(index: &IndexEntries) -> DbResult<&[String]> {
         match index {
             IndexEntries::Sqlite(entries) => Ok(entries),
-            _ => Err(StoreError::Other("PostgreSQL index entries for SQLite".to_owned()).into()),
+            _ => Err(StoreError::Other("no lexemes to re-index on SQLite".to_owned()).into()),
         }
     }
 
@@ -494,8 +495,9 @@ async fn spread<T: Send + 'static>(texts: &[String], entry: fn(&mut lexemes::Lex
     Ok(parts.await?.into_iter().flatten().collect())
 }
 
-/// `work` over consecutive parts of `texts`, one blocking task each, in order: one part per
-/// core, each of at least [`PASSAGES_PER_THREAD`] texts (one part when there are fewer).
+/// `work` over consecutive parts of `texts`, one blocking task each, in order: as many parts
+/// as cores, but no more than one per [`PASSAGES_PER_THREAD`] texts (one part when there are
+/// fewer), of equal size but the last.
 async fn spread_parts<T, F>(texts: &[String], work: F) -> DbResult<Vec<T>>
 where
     T: Send + 'static,
@@ -911,6 +913,25 @@ impl AttachmentSearch for Db {
 mod tests {
     use super::*;
     use redline_domain::UserId;
+
+    #[test]
+    fn json_parts_join_into_arrays_of_every_passage_in_order() {
+        let texts: Vec<String> = ["The \"first\" passage\n", "Kelp \\ soup", "", "Zorblax at dawn"]
+            .iter()
+            .map(|t| (*t).to_owned())
+            .collect();
+        // Two parts, as two threads would make them, and an empty part (no passages).
+        let (a, b) = lexemes::with_lexer(|lexer| (sqlite_json(lexer, &texts[..1]), sqlite_json(lexer, &texts[1..])));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        let empty = lexemes::with_lexer(|lexer| sqlite_json(lexer, &[])).unwrap();
+        let joined = json_array([a.texts.as_str(), empty.texts.as_str(), b.texts.as_str()].into_iter());
+        let back: Vec<String> = serde_json::from_str(&joined).unwrap();
+        assert_eq!(back, texts);
+        let joined = json_array([a.lexemes.as_str(), empty.lexemes.as_str(), b.lexemes.as_str()].into_iter());
+        let back: Vec<String> = serde_json::from_str(&joined).unwrap();
+        assert_eq!(back, ["first passag", "kelp soup", "", "zorblax dawn"]);
+        assert_eq!(json_array([empty.texts.as_str()].into_iter()), "[]");
+    }
 
     #[test]
     fn scope_tokens_are_one_plain_word_per_session() {

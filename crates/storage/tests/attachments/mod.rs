@@ -110,17 +110,18 @@ async fn check_index(db: &Db) {
     }
 }
 
-/// An attachment of 100 passages: each passage is found by its own word, at its place, and
-/// processing it again with fewer passages leaves nothing of the longer run.
+/// An attachment of 300 passages (written in parts, one per core, from 128 passages on):
+/// each passage is found by its own word, at its place, also across the parts' boundaries,
+/// and processing it again with fewer passages leaves nothing of the longer run.
 pub async fn long_attachments_are_found_in_every_part(db: &Db) {
     let ann = owner(db, "ann-long@example.com").await;
     session(db, ann, "s1").await;
     db.insert_attachment(&attachment("att_long", ann, "s1", T0), None).await.unwrap();
-    let texts: Vec<String> = (0..100).map(|i| format!("Passage about marker{i} and common words.")).collect();
+    let texts: Vec<String> = (0..300).map(|i| format!("Passage about marker{i} and common words.")).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     db.replace_passages("att_long", &text(&refs), None, T0).await.unwrap();
     check_index(db).await;
-    for i in [0, 1, 30, 31, 32, 33, 63, 64, 95, 96, 99] {
+    for i in [0, 1, 63, 64, 74, 75, 99, 100, 149, 150, 224, 225, 298, 299] {
         let hits = db.search_passages(ann, &sid("s1"), &format!("marker{i}"), 10).await.unwrap();
         assert_eq!(ids(&hits), [("att_long".to_owned(), i)], "marker{i}");
     }
@@ -129,6 +130,7 @@ pub async fn long_attachments_are_found_in_every_part(db: &Db) {
     db.replace_passages("att_long", &text(&refs[..40]), None, T0).await.unwrap();
     check_index(db).await;
     assert!(db.search_passages(ann, &sid("s1"), "marker50", 10).await.unwrap().is_empty());
+    assert!(db.search_passages(ann, &sid("s1"), "marker150", 10).await.unwrap().is_empty());
     assert_eq!(db.search_passages(ann, &sid("s1"), "common", 100).await.unwrap().len(), 40);
     let mut raw = RawConn::open(db).await;
     assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_long").await, 40);

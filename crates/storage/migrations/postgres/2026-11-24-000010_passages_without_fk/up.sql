@@ -1,5 +1,5 @@
 -- The passages no longer reference their attachment by a foreign key: its check ran once per
--- inserted passage (a trigger and a lookup each), about a fifth of an attachment's insert.
+-- inserted passage (a trigger and a lookup each), about a seventh of an attachment's insert.
 -- The store locks the attachment's row before it writes the passages (so the attachment
 -- cannot go in between), and this trigger removes the passages of a deleted attachment, as
 -- ON DELETE CASCADE did (also when its session is deleted).
