@@ -218,26 +218,26 @@ pub(crate) enum IndexEntries {
     /// The lexemes of each passage ([`lexemes::fts_text`]), for re-indexing.
     Sqlite(Vec<String>),
     /// What the inserts of new passages bind on SQLite, made before the transaction
-    /// ([`sqlite_json`]): for each part of the passages, the JSON array elements of their
-    /// texts and of their lexemes.
-    SqliteJson(std::sync::Arc<Vec<JsonParts>>),
+    /// ([`sqlite_json`], [`join_parts`]): the JSON arrays of their texts and of their lexemes.
+    SqliteJson(std::sync::Arc<JsonParts>),
     Pg(Vec<TsVectorBinary>),
 }
 
-/// A run of passages as elements of two JSON arrays (`"…","…"`, no brackets): their texts,
-/// and their lexemes.
+/// Passages as two JSON arrays of strings: their texts, and their lexemes.
 pub(crate) struct JsonParts {
     texts: String,
     lexemes: String,
 }
 
 /// [`JsonParts`] of `texts`, with the thread's lexer. Made on the blocking pool before the
-/// transaction, on as many threads as the lexemes: inside SQLite's write transaction the
-/// inserts only join the parts (serialising the JSON there, with the writer lock held,
-/// was a few percent of every attachment).
+/// transaction, on as many threads as the lexemes, then joined ([`join_parts`]): SQLite's
+/// write transaction only binds them (serialising the JSON there, with the writer lock
+/// held, was a few percent of every attachment).
 fn sqlite_json(lexer: &mut lexemes::Lexer, texts: &[String]) -> Result<JsonParts, String> {
-    let mut text_bytes: Vec<u8> = Vec::with_capacity(texts.iter().map(|t| t.len() + 3).sum());
-    let mut lexeme_bytes: Vec<u8> = Vec::with_capacity(texts.iter().map(|t| t.len() / 2 + 3).sum());
+    let mut text_bytes: Vec<u8> = Vec::with_capacity(texts.iter().map(|t| t.len() + 3).sum::<usize>() + 2);
+    let mut lexeme_bytes: Vec<u8> = Vec::with_capacity(texts.iter().map(|t| t.len() / 2 + 3).sum::<usize>() + 2);
+    text_bytes.push(b'[');
+    lexeme_bytes.push(b'[');
     for (i, text) in texts.iter().enumerate() {
         if i > 0 {
             text_bytes.push(b',');
@@ -246,20 +246,39 @@ fn sqlite_json(lexer: &mut lexemes::Lexer, texts: &[String]) -> Result<JsonParts
         serde_json::to_writer(&mut text_bytes, text).map_err(|e| e.to_string())?;
         serde_json::to_writer(&mut lexeme_bytes, &lexemes::fts_text(lexer, text)).map_err(|e| e.to_string())?;
     }
+    text_bytes.push(b']');
+    lexeme_bytes.push(b']');
     Ok(JsonParts {
         texts: String::from_utf8(text_bytes).map_err(|e| e.to_string())?,
         lexemes: String::from_utf8(lexeme_bytes).map_err(|e| e.to_string())?,
     })
 }
 
-/// One JSON array of the elements `parts` (each `"…","…"` or empty).
-fn json_array<'a>(parts: impl Iterator<Item = &'a str>) -> String {
-    let mut out = String::from("[");
-    for part in parts.filter(|p| !p.is_empty()) {
+/// The parts of one attachment's passages ([`sqlite_json`], in order) as one [`JsonParts`]:
+/// a single part as it is, without a copy.
+fn join_parts(parts: Vec<JsonParts>) -> JsonParts {
+    let (texts, lexemes): (Vec<String>, Vec<String>) = parts.into_iter().map(|p| (p.texts, p.lexemes)).unzip();
+    JsonParts { texts: join_arrays(texts), lexemes: join_arrays(lexemes) }
+}
+
+/// JSON arrays (`[…]`) as one array of all their elements, in order.
+fn join_arrays(mut arrays: Vec<String>) -> String {
+    if arrays.len() == 1 {
+        if let Some(only) = arrays.pop() {
+            return only;
+        }
+    }
+    let mut out = String::with_capacity(arrays.iter().map(String::len).sum::<usize>() + 2);
+    out.push('[');
+    for array in &arrays {
+        let elements = array.strip_prefix('[').and_then(|a| a.strip_suffix(']')).unwrap_or("");
+        if elements.is_empty() {
+            continue;
+        }
         if out.len() > 1 {
             out.push(',');
         }
-        out.push_str(part);
+        out.push_str(elements);
     }
     out.push(']');
     out
@@ -319,21 +338,19 @@ impl PassageWriter for SqliteConn {
         _texts: &[String],
         index: &IndexEntries,
     ) -> DbResult<()> {
-        let IndexEntries::SqliteJson(parts) = index else {
+        let IndexEntries::SqliteJson(json) = index else {
             return Err(StoreError::Other("passages to insert without their JSON".to_owned()).into());
         };
-        let parts = std::sync::Arc::clone(parts);
+        let json = std::sync::Arc::clone(json);
         let (attachment_id, scope) = (attachment_id.to_owned(), scope.to_owned());
         // One statement for all the passages and one for all their index entries: FTS5
         // writes its pending terms to disk (and merges segments) at the end of every
-        // statement. The texts travel as JSON arrays, joined here from the parts made before
-        // the transaction. On the sync connection itself, in one hand-off: diesel-async's
+        // statement. The texts travel as JSON arrays, made before the transaction. On the
+        // sync connection itself, in one hand-off: diesel-async's
         // wrapper would copy every bound value, while diesel binds a `&str` as it is. Inside
         // `BEGIN IMMEDIATE` this is the only writer, so the passage ids after the current
         // largest are free.
         self.spawn_blocking(move |conn| {
-            let texts = json_array(parts.iter().map(|p| p.texts.as_str()));
-            let lexemes = json_array(parts.iter().map(|p| p.lexemes.as_str()));
             let first: MaxId = diesel::RunQueryDsl::get_result(
                 diesel::sql_query("SELECT coalesce(max(passage_id), 0) + 1 AS id FROM attachment_passages"),
                 conn,
@@ -346,7 +363,7 @@ impl PassageWriter for SqliteConn {
                 .bind::<BigInt, _>(first.id)
                 .bind::<Text, _>(attachment_id.as_str())
                 .bind::<Text, _>(scope.as_str())
-                .bind::<Text, _>(texts.as_str()),
+                .bind::<Text, _>(json.texts.as_str()),
                 conn,
             )?;
             diesel::RunQueryDsl::execute(
@@ -355,7 +372,7 @@ impl PassageWriter for SqliteConn {
                 )
                 .bind::<BigInt, _>(first.id)
                 .bind::<Text, _>(scope.as_str())
-                .bind::<Text, _>(lexemes.as_str()),
+                .bind::<Text, _>(json.lexemes.as_str()),
                 conn,
             )?;
             Ok(())
@@ -483,7 +500,15 @@ async fn insert_entries(db: &Db, texts: &[String]) -> DbResult<IndexEntries> {
             let parts = spread_parts(texts, sqlite_json).await?;
             let parts: Result<Vec<JsonParts>, String> = parts.into_iter().collect();
             let parts = parts.map_err(|e| StoreError::Other(format!("passages as JSON: {e}")))?;
-            Ok(IndexEntries::SqliteJson(std::sync::Arc::new(parts)))
+            // Joining several parts copies them: a large attachment's, on the blocking pool.
+            let json = if parts.len() <= 1 {
+                join_parts(parts)
+            } else {
+                tokio::task::spawn_blocking(move || join_parts(parts))
+                    .await
+                    .map_err(|e| StoreError::Other(format!("joining the passages' JSON failed: {e}")))?
+            };
+            Ok(IndexEntries::SqliteJson(std::sync::Arc::new(json)))
         }
         Backend::Pg(_) => index_texts(db, texts).await,
     }
@@ -920,17 +945,19 @@ mod tests {
             .iter()
             .map(|t| (*t).to_owned())
             .collect();
-        // Two parts, as two threads would make them, and an empty part (no passages).
-        let (a, b) = lexemes::with_lexer(|lexer| (sqlite_json(lexer, &texts[..1]), sqlite_json(lexer, &texts[1..])));
-        let (a, b) = (a.unwrap(), b.unwrap());
-        let empty = lexemes::with_lexer(|lexer| sqlite_json(lexer, &[])).unwrap();
-        let joined = json_array([a.texts.as_str(), empty.texts.as_str(), b.texts.as_str()].into_iter());
-        let back: Vec<String> = serde_json::from_str(&joined).unwrap();
+        let part = |texts: &[String]| lexemes::with_lexer(|lexer| sqlite_json(lexer, texts)).unwrap();
+        // Two parts, as two threads would make them, and an empty part between them.
+        let joined = join_parts(vec![part(&texts[..1]), part(&[]), part(&texts[1..])]);
+        let back: Vec<String> = serde_json::from_str(&joined.texts).unwrap();
         assert_eq!(back, texts);
-        let joined = json_array([a.lexemes.as_str(), empty.lexemes.as_str(), b.lexemes.as_str()].into_iter());
-        let back: Vec<String> = serde_json::from_str(&joined).unwrap();
+        let back: Vec<String> = serde_json::from_str(&joined.lexemes).unwrap();
         assert_eq!(back, ["first passag", "kelp soup", "", "zorblax dawn"]);
-        assert_eq!(json_array([empty.texts.as_str()].into_iter()), "[]");
+        // One part is the arrays as they are; none is empty arrays.
+        let one = join_parts(vec![part(&texts)]);
+        assert_eq!((one.texts, one.lexemes), (joined.texts, joined.lexemes));
+        let none = join_parts(Vec::new());
+        assert_eq!((none.texts.as_str(), none.lexemes.as_str()), ("[]", "[]"));
+        assert_eq!(join_parts(vec![part(&[])]).texts, "[]");
     }
 
     #[test]
