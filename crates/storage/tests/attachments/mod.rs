@@ -4,7 +4,6 @@
 //! that leave nothing in the full-text index.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::SessionId;
@@ -404,19 +403,8 @@ pub async fn a_delete_during_processing_leaves_no_passages(db: &Db) {
     deleter.execute(&format!("{begin}; DELETE FROM attachments WHERE attachment_id = 'att_race'")).await;
     let passages = text(&["Zorblax soup is purple.", "Kelp at dawn."]);
     let (replaced, ()) = tokio::join!(db.replace_passages("att_race", &passages, None, T0), async {
-        if db.backend_name() == "postgres" {
-            // Until the writer waits for the row the delete holds.
-            let mut watcher = RawConn::open(db).await;
-            let waiting = "SELECT count(*) AS n FROM pg_stat_activity \
-                           WHERE datname = current_database() AND wait_event_type = 'Lock'";
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while watcher.count(waiting).await == 0 {
-                assert!(std::time::Instant::now() < deadline, "the writer never waited for the attachment's row");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        } else {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        // Until the writer waits for the row held.
+        common::until_a_lock_is_awaited(db, "the writer").await;
         deleter.execute("COMMIT").await;
     });
     assert_eq!(replaced.unwrap(), Replaced::Gone);

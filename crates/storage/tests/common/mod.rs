@@ -318,6 +318,24 @@ pub struct DrawRow {
     pub draw_ops: i64,
 }
 
+/// Returns once another connection waits for a lock another holds (PostgreSQL; on SQLite,
+/// whose writers wait in a busy handler that shows nowhere, after 200 ms), so that a test
+/// can then release the lock; fails after 10 s with `what` ("the sweep", say).
+pub async fn until_a_lock_is_awaited(db: &Db, what: &str) {
+    if db.backend_name() != "postgres" {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        return;
+    }
+    let mut watcher = RawConn::open(db).await;
+    let waiting = "SELECT count(*) AS n FROM pg_stat_activity \
+                   WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while watcher.count(waiting).await == 0 {
+        assert!(std::time::Instant::now() < deadline, "{what} never waited for the row held");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 impl RawConn {
     /// Opens a separate connection to the database of `db`.
     pub async fn open(db: &Db) -> Self {

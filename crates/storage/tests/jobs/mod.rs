@@ -225,19 +225,8 @@ pub async fn a_lease_renewed_during_the_sweep_is_kept(db: &Db) {
     let rules =
         SweepRules { now: T0 + 100, delete_finished_before: T0 - 1, cancel_awaiting_before: T0 - 1, max_attempts: 3 };
     let (sweep, ()) = tokio::join!(db.sweep_jobs(&rules), async {
-        if db.backend_name() == "postgres" {
-            // Until the sweep waits for the row the renewal holds.
-            let mut watcher = RawConn::open(db).await;
-            let waiting = "SELECT count(*) AS n FROM pg_stat_activity \
-                           WHERE datname = current_database() AND wait_event_type = 'Lock'";
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while watcher.count(waiting).await == 0 {
-                assert!(std::time::Instant::now() < deadline, "the sweep never waited for the job's row");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        } else {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        // Until the sweep waits for the row held.
+        common::until_a_lock_is_awaited(db, "the sweep").await;
         renewal.execute("COMMIT").await;
     });
     let sweep = sweep.unwrap();
