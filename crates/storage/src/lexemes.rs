@@ -195,27 +195,58 @@ type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 /// thread has one ([`with_lexer`]); lexemes are named by their number in it.
 pub(crate) struct Lexer {
     stemmer: Stemmer,
-    seen: FxMap<Box<str>, Option<u32>>,
+    /// The words seen of at most [`SHORT_WORD_BYTES`] bytes, by [`short_key`]: most words,
+    /// looked up without a byte-wise comparison.
+    seen_short: FxMap<u128, Option<u32>>,
+    /// The longer words seen.
+    seen_long: FxMap<Box<str>, Option<u32>>,
     ids: FxMap<Box<str>, u32>,
     lexemes: Vec<Box<str>>,
     bytes: usize,
+}
+
+/// The longest word [`short_key`] packs.
+const SHORT_WORD_BYTES: usize = 15;
+
+/// A word of at most [`SHORT_WORD_BYTES`] bytes as one integer: its bytes, zero-padded, and
+/// its length in the last byte (so no two words share one, whatever bytes they hold). The
+/// cache then hashes and compares a word in a few instructions rather than through `memcmp`,
+/// which was most of its lookup.
+fn short_key(word: &str) -> Option<u128> {
+    let bytes = word.as_bytes();
+    let len = u8::try_from(bytes.len()).ok().filter(|&n| usize::from(n) <= SHORT_WORD_BYTES)?;
+    let mut key = [0u8; 16];
+    key[..bytes.len()].copy_from_slice(bytes);
+    key[15] = len;
+    Some(u128::from_le_bytes(key))
 }
 
 impl Lexer {
     fn new() -> Self {
         Self {
             stemmer: Stemmer::create(Algorithm::English),
-            seen: FxMap::default(),
+            seen_short: FxMap::default(),
+            seen_long: FxMap::default(),
             ids: FxMap::default(),
             lexemes: Vec::new(),
             bytes: 0,
         }
     }
 
+    /// How many words it remembers.
+    fn words(&self) -> usize {
+        self.seen_short.len() + self.seen_long.len()
+    }
+
     /// The lexeme of one word of [`index_words`]: `None` for a stop word or a word too long
     /// to index.
     pub(crate) fn lexeme(&mut self, word: &str) -> Option<u32> {
-        if let Some(known) = self.seen.get(word) {
+        let short = short_key(word);
+        let known = match short {
+            Some(key) => self.seen_short.get(&key),
+            None => self.seen_long.get(word),
+        };
+        if let Some(known) = known {
             return *known;
         }
         // Words with one stem share one number.
@@ -227,7 +258,10 @@ impl Lexer {
                 u32::try_from(self.lexemes.len() - 1).unwrap_or(u32::MAX)
             })
         });
-        self.seen.insert(word.into(), id);
+        match short {
+            Some(key) => self.seen_short.insert(key, id),
+            None => self.seen_long.insert(word.into(), id),
+        };
         id
     }
 
@@ -245,7 +279,7 @@ thread_local! {
 pub(crate) fn with_lexer<R>(f: impl FnOnce(&mut Lexer) -> R) -> R {
     LEXER.with(|cell| {
         let mut lexer = cell.borrow_mut();
-        if lexer.seen.len() > LEXER_MAX_WORDS || lexer.bytes > LEXER_MAX_BYTES {
+        if lexer.words() > LEXER_MAX_WORDS || lexer.bytes > LEXER_MAX_BYTES {
             *lexer = Lexer::new();
         }
         f(&mut lexer)
@@ -625,6 +659,38 @@ mod tests {
             [0, 0, 0, 1, b'k', b'e', b'l', b'p', 0, 0, 2, 0, 1, 0, 2],
             "one lexeme at positions 1 and 2"
         );
+    }
+
+    #[test]
+    fn short_keys_name_one_word_each() {
+        let words = ["a", "a\0", "ab", "ba", "é", "e\u{301}", "fifteen-bytes!!", "sixteen-bytes!!!", ""];
+        let keys: Vec<Option<u128>> = words.iter().map(|w| short_key(w)).collect();
+        assert_eq!(keys[7], None, "sixteen bytes go to the long words");
+        let short: Vec<u128> = keys.iter().flatten().copied().collect();
+        assert_eq!(short.len(), words.len() - 1);
+        let mut unique = short.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), short.len(), "two words share a key: {words:?}");
+    }
+
+    #[test]
+    fn words_either_side_of_the_short_key_length_get_their_lexemes() {
+        // 14 to 17 bytes, some with a two-byte character across the 15th byte.
+        let words = [
+            "internationaliz",
+            "internationalize",
+            "internationalized",
+            "summarizations",
+            "déconstructionné",
+            "naïvetés-naïveté",
+        ];
+        let text = words.join(" ");
+        let mut warm = Lexer::new();
+        let first = fts_text(&mut warm, &text);
+        assert_eq!(fts_text(&mut warm, &text), first, "remembered words give what they gave");
+        assert_eq!(fts_text(&mut Lexer::new(), &text), first);
+        assert_eq!(first, "internationaliz internation internation summar déconstructionné naïveté naïveté");
     }
 
     #[test]
