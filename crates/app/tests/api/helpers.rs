@@ -302,3 +302,59 @@ pub fn is_session_token(s: &str) -> bool {
 pub fn last_segment(url: &str) -> &str {
     url.rsplit('/').next().unwrap_or_default()
 }
+
+/// A PostgreSQL database of one test, created fresh and dropped (`WITH (FORCE)`, so that
+/// connections still open do not keep it) when the guard goes, also when the test panics:
+/// CI runs on a machine whose PostgreSQL outlives the run.
+pub struct PgDatabase {
+    admin: String,
+    name: String,
+    /// Its connection URL.
+    pub url: String,
+}
+
+impl PgDatabase {
+    /// A database named `{prefix}_{random}`, or `None` (a skip) when PostgreSQL is not
+    /// reachable outside CI (`REDLINE_TEST_PG_URL`, else the local server).
+    pub async fn create(prefix: &str) -> Option<Self> {
+        let admin = std::env::var("REDLINE_TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
+        let (client, connection) = match tokio_postgres::connect(&admin, tokio_postgres::NoTls).await {
+            Ok(c) => c,
+            Err(e) => {
+                assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and PostgreSQL is unreachable: {e}");
+                eprintln!("SKIPPED: PostgreSQL is unreachable ({e})");
+                return None;
+            }
+        };
+        tokio::spawn(connection);
+        let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+        client.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
+        let base = admin.rsplit_once('/').map_or_else(|| admin.clone(), |(b, _)| b.to_owned());
+        let url = format!("{base}/{name}");
+        Some(Self { admin, name, url })
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        // On a thread of its own: the test's runtime may be the one dropping the guard.
+        let admin = self.admin.clone();
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        let dropped = std::thread::spawn(move || -> Result<(), String> {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let (client, connection) =
+                    tokio_postgres::connect(&admin, tokio_postgres::NoTls).await.map_err(|e| e.to_string())?;
+                tokio::spawn(connection);
+                client.batch_execute(&sql).await.map_err(|e| e.to_string())
+            })
+        })
+        .join();
+        match dropped {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("warning: test database {} left behind: {e}", self.name),
+            Err(_) => eprintln!("warning: test database {} left behind: the drop panicked", self.name),
+        }
+    }
+}

@@ -106,25 +106,9 @@ async fn recall_at_5_on_sqlite() {
 
 #[tokio::test]
 async fn recall_at_5_on_postgres() {
-    let admin = std::env::var("REDLINE_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-    let (client, connection) = match tokio_postgres::connect(&admin, tokio_postgres::NoTls).await {
-        Ok(c) => c,
-        Err(e) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and PostgreSQL is unreachable: {e}");
-            eprintln!("SKIPPED recall_at_5_on_postgres: PostgreSQL is unreachable ({e})");
-            return;
-        }
-    };
-    tokio::spawn(connection);
-    let name = format!("redline_relevance_{}", uuid::Uuid::new_v4().simple());
-    client.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
-    let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin);
-    let url = format!("{base}/{name}");
-    let app = spawn_app_with(&[("REDLINE_DATABASE_URL", url.as_str())]).await;
+    let Some(db) = PgDatabase::create("redline_relevance").await else { return };
+    let app = spawn_app_with(&[("REDLINE_DATABASE_URL", db.url.as_str())]).await;
     let recall = recall_at_5(&app, "postgres").await;
     drop(app);
-    // Best effort: the server's pool may still hold connections for a moment.
-    let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
     assert!(recall >= MIN_RECALL_AT_5, "recall@5 on PostgreSQL is {recall:.2}, below {MIN_RECALL_AT_5}");
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::helpers::client;
+use crate::helpers::{client, PgDatabase};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
@@ -210,33 +210,10 @@ async fn a_killed_server_leaves_no_job_stuck_and_no_document_half_written() {
     assert_eq!(usage["monthly_used"], 1, "charged once");
 }
 
-fn pg_admin_url() -> String {
-    std::env::var("REDLINE_TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
-}
-
-/// A fresh PostgreSQL database for one test, or `None` (a skip) when PostgreSQL is not
-/// reachable outside CI.
-async fn fresh_pg_database() -> Option<String> {
-    let admin = pg_admin_url();
-    let conn = tokio_postgres::connect(&admin, tokio_postgres::NoTls).await;
-    let (client, connection) = match conn {
-        Ok(c) => c,
-        Err(e) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and PostgreSQL is unreachable: {e}");
-            eprintln!("SKIPPED: PostgreSQL is unreachable ({e})");
-            return None;
-        }
-    };
-    tokio::spawn(connection);
-    let name = format!("redline_replicas_{}", uuid::Uuid::new_v4().simple());
-    client.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
-    let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin);
-    Some(format!("{base}/{name}"))
-}
-
 #[tokio::test]
 async fn two_replicas_share_jobs_and_streams_over_postgres() {
-    let Some(url) = fresh_pg_database().await else { return };
+    let Some(db) = PgDatabase::create("redline_replicas").await else { return };
+    let url = db.url.clone();
     let dir = tempfile::tempdir().expect("temp dir");
     // Replica A only serves HTTP; B runs every job.
     let a = Replica::start(
