@@ -18,10 +18,13 @@
 //! quoted (FTS5) or written as a `tsquery`; any of the words may match (a word with inner
 //! joiners, `0.3` or `e-mail`, as a phrase of its parts).
 //!
-//! Passages indexed before the lexemes moved to Rust (migration 000007) are listed in
-//! `attachment_reindex` and indexed again by [`reindex_passages`] when the database opens.
-//! Every passage carries a `scope` token naming its (owner, session); the search is confined
-//! to it inside the index itself.
+//! Passages indexed before the lexemes moved to Rust (migration 000007), and on SQLite before
+//! the index lost its scope column (000011), are listed in `attachment_reindex` and indexed
+//! again by [`reindex_passages`] when the database opens.
+//! Every passage carries a `scope` token naming its (owner, session), and the search is
+//! confined to it inside the index itself: on PostgreSQL by the `scope` column, on SQLite by
+//! the passage ids, which are the FTS5 rowids: each scope has its own range of them
+//! ([`ScopeRange`], migration 000011), and a search bounds the rowid.
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Text};
@@ -316,6 +319,44 @@ struct MaxId {
     id: i64,
 }
 
+/// The passage ids (and so the FTS5 rowids) of one (owner, session) scope on SQLite: its
+/// number `n` from `attachment_scopes` gives it `(n << 32) + 1 ..= (n << 32) + 0xFFFF_FFFF`
+/// (migration 000011), so a search bounds the rowid instead of matching a scope token.
+struct ScopeRange {
+    /// `n << 32`: one below the first id.
+    start: i64,
+    /// The last id.
+    end: i64,
+}
+
+impl ScopeRange {
+    /// Ids per scope, `start` itself not used.
+    const SPAN: i64 = 1 << 32;
+
+    /// `None` past the last number whose range fits in a rowid (`i32::MAX`: two billion
+    /// sessions with attachments).
+    fn new(scope_no: i64) -> Option<Self> {
+        let start = scope_no.checked_mul(Self::SPAN).filter(|_| scope_no > 0)?;
+        Some(Self { start, end: start.checked_add(Self::SPAN - 1)? })
+    }
+
+    /// The range of `scope`, numbered on its first use (inside the writer's transaction).
+    fn of(conn: &mut diesel::SqliteConnection, scope: &str) -> QueryResult<Self> {
+        diesel::RunQueryDsl::execute(
+            diesel::sql_query("INSERT INTO attachment_scopes (scope) VALUES (?) ON CONFLICT (scope) DO NOTHING")
+                .bind::<Text, _>(scope),
+            conn,
+        )?;
+        let no: MaxId = diesel::RunQueryDsl::get_result(
+            diesel::sql_query("SELECT scope_no AS id FROM attachment_scopes WHERE scope = ?").bind::<Text, _>(scope),
+            conn,
+        )?;
+        Self::new(no.id).ok_or_else(|| {
+            diesel::result::Error::DeserializationError(format!("scope number {} has no rowid range", no.id).into())
+        })
+    }
+}
+
 fn json(value: &impl ToString) -> String {
     value.to_string()
 }
@@ -335,7 +376,7 @@ impl PassageWriter for SqliteConn {
         &mut self,
         attachment_id: &str,
         scope: &str,
-        _texts: &[String],
+        texts: &[String],
         index: &IndexEntries,
     ) -> DbResult<()> {
         let IndexEntries::SqliteJson(json) = index else {
@@ -348,36 +389,52 @@ impl PassageWriter for SqliteConn {
         // statement. The texts travel as JSON arrays, made before the transaction. On the
         // sync connection itself, in one hand-off: diesel-async's
         // wrapper would copy every bound value, while diesel binds a `&str` as it is. Inside
-        // `BEGIN IMMEDIATE` this is the only writer, so the passage ids after the current
-        // largest are free.
-        self.spawn_blocking(move |conn| {
-            let first: MaxId = diesel::RunQueryDsl::get_result(
-                diesel::sql_query("SELECT coalesce(max(passage_id), 0) + 1 AS id FROM attachment_passages"),
-                conn,
-            )?;
-            diesel::RunQueryDsl::execute(
-                diesel::sql_query(
-                    "INSERT INTO attachment_passages (passage_id, attachment_id, scope, chunk_index, text) \
-                     SELECT ? + key, ?, ?, key, value FROM json_each(?)",
-                )
-                .bind::<BigInt, _>(first.id)
-                .bind::<Text, _>(attachment_id.as_str())
-                .bind::<Text, _>(scope.as_str())
-                .bind::<Text, _>(json.texts.as_str()),
-                conn,
-            )?;
-            diesel::RunQueryDsl::execute(
-                diesel::sql_query(
-                    "INSERT INTO attachment_fts (rowid, scope, text) SELECT ? + key, ?, value FROM json_each(?)",
-                )
-                .bind::<BigInt, _>(first.id)
-                .bind::<Text, _>(scope.as_str())
-                .bind::<Text, _>(json.lexemes.as_str()),
-                conn,
-            )?;
-            Ok(())
-        })
-        .await?;
+        // `BEGIN IMMEDIATE` this is the only writer, so the ids after the largest one in the
+        // session's range ([`ScopeRange`]) are free.
+        let count = i64::try_from(texts.len()).unwrap_or(i64::MAX);
+        let fits = self
+            .spawn_blocking(move |conn| {
+                let range = ScopeRange::of(conn, &scope)?;
+                let first: MaxId = diesel::RunQueryDsl::get_result(
+                    diesel::sql_query(
+                        "SELECT coalesce(max(passage_id), ?) + 1 AS id FROM attachment_passages \
+                         WHERE passage_id BETWEEN ? AND ?",
+                    )
+                    .bind::<BigInt, _>(range.start)
+                    .bind::<BigInt, _>(range.start)
+                    .bind::<BigInt, _>(range.end),
+                    conn,
+                )?;
+                if count > range.end - first.id + 1 {
+                    return Ok(false);
+                }
+                diesel::RunQueryDsl::execute(
+                    diesel::sql_query(
+                        "INSERT INTO attachment_passages (passage_id, attachment_id, scope, chunk_index, text) \
+                         SELECT ? + key, ?, ?, key, value FROM json_each(?)",
+                    )
+                    .bind::<BigInt, _>(first.id)
+                    .bind::<Text, _>(attachment_id.as_str())
+                    .bind::<Text, _>(scope.as_str())
+                    .bind::<Text, _>(json.texts.as_str()),
+                    conn,
+                )?;
+                diesel::RunQueryDsl::execute(
+                    diesel::sql_query(
+                        "INSERT INTO attachment_fts (rowid, text) SELECT ? + key, value FROM json_each(?)",
+                    )
+                    .bind::<BigInt, _>(first.id)
+                    .bind::<Text, _>(json.lexemes.as_str()),
+                    conn,
+                )?;
+                Ok(true)
+            })
+            .await?;
+        if !fits {
+            return Err(
+                StoreError::Other(format!("no passage numbers left in the session for {count} passages")).into()
+            );
+        }
         Ok(())
     }
 
@@ -390,8 +447,8 @@ impl PassageWriter for SqliteConn {
             .optional()?)
     }
 
-    async fn write_index(&mut self, scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()> {
-        // `[[passage_id, lexemes], …]`. Contentless-delete: entries go by rowid alone, so a
+    async fn write_index(&mut self, _scope: &str, passage_ids: &[i64], index: &[String]) -> DbResult<()> {
+        // `[[passage_id, lexemes], …]`; the passage ids are in their scope's range already. Contentless-delete: entries go by rowid alone, so a
         // repeated run replaces what an earlier one wrote.
         let pairs: Vec<Value> = passage_ids.iter().zip(index).map(|(id, text)| serde_json::json!([id, text])).collect();
         let pairs = json(&Value::from(pairs));
@@ -402,10 +459,9 @@ impl PassageWriter for SqliteConn {
         .execute(self)
         .await?;
         diesel::sql_query(
-            "INSERT INTO attachment_fts (rowid, scope, text) \
-             SELECT json_extract(value, '$[0]'), ?, json_extract(value, '$[1]') FROM json_each(?)",
+            "INSERT INTO attachment_fts (rowid, text) \
+             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
         )
-        .bind::<Text, _>(scope)
         .bind::<Text, _>(&pairs)
         .execute(self)
         .await?;
@@ -548,7 +604,7 @@ where
 const REINDEX_ROUND: i64 = 16;
 
 /// Indexes the passages of every attachment listed in `attachment_reindex` (those indexed
-/// before migration 000007), one transaction per attachment; answers how many. Run when the
+/// before migration 000007, or on SQLite 000011), one transaction per attachment; answers how many. Run when the
 /// database opens, so that searches find them once it has.
 pub(crate) async fn reindex_passages(db: &Db) -> Result<usize, StoreError> {
     let mut done = 0;
@@ -616,28 +672,32 @@ fn fts5_string(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
-/// The FTS5 expression: the scope token in its column, and any of the words in the text, a
-/// compound as the phrase of its parts (adjacent in the index: stop words are not indexed).
-/// `None` when no word has a lexeme.
-fn fts5_query(scope: &str, words: &[QueryWord]) -> Option<String> {
+/// The FTS5 expression: any of the words, a compound as the phrase of its parts (adjacent in
+/// the index: stop words are not indexed). `None` when no word has a lexeme.
+fn fts5_query(words: &[QueryWord]) -> Option<String> {
     let phrases: Vec<String> = words
         .iter()
         .filter(|w| !w.phrase.is_empty())
         .map(|w| fts5_string(&w.phrase.iter().map(|(lexeme, _)| lexeme.as_str()).collect::<Vec<_>>().join(" ")))
         .collect();
-    (!phrases.is_empty()).then(|| format!("scope : {} AND text : ({})", fts5_string(scope), phrases.join(" OR ")))
+    (!phrases.is_empty()).then(|| phrases.join(" OR "))
 }
 
 impl FullText for SqliteConn {
     async fn search_scope(&mut self, scope: &str, words: &[QueryWord], limit: i64) -> DbResult<Vec<HitRow>> {
-        let Some(query) = fts5_query(scope, words) else {
+        let Some(query) = fts5_query(words) else {
             return Ok(Vec::new());
         };
-        // The hits are ranked inside FTS5 (`ORDER BY rank LIMIT` is its fast path), then joined.
+        // The hits are ranked inside FTS5 (`ORDER BY rank LIMIT` is its fast path) within the
+        // scope's rowid range (FTS5 seeks to it in each word's list; a scope never numbered
+        // gives NULL bounds, and no hit), then joined.
         Ok(diesel::sql_query(
-            "WITH hits AS (\
+            "WITH scope AS (SELECT scope_no << 32 AS start FROM attachment_scopes WHERE scope = ?), \
+             hits AS (\
                  SELECT rowid AS passage_id, rank FROM attachment_fts \
-                 WHERE attachment_fts MATCH ? ORDER BY rank LIMIT ?\
+                 WHERE attachment_fts MATCH ? \
+                   AND rowid BETWEEN (SELECT start FROM scope) + 1 AND (SELECT start FROM scope) + ? \
+                 ORDER BY rank LIMIT ?\
              ) \
              SELECT p.attachment_id, a.filename, p.chunk_index, p.text, -hits.rank AS score \
              FROM hits \
@@ -645,7 +705,9 @@ impl FullText for SqliteConn {
              JOIN attachments a ON a.attachment_id = p.attachment_id \
              ORDER BY hits.rank, p.passage_id",
         )
+        .bind::<Text, _>(scope)
         .bind::<Text, _>(query)
+        .bind::<BigInt, _>(ScopeRange::SPAN - 1)
         .bind::<BigInt, _>(limit)
         .load(self)
         .await?)
@@ -979,8 +1041,22 @@ mod tests {
             phrase: parts.iter().map(|w| ((*w).to_owned(), 1)).collect(),
             whole: (parts.len() > 1).then(|| parts.join(".")),
         };
-        let q = fts5_query("zab9", &[word(&["near"]), word(&["say\"hi"]), word(&["0", "3"]), word(&[])]);
-        assert_eq!(q.as_deref(), Some(r#"scope : "zab9" AND text : ("near" OR "say""hi" OR "0 3")"#));
-        assert_eq!(fts5_query("zab9", &[word(&[])]), None);
+        let q = fts5_query(&[word(&["near"]), word(&["say\"hi"]), word(&["0", "3"]), word(&[])]);
+        assert_eq!(q.as_deref(), Some(r#""near" OR "say""hi" OR "0 3""#));
+        assert_eq!(fts5_query(&[word(&[])]), None);
+    }
+
+    #[test]
+    fn scope_ranges_are_disjoint_and_hold_the_ids_between_them() {
+        let first = ScopeRange::new(1).unwrap();
+        let second = ScopeRange::new(2).unwrap();
+        assert_eq!((first.start, first.end), (1 << 32, (2 << 32) - 1));
+        assert_eq!(first.end + 1, second.start, "the next scope's range starts past this one's last id");
+        assert_eq!(first.end - first.start, ScopeRange::SPAN - 1);
+        // The last number whose range fits in a rowid ends at the largest rowid.
+        let last = ScopeRange::new(i64::from(i32::MAX)).unwrap();
+        assert_eq!(last.end, i64::MAX);
+        assert!(ScopeRange::new(i64::from(i32::MAX) + 1).is_none());
+        assert!(ScopeRange::new(0).is_none() && ScopeRange::new(-1).is_none());
     }
 }

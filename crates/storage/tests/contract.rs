@@ -21,6 +21,18 @@ use redline_storage::Db;
 
 use common::RawConn;
 
+/// SQLite only: its FTS5 index confines a search by ranges of rowids (migration 000011), which
+/// PostgreSQL, confining by a column, has no counterpart of.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_attachments_passages_move_into_their_sessions_rowid_ranges() {
+    common::on_sqlite(attachments::passages_move_into_their_sessions_rowid_ranges).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_attachments_a_session_out_of_passage_ids_writes_nothing() {
+    common::on_sqlite(attachments::a_session_out_of_passage_ids_writes_nothing).await;
+}
+
 /// One `#[tokio::test]` per backend for each body.
 macro_rules! contract_tests {
     ($($body:path => $sqlite:ident, $postgres:ident;)+) => {$(

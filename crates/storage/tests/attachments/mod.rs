@@ -482,3 +482,117 @@ pub async fn pre_signed_uploads_start_once(db: &Db) {
     assert!(!db.start_processing("att_nope", 1, &job(ann, "job-nope", "s1"), T0).await.unwrap());
     assert_eq!(db.delete_expired_uploads(ann, T0 + 10_000).await.unwrap(), 0, "it is no longer awaiting");
 }
+
+/// SQLite, migration 000011: passages written before it, numbered one after another across
+/// sessions, move into their session's range of ids (the FTS5 rowids) in their order, are
+/// indexed again, and are found in their own session only; later passages join the range.
+pub async fn passages_move_into_their_sessions_rowid_ranges(db: &Db) {
+    let ann = owner(db, "ann-ranges@example.com").await;
+    let bob = owner(db, "bob-ranges@example.com").await;
+    session(db, ann, "s1").await;
+    session(db, ann, "s2").await;
+    session(db, bob, "s1").await;
+    let written =
+        [("att_a1", ann, "s1", "zorblax"), ("att_b1", bob, "s1", "quindle"), ("att_a2", ann, "s2", "frobnic")];
+    let written = [written[0], written[1], written[2], ("att_a1b", ann, "s1", "wuzzle")];
+    for (id, who, s, word) in written {
+        db.insert_attachment(&attachment(id, who, s, T0), None).await.unwrap();
+        let (first, second) = (format!("Kelp and {word} at first."), format!("Then {word} again, and kelp."));
+        db.replace_passages(id, &text(&[&first, &second]), None, T0).await.unwrap();
+    }
+
+    // Back to 000009, with the ids as that code gave them: one after another, the sessions
+    // interleaved.
+    db.revert_migrations_after("20261123000009").await.expect("revert 000011");
+    let mut raw = RawConn::open(db).await;
+    raw.execute(
+        "UPDATE attachment_passages SET passage_id = r.n FROM (\
+             SELECT passage_id AS old, row_number() OVER (ORDER BY chunk_index, attachment_id) AS n \
+             FROM attachment_passages) AS r \
+         WHERE attachment_passages.passage_id = r.old",
+    )
+    .await;
+    assert_eq!(raw.count("SELECT count(*) AS n FROM attachment_passages WHERE passage_id BETWEEN 1 AND 8").await, 8);
+    db.run_pending_migrations().await.expect("apply 000011 again");
+    assert_eq!(raw.count("SELECT count(*) AS n FROM attachment_reindex").await, 0);
+    check_index(db).await;
+
+    // One range per session, the passages in their order within it.
+    let ranges = "SELECT count(DISTINCT passage_id >> 32) AS n FROM attachment_passages";
+    assert_eq!(raw.count(ranges).await, 3);
+    let shared = "SELECT count(*) AS n FROM attachment_passages p JOIN attachment_passages q \
+                  ON p.passage_id >> 32 = q.passage_id >> 32 AND p.scope <> q.scope";
+    assert_eq!(raw.count(shared).await, 0, "no range holds two sessions");
+    let disordered = "SELECT count(*) AS n FROM attachment_passages p JOIN attachment_passages q \
+                      ON p.attachment_id = q.attachment_id AND p.chunk_index < q.chunk_index \
+                      AND p.passage_id > q.passage_id";
+    assert_eq!(raw.count(disordered).await, 0);
+
+    let found = |who: Owner, s: &'static str, q: &'static str| async move {
+        let mut hits = ids(&db.search_passages(who, &sid(s), q, 10).await.unwrap());
+        hits.sort();
+        hits
+    };
+    let both = |id: &str| [(id.to_owned(), 0), (id.to_owned(), 1)];
+    let mut ann_s1 = both("att_a1").to_vec();
+    ann_s1.extend(both("att_a1b"));
+    assert_eq!(found(ann, "s1", "kelp").await, ann_s1);
+    assert_eq!(found(ann, "s2", "kelp").await, both("att_a2"));
+    assert_eq!(found(bob, "s1", "kelp").await, both("att_b1"));
+    assert!(found(ann, "s2", "zorblax").await.is_empty());
+    assert!(found(bob, "s1", "zorblax wuzzle frobnic").await.is_empty());
+
+    // Written after the migration: in the same ranges, found as well.
+    db.insert_attachment(&attachment("att_a3", ann, "s1", T0), None).await.unwrap();
+    db.replace_passages("att_a3", &text(&["Kelp, newly."]), None, T0).await.unwrap();
+    db.replace_passages("att_a2", &text(&["Frobnic soup only."]), None, T0).await.unwrap();
+    check_index(db).await;
+    assert_eq!(raw.count(ranges).await, 3);
+    assert_eq!(raw.count(shared).await, 0);
+    assert_eq!(found(ann, "s1", "kelp").await.len(), 5);
+    assert!(found(ann, "s2", "kelp").await.is_empty());
+    assert_eq!(found(ann, "s2", "soup").await, [("att_a2".to_owned(), 0)]);
+}
+
+/// SQLite: a session whose range of passage ids is used up refuses more passages with an
+/// error, and writes nothing (not the passages, nor the job's completion); once the
+/// passages at the end of the range go, the ids after the largest one left are free again.
+pub async fn a_session_out_of_passage_ids_writes_nothing(db: &Db) {
+    let ann = owner(db, "ann-full@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_top", ann, "s1", T0), None).await.unwrap();
+    db.replace_passages("att_top", &text(&["Kelp at the top.", "More kelp."]), None, T0).await.unwrap();
+    let mut raw = RawConn::open(db).await;
+    // Its two passages moved to the last two ids of the range (the index entries with them).
+    raw.execute("DELETE FROM attachment_fts").await;
+    raw.execute("UPDATE attachment_passages SET passage_id = ((passage_id >> 32) << 32) + 4294967294 + chunk_index")
+        .await;
+    raw.execute("INSERT INTO attachment_fts (rowid, text) SELECT passage_id, lower(text) FROM attachment_passages")
+        .await;
+    check_index(db).await;
+
+    db.insert_attachment(&attachment("att_full", ann, "s1", T0), Some(&job(ann, "job-att_full", "s1"))).await.unwrap();
+    let start =
+        JobUpdate { status: Some(JobStatus::InProgress), lease_until: Some(Some(T0 + 60_000)), ..Default::default() };
+    assert!(db.update_job("job-att_full", &[JobStatus::Pending], &start, T0).await.unwrap().is_some());
+    let done = JobUpdate {
+        status: Some(JobStatus::Completed),
+        progress: Some(100),
+        result: Some(json!({"attachment_id": "att_full"})),
+        lease_until: Some(None),
+        ..Default::default()
+    };
+    let r = db.replace_passages("att_full", &text(&["Kelp below."]), Some(("job-att_full", &done)), T0 + 1).await;
+    let Err(StoreError::Other(message)) = r else { panic!("{r:?}") };
+    assert!(message.contains("no passage numbers left"), "{message}");
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_full").await, 0);
+    assert_eq!(db.job("job-att_full").await.unwrap().map(|j| j.status), Some(JobStatus::InProgress));
+    assert_eq!(ids(&db.search_passages(ann, &sid("s1"), "kelp", 10).await.unwrap()).len(), 2);
+
+    // The top goes: its ids are free again.
+    assert!(db.delete_attachment("att_top").await.unwrap());
+    let r = db.replace_passages("att_full", &text(&["Kelp below."]), Some(("job-att_full", &done)), T0 + 1).await;
+    assert_eq!(r.unwrap(), Replaced::Ready);
+    assert_eq!(ids(&db.search_passages(ann, &sid("s1"), "kelp", 10).await.unwrap()), [("att_full".to_owned(), 0)]);
+    check_index(db).await;
+}
