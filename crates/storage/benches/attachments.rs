@@ -18,6 +18,9 @@
 //!   of the relevance test, then queries of 1 to 4 words drawn (seeded, so every run asks the
 //!   same) from the vocabulary of the text. A second owner's session of 20 attachments sits
 //!   in the same index, as it would in a shared database.
+//! - Upgrade (SQLite): everything stored is taken back to migration 000009 and forward again,
+//!   as the first start after an upgrade to 000011 does it: the passages renumbered into
+//!   their sessions' ranges and all of them indexed again.
 //!
 //! CPU time (this process, plus the PostgreSQL server's processes read from `/proc`) is
 //! reported beside wall time: the machine is shared.
@@ -280,7 +283,8 @@ fn percentile(sorted: &[Duration], q: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-async fn run_backend(db: &Db, label: &str) {
+/// Runs the phases on `db`; answers how many bytes of text it leaves stored.
+async fn run_backend(db: &Db, label: &str) -> usize {
     let plan = plan();
     let blocks = corpus_blocks();
     let corpus_bytes: usize = blocks.iter().map(|b| b.text.len() + 1).sum();
@@ -290,10 +294,11 @@ async fn run_backend(db: &Db, label: &str) {
     let other = Owner::User(UserId::new());
     let other_session = SessionId::parse("bench-other").expect("session id");
     db.ensure_session(other, &other_session, now_ms()).await.expect("session");
+    let mut stored = 0;
     for i in 0..plan.other_attachments {
         let id = format!("att_other_{i:03}");
         insert(db, &id, other, &other_session, ATTACHMENT_BYTES).await;
-        index(db, &id, &text_of(&blocks, i * 7919 + 13, ATTACHMENT_BYTES)).await;
+        stored += index(db, &id, &text_of(&blocks, i * 7919 + 13, ATTACHMENT_BYTES)).await.1;
     }
 
     // The measured session: `plan.attachments` attachments of ~100 KB, one transaction each.
@@ -385,6 +390,7 @@ async fn run_backend(db: &Db, label: &str) {
     db.update_job("job_att_big", &[JobStatus::Completed], &retry, now_ms()).await.expect("job in progress again");
     let (took, b, _) = index(db, "att_big", &big).await;
     eprintln!("[{label}] the same again (delete then insert): {took:.2?}, {:.1} MB/s", mb_per_s(b, took));
+    stored += bytes + burst_bytes + b;
 
     // Search latency in the 100-attachment session.
     let mut vocabulary: Vec<String> = blocks
@@ -441,6 +447,7 @@ async fn run_backend(db: &Db, label: &str) {
         percentile(&questions, 0.95),
         percentile(&questions, 1.0)
     );
+    stored
 }
 
 fn runtime() -> Runtime {
@@ -462,7 +469,22 @@ fn bench_sqlite(rt: &Runtime) {
     std::fs::create_dir_all(&dir.0).expect("create the bench folder");
     let url = format!("sqlite://{}", dir.0.join("redline.sqlite3").display());
     let db = rt.block_on(Db::open(&DbConfig::new(url.clone()))).unwrap_or_else(|e| panic!("open {url}: {e}"));
-    rt.block_on(run_backend(&db, "sqlite"));
+    let stored = rt.block_on(run_backend(&db, "sqlite"));
+    // The first start after an upgrade to migration 000011 renumbers the stored passages and
+    // indexes them all again before it serves (docs/api.md, Attachments).
+    rt.block_on(async {
+        db.revert_migrations_after("20261123000009").await.expect("revert 000011");
+        let cpu_start = cpu_now();
+        let started = Instant::now();
+        db.run_pending_migrations().await.expect("apply 000011 and index again");
+        let took = started.elapsed();
+        eprintln!(
+            "[sqlite] upgrade to migration 000011: {:.2} MB of stored text indexed again in {took:.2?}: {:.1} MB/s ({})",
+            stored as f64 / 1e6,
+            mb_per_s(stored, took),
+            cpu_report(stored, cpu_start),
+        );
+    });
     drop(db);
     drop(dir);
 }

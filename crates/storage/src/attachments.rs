@@ -607,6 +607,12 @@ const REINDEX_ROUND: i64 = 16;
 /// before migration 000007, or on SQLite 000011), one transaction per attachment; answers how many. Run when the
 /// database opens, so that searches find them once it has.
 pub(crate) async fn reindex_passages(db: &Db) -> Result<usize, StoreError> {
+    let listed: DbResult<i64> = with_conn!(db, |conn| Ok(attachment_reindex::table.count().get_result(conn).await?));
+    let listed = listed?;
+    if listed > 0 {
+        // After an upgrade this holds the start for as long as the indexing takes.
+        tracing::info!(attachments = listed, "indexing the passages of stored attachments again before serving");
+    }
     let mut done = 0;
     loop {
         let ids: DbResult<Vec<String>> = with_conn!(db, |conn| Ok(attachment_reindex::table

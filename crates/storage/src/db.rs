@@ -218,7 +218,8 @@ impl Db {
             }
         };
         result.map_err(StoreError::from)?;
-        // Passages indexed before migration 000007 get their lexemes (computed in Rust).
+        // Passages indexed before migration 000007 get their lexemes (computed in Rust), and
+        // on SQLite those indexed before 000011 their entries without the scope column.
         let reindexed = crate::attachments::reindex_passages(self).await?;
         if reindexed > 0 {
             tracing::info!(attachments = reindexed, "attachment passages indexed again");

@@ -552,6 +552,28 @@ pub async fn passages_move_into_their_sessions_rowid_ranges(db: &Db) {
     assert_eq!(found(ann, "s1", "kelp").await.len(), 5);
     assert!(found(ann, "s2", "kelp").await.is_empty());
     assert_eq!(found(ann, "s2", "soup").await, [("att_a2".to_owned(), 0)]);
+
+    // Reverted and applied again, with the ranges numbered the other way round from how the
+    // migration numbers the scopes (in the order of their tokens): each range's ids are
+    // wanted by another scope's passages while they are still taken.
+    db.revert_migrations_after("20261123000009").await.expect("revert 000011 again");
+    raw.execute("UPDATE attachment_passages SET passage_id = -passage_id").await;
+    raw.execute(
+        "UPDATE attachment_passages SET passage_id = r.n FROM (\
+             SELECT passage_id AS old, (dense_rank() OVER (ORDER BY scope DESC) << 32) \
+                 + row_number() OVER (PARTITION BY scope ORDER BY passage_id DESC) AS n \
+             FROM attachment_passages) AS r \
+         WHERE attachment_passages.passage_id = r.old",
+    )
+    .await;
+    db.run_pending_migrations().await.expect("apply 000011 over ids in other ranges");
+    check_index(db).await;
+    assert_eq!(raw.count(ranges).await, 3);
+    assert_eq!(raw.count(shared).await, 0);
+    assert_eq!(raw.count(disordered).await, 0);
+    assert_eq!(found(ann, "s1", "kelp").await.len(), 5);
+    assert_eq!(found(bob, "s1", "kelp").await, both("att_b1"));
+    assert_eq!(found(ann, "s2", "soup").await, [("att_a2".to_owned(), 0)]);
 }
 
 /// SQLite: a session whose range of passage ids is used up refuses more passages with an

@@ -11,12 +11,16 @@ CREATE TABLE attachment_scopes (
 );
 INSERT INTO attachment_scopes (scope) SELECT DISTINCT scope FROM attachment_passages ORDER BY scope;
 
--- The stored passages renumbered into their scope's range, in their order. The new ids are
--- all at least 1 << 32, above every old one, so no two rows meet on the way.
+-- The stored passages renumbered into their scope's range, in their order, in two steps so
+-- that no two rows meet on the way (SQLite checks the key row by row): first to the negative
+-- of their id (ids are positive), then from there into the ranges. One step would do for ids
+-- written before this migration (all below 1 << 32), but not for ids in ranges numbered
+-- otherwise (this migration reverted and applied again).
+UPDATE attachment_passages SET passage_id = -passage_id;
 UPDATE attachment_passages SET passage_id = renumbered.new_id
 FROM (
     SELECT p.passage_id AS old_id,
-           (s.scope_no << 32) + row_number() OVER (PARTITION BY p.scope ORDER BY p.passage_id) AS new_id
+           (s.scope_no << 32) + row_number() OVER (PARTITION BY p.scope ORDER BY p.passage_id DESC) AS new_id
     FROM attachment_passages p JOIN attachment_scopes s ON s.scope = p.scope
 ) AS renumbered
 WHERE attachment_passages.passage_id = renumbered.old_id;
