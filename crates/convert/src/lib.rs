@@ -11,6 +11,8 @@ mod pdf;
 mod rtf;
 mod text;
 
+use std::borrow::Cow;
+
 use redline_domain::formats::SourceFormat;
 use redline_ports::documents::{ConvertError, Converted};
 use redline_ports::DocumentConverter;
@@ -35,11 +37,61 @@ impl DocumentConverter for Converters {
     }
 }
 
-/// Reads text as UTF-8 without copying it (a BOM is dropped); invalid UTF-8 is a corrupt file.
-pub(crate) fn utf8<'a>(bytes: &'a [u8], format: &str) -> Result<&'a str, ConvertError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    std::str::from_utf8(bytes)
-        .map_err(|e| ConvertError::Corrupt { format: format.to_owned(), reason: format!("not valid UTF-8 text ({e})") })
+/// Reads text: UTF-8 in place (the common case, no copy); otherwise decoded into a new string.
+///
+/// - A byte order mark decides: UTF-8 (dropped), UTF-16LE or UTF-16BE.
+/// - Without one, valid UTF-8 is UTF-8.
+/// - Anything else is a legacy encoding, guessed from the bytes by `chardetng` (Firefox's
+///   detector: Windows-1252 and the other single-byte Windows and ISO code pages, Shift_JIS,
+///   EUC-JP, EUC-KR, GBK, Big5, IBM866, …). Text saved on Windows in its "ANSI" encoding is
+///   read rather than refused.
+///
+/// Bytes that the chosen encoding cannot decode (a UTF-16 file cut in the middle of a
+/// character, say) make a corrupt file.
+pub(crate) fn decode<'a>(bytes: &'a [u8], format: &str) -> Result<Cow<'a, str>, ConvertError> {
+    let corrupt = |reason: String| ConvertError::Corrupt { format: format.to_owned(), reason };
+    let (encoding, body) = match encoding_rs::Encoding::for_bom(bytes) {
+        Some((encoding, bom)) => (encoding, &bytes[bom..]),
+        None => match std::str::from_utf8(bytes) {
+            Ok(text) => return Ok(Cow::Borrowed(text)),
+            Err(_) => {
+                let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+                detector.feed(bytes, true);
+                (detector.guess(None, chardetng::Utf8Detection::Deny), bytes)
+            }
+        },
+    };
+    if encoding == encoding_rs::UTF_8 {
+        return std::str::from_utf8(body)
+            .map(Cow::Borrowed)
+            .map_err(|e| corrupt(format!("not valid UTF-8 text after its byte order mark ({e})")));
+    }
+    let Some(text) = encoding.decode_without_bom_handling_and_without_replacement(body) else {
+        return Err(corrupt(format!("not valid {} text", encoding.name())));
+    };
+    // A guess can always decode single bytes, also of an encoding it does not know (EBCDIC,
+    // say): then the "text" is mostly symbols. Text in any language is mostly letters,
+    // digits and spaces.
+    if bytes.len() == body.len() && !mostly_words(&text) {
+        return Err(corrupt(
+            "not text in an encoding Redline reads (UTF-8, UTF-16, or a legacy code page such as Windows-1252 or Shift_JIS)"
+                .to_owned(),
+        ));
+    }
+    Ok(text)
+}
+
+/// Whether at least half of `text`'s characters, ASCII punctuation aside (HTML's markup is
+/// mostly that), are letters, digits or white space.
+fn mostly_words(text: &str) -> bool {
+    let (mut words, mut counted) = (0usize, 0usize);
+    for c in text.chars().filter(|c| !c.is_ascii_punctuation()) {
+        counted += 1;
+        if c.is_alphanumeric() || c.is_whitespace() {
+            words += 1;
+        }
+    }
+    words * 2 >= counted
 }
 
 /// Escapes text for HTML.

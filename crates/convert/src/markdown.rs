@@ -3,10 +3,11 @@
 use pulldown_cmark::{html, Options, Parser};
 use redline_ports::documents::{ConvertError, Converted};
 
-use crate::utf8;
+use crate::decode;
 
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let text = utf8(bytes, "Markdown")?;
+    let text = decode(bytes, "Markdown")?;
+    let text = text.as_ref();
     if text.trim().is_empty() {
         return Err(ConvertError::Empty);
     }
@@ -28,6 +29,13 @@ mod tests {
         assert!(out.contains("<ul>") && out.contains("<li>a</li>"));
         assert!(out.contains("<table>") && out.contains("<td>1</td>"));
         assert!(out.contains("<del>gone</del>"));
+    }
+
+    #[test]
+    fn markdown_in_windows_1252_is_read() {
+        let out = convert(b"# Caf\xe9\n\n- cr\xe8me br\xfbl\xe9e \x96 \x80 4\n").unwrap().html;
+        assert!(out.contains("<h1>Café</h1>"), "{out}");
+        assert!(out.contains("<li>crème brûlée \u{2013} \u{20ac} 4</li>"), "{out}");
     }
 
     #[test]

@@ -2,13 +2,15 @@
 
 use redline_ports::documents::{ConvertError, Converted};
 
-use crate::{escape_into, utf8};
+use crate::{decode, escape_into};
 
 /// Paragraphs are separated by blank lines; single line breaks inside a paragraph are kept
-/// as `<br>`. Line ends may be `\n`, `\r\n` or `\r`. The text is read in place: the only
-/// allocation is the HTML (a 50 MB upload costs one 50 MB string, not four).
+/// as `<br>`. Line ends may be `\n`, `\r\n` or `\r`. UTF-8 text is read in place: the only
+/// allocation is the HTML (a 50 MB upload costs one 50 MB string, not four); text in another
+/// encoding ([`decode`]) costs one more copy.
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let text = utf8(bytes, "text")?;
+    let text = decode(bytes, "text")?;
+    let text = text.as_ref();
     if text.contains('\0') {
         return Err(ConvertError::Corrupt { format: "text".into(), reason: "the file holds binary data".into() });
     }
@@ -67,7 +69,7 @@ fn push_paragraph(html: &mut String, lines: &[&str]) {
 
 /// HTML is passed on as it is (the caller sanitizes it); it must be text.
 pub(crate) fn convert_html(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let html = utf8(bytes, "HTML")?.to_owned();
+    let html = decode(bytes, "HTML")?.into_owned();
     if html.contains('\0') {
         return Err(ConvertError::Corrupt { format: "HTML".into(), reason: "the file holds binary data".into() });
     }
@@ -86,10 +88,45 @@ mod tests {
         let out = convert(b"Hello <world> & co\nsecond line\r\n\r\nNext para\n\n\n").unwrap();
         assert_eq!(out.html, "<p>Hello &lt;world&gt; &amp; co<br>second line</p>\n<p>Next para</p>\n");
         assert_eq!(convert(b"   \n\n "), Err(ConvertError::Empty));
-        assert!(matches!(convert(b"\xff\xfe bad"), Err(ConvertError::Corrupt { .. })));
+        // A UTF-16 byte order mark, then an odd number of bytes: cut inside a character.
+        assert!(matches!(convert(b"\xff\xfe bad!"), Err(ConvertError::Corrupt { .. })));
+        assert!(matches!(convert(b"\xef\xbb\xbfok \xff"), Err(ConvertError::Corrupt { .. })));
         assert!(matches!(convert(b"PK\x03\x04\0\0binary"), Err(ConvertError::Corrupt { .. })));
         assert_eq!(convert("\u{feff}שלום".as_bytes()).unwrap().html, "<p>שלום</p>\n");
         assert_eq!(convert(b"a\rb\r\rc").unwrap().html, "<p>a<br>b</p>\n<p>c</p>\n");
+    }
+
+    #[test]
+    fn text_in_legacy_encodings_is_read() {
+        // Windows-1252 ("ANSI" on Western Windows): smart quotes, an accent, the euro sign.
+        let ansi = b"\x93Caf\xe9 cr\xe8me\x94 costs 3 \x80.\r\n\r\nThe na\xefve \x91r\xe9sum\xe9\x92 \x96 fine.";
+        assert_eq!(
+            convert(ansi).unwrap().html,
+            "<p>\u{201c}Café crème\u{201d} costs 3 \u{20ac}.</p>\n<p>The naïve \u{2018}résumé\u{2019} \u{2013} fine.</p>\n"
+        );
+        // UTF-16 in either byte order, told by its byte order mark.
+        let text = "Grüße, 世界.\n\nZweiter Absatz.";
+        let le: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let be: Vec<u8> = [0xFE, 0xFF].into_iter().chain(text.encode_utf16().flat_map(u16::to_be_bytes)).collect();
+        let expected = "<p>Grüße, 世界.</p>\n<p>Zweiter Absatz.</p>\n";
+        assert_eq!(convert(&le).unwrap().html, expected);
+        assert_eq!(convert(&be).unwrap().html, expected);
+        // Shift_JIS and Cyrillic Windows-1251, guessed from the bytes.
+        let japanese = "これは日本語のテキストです。ファイルはシフトJISで保存されました。東京と大阪の天気は晴れです。";
+        let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode(japanese);
+        assert_eq!(convert(&sjis).unwrap().html, format!("<p>{japanese}</p>\n"));
+        let russian = "Привет, мир! Это текстовый файл в кодировке Windows-1251, сохранённый в Блокноте.";
+        let (cp1251, _, _) = encoding_rs::WINDOWS_1251.encode(russian);
+        assert_eq!(convert(&cp1251).unwrap().html, format!("<p>{russian}</p>\n"));
+        // The same for HTML.
+        let html = convert_html(b"<p>\x93Caf\xe9\x94</p>").unwrap().html;
+        assert_eq!(html, "<p>\u{201c}Café\u{201d}</p>");
+        // An encoding no guess knows (EBCDIC, code page 500) is refused, not read as symbols.
+        let ebcdic = b"\xe3\x88\x89\xa2\x40\x89\xa2\x40\x81\x95\x40\x96\x99\x84\x89\x95\x81\x99\xa8\x40\xc5\x95\x87\x93\x89\xa2\x88\x40\xa2\x85\x95\xa3\x85\x95\x83\x85\x6b\x40\xa2\x81\xa5\x85\x84\x40\x96\x95\x40\x81\x40\x94\x81\x89\x95\x86\x99\x81\x94\x85\x40\x89\x95\x40\xc5\xc2\xc3\xc4\xc9\xc3\x4b";
+        let Err(ConvertError::Corrupt { reason, .. }) = convert(ebcdic) else { panic!("EBCDIC read as text") };
+        assert!(reason.contains("not text in an encoding Redline reads"), "{reason}");
+        // Binary data is still refused, whatever the encoding guessed.
+        assert!(matches!(convert(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xd8"), Err(ConvertError::Corrupt { .. })));
     }
 
     /// The conversion before it read the text in place, kept to check the new one against.

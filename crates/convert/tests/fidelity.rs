@@ -35,7 +35,7 @@ const FLOOR: &[(&str, &str, usize)] = &[
     ("html", "merged-cells", 3),
     ("html", "nested-lists", 5),
     ("html", "tables", 8),
-    ("html", "unicode-rtl", 2),
+    ("html", "unicode-rtl", 3),
     ("md", "bold-italic", 7),
     ("md", "cjk", 1),
     ("md", "footnotes", 3),
@@ -59,7 +59,7 @@ const FLOOR: &[(&str, &str, usize)] = &[
     ("rtf", "lists", 5),
     ("rtf", "nested-lists", 2),
     ("rtf", "tables", 6),
-    ("txt", "cjk", 1),
+    ("txt", "cjk", 2),
     ("txt", "unicode-rtl", 1),
 ];
 

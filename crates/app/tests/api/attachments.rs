@@ -261,6 +261,23 @@ async fn a_file_that_cannot_be_read_fails_with_a_clear_error() {
     assert_eq!((&one.json["status"], &one.json["error"]), (&json!("failed"), &json!(error)));
 }
 
+/// A text file saved in Windows' "ANSI" code page (Windows-1252) is read, not refused as
+/// invalid UTF-8: its passages are found, with the curly quotes and accents it had.
+#[tokio::test]
+async fn a_text_file_in_windows_1252_is_read() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let ansi = b"The harbour caf\xe9 serves \x93purple kelp cr\xe8me\x94 every morning.\r\n\r\n\
+                 Its chef, Ren\xe9e, learnt the recipe in Marseille \x96 for 12 \x80.\r\n";
+    let body = attach_processed(&app, &key, "s1", "menu.txt", ansi).await;
+    let hits = search(&app, &key, "s1", "kelp creme").await;
+    assert_eq!(hits[0]["attachment_id"], body["attachment_id"]);
+    let text = hits[0]["text"].as_str().unwrap();
+    assert!(text.contains("caf\u{e9} serves \u{201c}purple kelp cr\u{e8}me\u{201d}"), "{text}");
+    let chef = search(&app, &key, "s1", "Renée").await;
+    assert!(chef[0]["text"].as_str().unwrap().contains("Marseille \u{2013} for 12 \u{20ac}"), "{chef:?}");
+}
+
 #[tokio::test]
 async fn owners_see_only_their_attachments() {
     let app = spawn_app().await;
