@@ -114,3 +114,43 @@ pub(crate) fn escape_into(out: &mut String, text: &str) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Any bytes: decoded or refused as corrupt, never a panic; UTF-8 without a byte order
+        /// mark is read in place, as it is.
+        #[test]
+        fn any_bytes_are_decoded_or_refused(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            match decode(&bytes, "text") {
+                Ok(text) => {
+                    if let Ok(utf8) = std::str::from_utf8(&bytes) {
+                        if !utf8.starts_with('\u{feff}') {
+                            proptest::prop_assert!(matches!(text, Cow::Borrowed(t) if t == utf8));
+                        }
+                    }
+                }
+                Err(e) => proptest::prop_assert!(matches!(e, ConvertError::Corrupt { .. }), "{e:?}"),
+            }
+        }
+
+        /// Text in a legacy code page comes back as it was written: 20 words or more of
+        /// Western languages, with the code page's accents, quotes, dashes and currency. (A
+        /// guess needs text: six words full of curly quotes were once read as Windows-1250.)
+        #[test]
+        fn windows_1252_round_trips(words in proptest::collection::vec(proptest::sample::select(vec![
+            "the", "and", "café", "crème", "naïve", "résumé", "déjà", "vu", "señor", "über", "Straße",
+            "garçon", "“quoted”", "‘single’", "–", "—", "10 €", "£5", "cost", "of", "for", "à", "la", "carte",
+        ]), 20..60)) {
+            let text = words.join(" ");
+            if !text.bytes().any(|b| b >= 0x80) {
+                return Ok(());
+            }
+            let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
+            let decoded = decode(&bytes, "text").expect("read");
+            proptest::prop_assert_eq!(decoded.as_ref(), text.as_str());
+        }
+    }
+}
