@@ -37,6 +37,9 @@ impl DocumentConverter for Converters {
     }
 }
 
+/// How much of a file the encoding detector reads ([`decode`]).
+const DETECTION_SAMPLE: usize = 1 << 20;
+
 /// Reads text: UTF-8 in place (the common case, no copy); otherwise decoded into a new string.
 ///
 /// - A byte order mark decides: UTF-8 (dropped), UTF-16LE or UTF-16BE.
@@ -55,8 +58,11 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], format: &str) -> Result<Cow<'a, str>, 
         None => match std::str::from_utf8(bytes) {
             Ok(text) => return Ok(Cow::Borrowed(text)),
             Err(_) => {
+                // The first bytes decide: the detector reads about 15 MB a second, and a
+                // megabyte of text leaves no doubt about its encoding.
                 let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
-                detector.feed(bytes, true);
+                let sample = &bytes[..bytes.len().min(DETECTION_SAMPLE)];
+                detector.feed(sample, sample.len() == bytes.len());
                 (detector.guess(None, chardetng::Utf8Detection::Deny), bytes)
             }
         },

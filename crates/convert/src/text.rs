@@ -121,6 +121,11 @@ mod tests {
         // The same for HTML.
         let html = convert_html(b"<p>\x93Caf\xe9\x94</p>").unwrap().html;
         assert_eq!(html, "<p>\u{201c}Café\u{201d}</p>");
+        // The guess reads the first megabyte only: plain ASCII there, Windows-1252 after it.
+        let mut long = b"Plain words in plain ASCII. ".repeat(40_000);
+        long.extend_from_slice(b"\n\nThe caf\xe9 at the end.");
+        assert!(long.len() > crate::DETECTION_SAMPLE);
+        assert!(convert(&long).unwrap().html.ends_with("<p>The café at the end.</p>\n"));
         // An encoding no guess knows (EBCDIC, code page 500) is refused, not read as symbols.
         let ebcdic = b"\xe3\x88\x89\xa2\x40\x89\xa2\x40\x81\x95\x40\x96\x99\x84\x89\x95\x81\x99\xa8\x40\xc5\x95\x87\x93\x89\xa2\x88\x40\xa2\x85\x95\xa3\x85\x95\x83\x85\x6b\x40\xa2\x81\xa5\x85\x84\x40\x96\x95\x40\x81\x40\x94\x81\x89\x95\x86\x99\x81\x94\x85\x40\x89\x95\x40\xc5\xc2\xc3\xc4\xc9\xc3\x4b";
         let Err(ConvertError::Corrupt { reason, .. }) = convert(ebcdic) else { panic!("EBCDIC read as text") };
