@@ -13,7 +13,10 @@ use crate::db::{BackendOps, Db};
 use crate::error::DbResult;
 use crate::schema::{chat_messages, job_events, jobs};
 
-#[derive(Queryable, Debug)]
+/// A job as `JobRecord` needs it (`committed_version` is not read: cancel and recovery filter
+/// on it in SQL).
+#[derive(Queryable, Selectable, Debug)]
+#[diesel(table_name = jobs)]
 pub(crate) struct JobRow {
     job_id: String,
     owner: String,
@@ -31,9 +34,6 @@ pub(crate) struct JobRow {
     updated_at: i64,
     finished_at: Option<i64>,
     lease_until: Option<i64>,
-    /// Read where it matters (cancel and recovery filter on it); kept for the row's shape.
-    #[allow(dead_code)]
-    committed_version: Option<String>,
 }
 
 fn corrupt(what: &str, value: &str) -> StoreError {
@@ -141,8 +141,12 @@ impl JobStore for Db {
     }
 
     async fn job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
-        let row: DbResult<Option<JobRow>> =
-            with_read!(self, |conn| Ok(jobs::table.find(job_id).get_result::<JobRow>(conn).await.optional()?));
+        let row: DbResult<Option<JobRow>> = with_read!(self, |conn| Ok(jobs::table
+            .find(job_id)
+            .select(JobRow::as_select())
+            .get_result(conn)
+            .await
+            .optional()?));
         row?.map(JobRecord::try_from).transpose()
     }
 
@@ -173,7 +177,11 @@ impl JobStore for Db {
             if let Some(t) = job_type {
                 q = q.filter(jobs::job_type.eq(t));
             }
-            Ok(q.order((jobs::created_at.desc(), jobs::job_id.desc())).limit(limit).load::<JobRow>(conn).await?)
+            Ok(q.order((jobs::created_at.desc(), jobs::job_id.desc()))
+                .limit(limit)
+                .select(JobRow::as_select())
+                .load(conn)
+                .await?)
         });
         rows?.into_iter().map(JobRecord::try_from).collect()
     }
@@ -205,7 +213,7 @@ impl JobStore for Db {
                 ))
                 .execute(conn)
                 .await?;
-            Ok(jobs::table.find(&id).get_result::<JobRow>(conn).await.optional()?)
+            Ok(jobs::table.find(&id).select(JobRow::as_select()).get_result(conn).await.optional()?)
         });
         row?.map(JobRecord::try_from).transpose()
     }
@@ -231,7 +239,7 @@ impl JobStore for Db {
             if n == 0 {
                 return Ok(None);
             }
-            Ok(jobs::table.find(job_id).get_result::<JobRow>(conn).await.optional()?)
+            Ok(jobs::table.find(job_id).select(JobRow::as_select()).get_result(conn).await.optional()?)
         });
         row?.map(JobRecord::try_from).transpose()
     }
