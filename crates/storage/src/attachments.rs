@@ -9,7 +9,8 @@
 //!   transaction that writes the passages, ranked with BM25; a trigger removes the entries
 //!   of deleted passages (also for `ON DELETE CASCADE`).
 //! - PostgreSQL: a `tsvector` column written with the row (sent in `tsvector`'s binary form,
-//!   which the server reads without parsing text), with a GIN index, ranked with `ts_rank`.
+//!   which the server reads without parsing text), with a GIN index over (scope, tsv)
+//!   (btree_gin, migration 000011), ranked with `ts_rank`.
 //!   The passages have no foreign key (its check per row cost a seventh of the insert): the
 //!   writer locks the attachment's row instead, and a trigger on `attachments` deletes them.
 //!
@@ -22,7 +23,8 @@
 //! the index lost its scope column (000011), are listed in `attachment_reindex` and indexed
 //! again by [`reindex_passages`] when the database opens.
 //! Every passage carries a `scope` token naming its (owner, session), and the search is
-//! confined to it inside the index itself: on PostgreSQL by the `scope` column, on SQLite by
+//! confined to it inside the index itself: on PostgreSQL by the `scope` column in the GIN
+//! index beside the vector (or a B-tree of its own where btree_gin is missing), on SQLite by
 //! the passage ids, which are the FTS5 rowids: each scope has its own range of them
 //! ([`ScopeRange`], migration 000011), and a search bounds the rowid.
 
@@ -726,15 +728,23 @@ impl FullText for PgConn {
             return Ok(Vec::new());
         };
         // The `tsquery` is built from lexemes only (quoted), so its text form never fails.
+        // The matches are ranked first and only the best joined (the planner, which cannot
+        // estimate how many passages a `tsquery` matches, would otherwise hash thousands of
+        // passages with their text to join them); the GIN index over (scope, tsv) finds them
+        // within the session (migration 000011).
         Ok(diesel::sql_query(
-            "SELECT p.attachment_id, a.filename, p.chunk_index, p.text, \
-                    ts_rank(p.tsv, q)::float8 AS score \
-             FROM attachment_passages p \
+            "WITH hits AS (\
+                 SELECT p.passage_id, ts_rank(p.tsv, q)::float8 AS score \
+                 FROM attachment_passages p CROSS JOIN CAST($2 AS tsquery) AS q \
+                 WHERE p.scope = $1 AND p.tsv @@ q \
+                 ORDER BY score DESC, p.passage_id \
+                 LIMIT $3\
+             ) \
+             SELECT p.attachment_id, a.filename, p.chunk_index, p.text, hits.score \
+             FROM hits \
+             JOIN attachment_passages p ON p.passage_id = hits.passage_id \
              JOIN attachments a ON a.attachment_id = p.attachment_id \
-             CROSS JOIN CAST($2 AS tsquery) AS q \
-             WHERE p.scope = $1 AND p.tsv @@ q \
-             ORDER BY score DESC, p.passage_id \
-             LIMIT $3",
+             ORDER BY hits.score DESC, hits.passage_id",
         )
         .bind::<Text, _>(scope)
         .bind::<Text, _>(query)

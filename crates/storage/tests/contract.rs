@@ -33,6 +33,12 @@ async fn sqlite_attachments_a_session_out_of_passage_ids_writes_nothing() {
     common::on_sqlite(attachments::a_session_out_of_passage_ids_writes_nothing).await;
 }
 
+/// PostgreSQL only: the GIN index over (scope, tsv) of its migration 000011.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_attachments_one_gin_index_holds_the_scope_and_the_vector() {
+    common::on_postgres(attachments::one_gin_index_holds_the_scope_and_the_vector).await;
+}
+
 /// One `#[tokio::test]` per backend for each body.
 macro_rules! contract_tests {
     ($($body:path => $sqlite:ident, $postgres:ident;)+) => {$(
