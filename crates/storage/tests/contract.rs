@@ -39,6 +39,11 @@ async fn postgres_attachments_one_gin_index_holds_the_scope_and_the_vector() {
     common::on_postgres(attachments::one_gin_index_holds_the_scope_and_the_vector).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_attachments_without_btree_gin_the_two_indexes_stay() {
+    common::on_postgres_without_extensions(attachments::without_btree_gin_the_two_indexes_stay).await;
+}
+
 /// One `#[tokio::test]` per backend for each body.
 macro_rules! contract_tests {
     ($($body:path => $sqlite:ident, $postgres:ident;)+) => {$(

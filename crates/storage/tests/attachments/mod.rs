@@ -645,3 +645,29 @@ pub async fn one_gin_index_holds_the_scope_and_the_vector(db: &Db) {
     assert_eq!(ids(&found), [("att_ann".to_owned(), 0), ("att_ann".to_owned(), 1)]);
     assert_eq!(ids(&db.search_passages(bob, &sid("s1"), "kelp", 10).await.unwrap()), [("att_bob".to_owned(), 0)]);
 }
+
+/// PostgreSQL, migration 000011, where the database refuses to create the btree_gin extension:
+/// the migration still succeeds, the B-tree on scope and the GIN on tsv stay, and a search
+/// works and stays within its session.
+pub async fn without_btree_gin_the_two_indexes_stay(db: &Db) {
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count("SELECT count(*) AS n FROM pg_extension WHERE extname = 'btree_gin'").await, 0);
+    let index = |name: &str| {
+        format!("SELECT count(*) AS n FROM pg_indexes WHERE tablename = 'attachment_passages' AND indexname = '{name}'")
+    };
+    assert_eq!(raw.count(&index("attachment_passages_scope")).await, 1);
+    assert_eq!(raw.count(&index("attachment_passages_tsv")).await, 1);
+    assert_eq!(raw.count(&index("attachment_passages_scope_tsv")).await, 0);
+
+    let ann = owner(db, "ann-nogin@example.com").await;
+    let bob = owner(db, "bob-nogin@example.com").await;
+    session(db, ann, "s1").await;
+    session(db, bob, "s1").await;
+    db.insert_attachment(&attachment("att_ann", ann, "s1", T0), None).await.unwrap();
+    db.insert_attachment(&attachment("att_bob", bob, "s1", T0), None).await.unwrap();
+    db.replace_passages("att_ann", &text(&["Kelp soup at the harbour.", "Kelp at dawn."]), None, T0).await.unwrap();
+    db.replace_passages("att_bob", &text(&["Kelp soup for bob."]), None, T0).await.unwrap();
+    let found = db.search_passages(ann, &sid("s1"), "kelp soup", 10).await.unwrap();
+    assert_eq!(ids(&found), [("att_ann".to_owned(), 0), ("att_ann".to_owned(), 1)]);
+    assert_eq!(ids(&db.search_passages(bob, &sid("s1"), "kelp", 10).await.unwrap()), [("att_bob".to_owned(), 0)]);
+}

@@ -153,12 +153,15 @@ async fn connect_admin(admin: &str) -> Result<AsyncPgConnection, String> {
 struct PgDatabaseGuard {
     admin: String,
     name: String,
+    /// A role made for the test, dropped after the database.
+    role: Option<String>,
 }
 
 impl Drop for PgDatabaseGuard {
     fn drop(&mut self) {
         let admin = self.admin.clone();
         let name = self.name.clone();
+        let role = self.role.clone();
         let outcome = std::thread::spawn(move || -> Result<(), String> {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
             rt.block_on(async {
@@ -167,6 +170,12 @@ impl Drop for PgDatabaseGuard {
                     .execute(&mut conn)
                     .await
                     .map_err(|e| e.to_string())?;
+                if let Some(role) = role {
+                    diesel::sql_query(format!("DROP ROLE IF EXISTS \"{role}\""))
+                        .execute(&mut conn)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                }
                 Ok(())
             })
         })
@@ -204,7 +213,7 @@ pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
         .await
         .unwrap_or_else(|e| panic!("cannot create database {name}: {e}"));
     // Declared before the `Db` so that it is dropped after it.
-    let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone() };
+    let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone(), role: None };
     drop(admin_conn);
 
     let url = database_url(&admin, &name);
@@ -217,6 +226,61 @@ pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
     drop(registration);
     drop(db);
     drop(guard);
+}
+
+/// Runs `body` on a fresh PostgreSQL database opened (and migrated) by a role of its own that
+/// may create tables in it but not extensions: a managed database's application user, say.
+/// Skipped as [`on_postgres`] is.
+pub async fn on_postgres_without_extensions(body: impl AsyncFnOnce(&Db)) {
+    let admin = pg_admin_url();
+    let mut admin_conn = match connect_admin(&admin).await {
+        Ok(conn) => conn,
+        Err(e) if in_ci() => panic!("PostgreSQL is unreachable at {admin} ({e}); with CI=true this test must run"),
+        Err(e) => {
+            eprintln!("WARNING: PostgreSQL is unreachable at {admin} ({e}); skipping this test");
+            return;
+        }
+    };
+    let id = Uuid::new_v4().simple().to_string();
+    let (name, role) = (format!("redline_test_{id}"), format!("redline_app_{id}"));
+    let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone(), role: Some(role.clone()) };
+    for sql in [format!("CREATE ROLE \"{role}\" LOGIN PASSWORD '{id}'"), format!("CREATE DATABASE \"{name}\"")] {
+        admin_conn.batch_execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    drop(admin_conn);
+    // In the new database: the role may create tables in `public`, nothing more (the database
+    // is the administrator's, so CREATE EXTENSION is refused to it, trusted extension or not).
+    let mut in_db = connect_admin(&database_url(&admin, &name)).await.expect("connect to the new database");
+    in_db
+        .batch_execute(&format!("GRANT USAGE, CREATE ON SCHEMA public TO \"{role}\""))
+        .await
+        .unwrap_or_else(|e| panic!("grant: {e}"));
+    drop(in_db);
+
+    let url = url_as(&database_url(&admin, &name), &role, &id);
+    let db = Arc::new(
+        Db::open(&DbConfig::new(url.clone())).await.unwrap_or_else(|e| panic!("cannot open PostgreSQL {url}: {e}")),
+    );
+    let registration = Registration::new(&db, url);
+    body(&db).await;
+    drop(registration);
+    drop(db);
+    drop(guard);
+}
+
+/// `url` with `user:password` as its user information.
+fn url_as(url: &str, user: &str, password: &str) -> String {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let host_start =
+        url[start..].find('@').filter(|&at| !url[start..start + at].contains('/')).map_or(start, |at| start + at + 1);
+    format!("{}{user}:{password}@{}", &url[..start], &url[host_start..])
+}
+
+#[test]
+fn url_as_replaces_or_adds_the_user() {
+    assert_eq!(url_as("postgres://postgres@127.0.0.1:5432/db", "app", "pw"), "postgres://app:pw@127.0.0.1:5432/db");
+    assert_eq!(url_as("postgres://a:b@h/db?sslmode=disable", "app", "pw"), "postgres://app:pw@h/db?sslmode=disable");
+    assert_eq!(url_as("postgres://127.0.0.1/db", "app", "pw"), "postgres://app:pw@127.0.0.1/db");
 }
 
 // ---------------------------------------------------------------------------------------------
