@@ -207,22 +207,39 @@ impl Db {
     }
 
     async fn migrate(&self) -> Result<(), StoreError> {
-        let result = match &self.backend {
+        // On PostgreSQL, replicas starting together migrate one at a time: the first takes a
+        // session-level advisory lock on a connection of its own (out of the pool) and keeps
+        // it until the passages are indexed again too; the others wait for it, then find
+        // nothing left to do. (Without it they ran the same migrations at once, and all but
+        // one failed to start.) Closing the connection releases the lock, also on an error.
+        let lock_holder = match &self.backend {
             Backend::Sqlite(pool) => {
                 let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
-                run_migrations(conn, SQLITE_MIGRATIONS).await
+                run_migrations(conn, SQLITE_MIGRATIONS).await.map_err(StoreError::from)?;
+                None
             }
             Backend::Pg(pool) => {
-                let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
-                run_migrations(conn, PG_MIGRATIONS).await
+                let mut conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);
+                let lock = diesel::sql_query("SELECT pg_advisory_lock($1)")
+                    .bind::<diesel::sql_types::BigInt, _>(MIGRATION_LOCK);
+                diesel_async::RunQueryDsl::execute(lock, &mut conn)
+                    .await
+                    .map_err(|e| StoreError::from(DbError::from(e)))?;
+                Some(run_migrations(conn, PG_MIGRATIONS).await.map_err(StoreError::from)?)
             }
         };
-        result.map_err(StoreError::from)?;
         // Passages indexed before migration 000007 get their lexemes (computed in Rust), and
         // on SQLite those indexed before 000011 their entries without the scope column.
         let reindexed = crate::attachments::reindex_passages(self).await?;
         if reindexed > 0 {
             tracing::info!(attachments = reindexed, "attachment passages indexed again");
+        }
+        if let Some(mut conn) = lock_holder {
+            let unlock =
+                diesel::sql_query("SELECT pg_advisory_unlock($1)").bind::<diesel::sql_types::BigInt, _>(MIGRATION_LOCK);
+            diesel_async::RunQueryDsl::execute(unlock, &mut conn)
+                .await
+                .map_err(|e| StoreError::from(DbError::from(e)))?;
         }
         Ok(())
     }
@@ -295,17 +312,20 @@ fn sqlite_read_pool(path: &str, config: &DbConfig) -> Result<Pool<SqliteReadConn
         .map_err(|e| StoreError::Unavailable(e.to_string()))
 }
 
-async fn run_migrations<C>(conn: C, migrations: EmbeddedMigrations) -> DbResult<()>
+/// The key of the advisory lock that serialises migrations on PostgreSQL (`Db::migrate`):
+/// "redline" in ASCII, beyond the 32-bit keys of the per-owner locks (`hashtext`).
+const MIGRATION_LOCK: i64 = 0x0072_6564_6c69_6e65;
+
+/// Runs the pending migrations on `conn`; answers the connection.
+async fn run_migrations<C>(conn: C, migrations: EmbeddedMigrations) -> DbResult<C>
 where
     C: AsyncConnection + 'static,
     AsyncMigrationHarness<C>: MigrationHarness<C::Backend>,
 {
     tokio::task::spawn_blocking(move || {
         let mut harness = AsyncMigrationHarness::new(conn);
-        harness
-            .run_pending_migrations(migrations)
-            .map(|_| ())
-            .map_err(|e| DbError::Pool(format!("migration failed: {e}")))
+        harness.run_pending_migrations(migrations).map_err(|e| DbError::Pool(format!("migration failed: {e}")))?;
+        Ok(harness.into_inner())
     })
     .await
     .map_err(|e| DbError::Pool(format!("migration task failed: {e}")))?

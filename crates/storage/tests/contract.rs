@@ -44,6 +44,16 @@ async fn postgres_attachments_without_btree_gin_the_two_indexes_stay() {
     common::on_postgres_without_extensions(attachments::without_btree_gin_the_two_indexes_stay).await;
 }
 
+/// Replicas starting together on a new (or upgraded) PostgreSQL database all open it: one
+/// migrates, the others wait for it and find nothing left to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_replicas_starting_together_all_open_the_database() {
+    let Some(outcomes) = common::open_postgres_at_once(4).await else { return };
+    for outcome in &outcomes {
+        assert!(outcome.is_ok(), "{outcomes:?}");
+    }
+}
+
 /// One `#[tokio::test]` per backend for each body.
 macro_rules! contract_tests {
     ($($body:path => $sqlite:ident, $postgres:ident;)+) => {$(

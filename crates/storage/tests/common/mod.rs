@@ -228,6 +228,33 @@ pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
     drop(guard);
 }
 
+/// Opens a fresh PostgreSQL database `opens` times at once (as replicas starting together
+/// do), each `Db::open` migrating it; answers each outcome. `None` when skipped (as
+/// [`on_postgres`]).
+pub async fn open_postgres_at_once(opens: usize) -> Option<Vec<Result<(), String>>> {
+    let admin = pg_admin_url();
+    let mut admin_conn = match connect_admin(&admin).await {
+        Ok(conn) => conn,
+        Err(e) if in_ci() => panic!("PostgreSQL is unreachable at {admin} ({e}); with CI=true this test must run"),
+        Err(e) => {
+            eprintln!("WARNING: PostgreSQL is unreachable at {admin} ({e}); skipping this test");
+            return None;
+        }
+    };
+    let name = format!("redline_test_{}", Uuid::new_v4().simple());
+    admin_conn.batch_execute(&format!("CREATE DATABASE \"{name}\"")).await.expect("create the database");
+    let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone(), role: None };
+    drop(admin_conn);
+    let url = database_url(&admin, &name);
+    let outcomes = futures_util::future::join_all((0..opens).map(|_| {
+        let url = url.clone();
+        async move { Db::open(&DbConfig::new(url)).await.map(drop).map_err(|e| e.to_string()) }
+    }))
+    .await;
+    drop(guard);
+    Some(outcomes)
+}
+
 /// Runs `body` on a fresh PostgreSQL database opened (and migrated) by a role of its own that
 /// may create tables in it but not extensions: a managed database's application user, say.
 /// Skipped as [`on_postgres`] is.
