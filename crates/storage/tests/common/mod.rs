@@ -189,12 +189,12 @@ impl Drop for PgDatabaseGuard {
     }
 }
 
-/// Runs `body` on a fresh PostgreSQL database, or skips it (with a warning) when PostgreSQL is
-/// unreachable outside CI.
-pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
+/// The administrator's URL and a connection to it; `None` (with a warning) when PostgreSQL is
+/// unreachable outside CI, a panic under CI.
+async fn admin_or_skip() -> Option<(String, AsyncPgConnection)> {
     let admin = pg_admin_url();
-    let mut admin_conn = match connect_admin(&admin).await {
-        Ok(conn) => conn,
+    match connect_admin(&admin).await {
+        Ok(conn) => Some((admin, conn)),
         Err(e) if in_ci() => panic!(
             "PostgreSQL is unreachable at {admin} ({e}); with CI=true the PostgreSQL half of the storage \
              contract suite must run: start PostgreSQL or set REDLINE_TEST_PG_URL"
@@ -204,9 +204,15 @@ pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
                 "WARNING: PostgreSQL is unreachable at {admin} ({e}); skipping the PostgreSQL half of this \
                  contract test (with CI=true this is a failure)"
             );
-            return;
+            None
         }
-    };
+    }
+}
+
+/// Runs `body` on a fresh PostgreSQL database, or skips it (with a warning) when PostgreSQL is
+/// unreachable outside CI.
+pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
+    let Some((admin, mut admin_conn)) = admin_or_skip().await else { return };
     let name = format!("redline_test_{}", Uuid::new_v4().simple());
     admin_conn
         .batch_execute(&format!("CREATE DATABASE \"{name}\""))
@@ -232,15 +238,7 @@ pub async fn on_postgres(body: impl AsyncFnOnce(&Db)) {
 /// do), each `Db::open` migrating it; answers each outcome. `None` when skipped (as
 /// [`on_postgres`]).
 pub async fn open_postgres_at_once(opens: usize) -> Option<Vec<Result<(), String>>> {
-    let admin = pg_admin_url();
-    let mut admin_conn = match connect_admin(&admin).await {
-        Ok(conn) => conn,
-        Err(e) if in_ci() => panic!("PostgreSQL is unreachable at {admin} ({e}); with CI=true this test must run"),
-        Err(e) => {
-            eprintln!("WARNING: PostgreSQL is unreachable at {admin} ({e}); skipping this test");
-            return None;
-        }
-    };
+    let (admin, mut admin_conn) = admin_or_skip().await?;
     let name = format!("redline_test_{}", Uuid::new_v4().simple());
     admin_conn.batch_execute(&format!("CREATE DATABASE \"{name}\"")).await.expect("create the database");
     let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone(), role: None };
@@ -259,15 +257,7 @@ pub async fn open_postgres_at_once(opens: usize) -> Option<Vec<Result<(), String
 /// may create tables in it but not extensions: a managed database's application user, say.
 /// Skipped as [`on_postgres`] is.
 pub async fn on_postgres_without_extensions(body: impl AsyncFnOnce(&Db)) {
-    let admin = pg_admin_url();
-    let mut admin_conn = match connect_admin(&admin).await {
-        Ok(conn) => conn,
-        Err(e) if in_ci() => panic!("PostgreSQL is unreachable at {admin} ({e}); with CI=true this test must run"),
-        Err(e) => {
-            eprintln!("WARNING: PostgreSQL is unreachable at {admin} ({e}); skipping this test");
-            return;
-        }
-    };
+    let Some((admin, mut admin_conn)) = admin_or_skip().await else { return };
     let id = Uuid::new_v4().simple().to_string();
     let (name, role) = (format!("redline_test_{id}"), format!("redline_app_{id}"));
     let guard = PgDatabaseGuard { admin: admin.clone(), name: name.clone(), role: Some(role.clone()) };
