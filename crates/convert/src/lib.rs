@@ -53,8 +53,8 @@ const DETECTION_SAMPLE: usize = 1 << 20;
 /// character, say) make a corrupt file.
 pub(crate) fn decode<'a>(bytes: &'a [u8], format: &str) -> Result<Cow<'a, str>, ConvertError> {
     let corrupt = |reason: String| ConvertError::Corrupt { format: format.to_owned(), reason };
-    let (encoding, body) = match encoding_rs::Encoding::for_bom(bytes) {
-        Some((encoding, bom)) => (encoding, &bytes[bom..]),
+    let (encoding, body, guessed) = match encoding_rs::Encoding::for_bom(bytes) {
+        Some((encoding, bom)) => (encoding, &bytes[bom..], false),
         None => match std::str::from_utf8(bytes) {
             Ok(text) => return Ok(Cow::Borrowed(text)),
             Err(_) => {
@@ -63,7 +63,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], format: &str) -> Result<Cow<'a, str>, 
                 let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
                 let sample = &bytes[..bytes.len().min(DETECTION_SAMPLE)];
                 detector.feed(sample, sample.len() == bytes.len());
-                (detector.guess(None, chardetng::Utf8Detection::Deny), bytes)
+                (detector.guess(None, chardetng::Utf8Detection::Deny), bytes, true)
             }
         },
     };
@@ -78,7 +78,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], format: &str) -> Result<Cow<'a, str>, 
     // A guess can always decode single bytes, also of an encoding it does not know (EBCDIC,
     // say): then the "text" is mostly symbols. Text in any language is mostly letters,
     // digits and spaces.
-    if bytes.len() == body.len() && !mostly_words(&text) {
+    if guessed && !mostly_words(&text) {
         return Err(corrupt(
             "not text in an encoding Redline reads (UTF-8, UTF-16, or a legacy code page such as Windows-1252 or Shift_JIS)"
                 .to_owned(),
