@@ -8,6 +8,7 @@
 mod docx;
 mod markdown;
 mod pdf;
+mod prescan;
 mod rtf;
 mod text;
 
@@ -44,6 +45,9 @@ const DETECTION_SAMPLE: usize = 1 << 20;
 ///
 /// - A byte order mark decides: UTF-8 (dropped), UTF-16LE or UTF-16BE.
 /// - Without one, valid UTF-8 is UTF-8.
+/// - Otherwise the encoding the file declares (`declared`: an HTML page's `<meta charset>`),
+///   if the bytes read as text in it; a page that says UTF-8 and is not, or whose label does
+///   not fit its bytes, is guessed instead.
 /// - Anything else is a legacy encoding, guessed from the bytes by `chardetng` (Firefox's
 ///   detector: Windows-1252 and the other single-byte Windows and ISO code pages, Shift_JIS,
 ///   EUC-JP, EUC-KR, GBK, Big5, IBM866, …). Text saved on Windows in its "ANSI" encoding is
@@ -51,13 +55,24 @@ const DETECTION_SAMPLE: usize = 1 << 20;
 ///
 /// Bytes that the chosen encoding cannot decode (a UTF-16 file cut in the middle of a
 /// character, say) make a corrupt file.
-pub(crate) fn decode<'a>(bytes: &'a [u8], format: &str) -> Result<Cow<'a, str>, ConvertError> {
+pub(crate) fn decode<'a>(
+    bytes: &'a [u8],
+    format: &str,
+    declared: Option<&'static encoding_rs::Encoding>,
+) -> Result<Cow<'a, str>, ConvertError> {
     let corrupt = |reason: String| ConvertError::Corrupt { format: format.to_owned(), reason };
     let (encoding, body, guessed) = match encoding_rs::Encoding::for_bom(bytes) {
         Some((encoding, bom)) => (encoding, &bytes[bom..], false),
         None => match std::str::from_utf8(bytes) {
             Ok(text) => return Ok(Cow::Borrowed(text)),
             Err(_) => {
+                if let Some(text) = declared
+                    .filter(|&e| e != encoding_rs::UTF_8)
+                    .and_then(|e| e.decode_without_bom_handling_and_without_replacement(bytes))
+                    .filter(|text| mostly_words(text))
+                {
+                    return Ok(text);
+                }
                 // The first bytes decide: the detector reads about 15 MB a second, and a
                 // megabyte of text leaves no doubt about its encoding.
                 let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
@@ -130,7 +145,7 @@ mod tests {
         /// mark is read in place, as it is.
         #[test]
         fn any_bytes_are_decoded_or_refused(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
-            match decode(&bytes, "text") {
+            match decode(&bytes, "text", None) {
                 Ok(text) => {
                     if let Ok(utf8) = std::str::from_utf8(&bytes) {
                         if !utf8.starts_with('\u{feff}') {
@@ -155,7 +170,7 @@ mod tests {
                 return Ok(());
             }
             let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
-            let decoded = decode(&bytes, "text").expect("read");
+            let decoded = decode(&bytes, "text", None).expect("read");
             proptest::prop_assert_eq!(decoded.as_ref(), text.as_str());
         }
     }

@@ -6,7 +6,7 @@ use redline_ports::documents::{ConvertError, Converted};
 use crate::decode;
 
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let text = decode(bytes, "Markdown")?;
+    let text = decode(bytes, "Markdown", None)?;
     let text = text.as_ref();
     if text.trim().is_empty() {
         return Err(ConvertError::Empty);

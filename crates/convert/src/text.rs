@@ -9,7 +9,7 @@ use crate::{decode, escape_into};
 /// allocation is the HTML (a 50 MB upload costs one 50 MB string, not four); text in another
 /// encoding ([`decode`]) costs one more copy.
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let text = decode(bytes, "text")?;
+    let text = decode(bytes, "text", None)?;
     let text = text.as_ref();
     if text.contains('\0') {
         return Err(ConvertError::Corrupt { format: "text".into(), reason: "the file holds binary data".into() });
@@ -69,7 +69,7 @@ fn push_paragraph(html: &mut String, lines: &[&str]) {
 
 /// HTML is passed on as it is (the caller sanitizes it); it must be text.
 pub(crate) fn convert_html(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let html = decode(bytes, "HTML")?.into_owned();
+    let html = decode(bytes, "HTML", crate::prescan::declared_encoding(bytes))?.into_owned();
     if html.contains('\0') {
         return Err(ConvertError::Corrupt { format: "HTML".into(), reason: "the file holds binary data".into() });
     }
@@ -132,6 +132,43 @@ mod tests {
         assert!(reason.contains("not text in an encoding Redline reads"), "{reason}");
         // Binary data is still refused, whatever the encoding guessed.
         assert!(matches!(convert(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xd8"), Err(ConvertError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn an_html_page_is_read_in_the_encoding_it_declares() {
+        let page = |meta: &str, body: &str, encoding: &'static encoding_rs::Encoding| {
+            let html = format!("<html><head>{meta}<title>t</title></head><body><p>{body}</p></body></html>");
+            encoding.encode(&html).0.into_owned()
+        };
+        let body_of = |bytes: &[u8]| {
+            let html = convert_html(bytes).unwrap().html;
+            html.split("<p>").nth(1).and_then(|rest| rest.split("</p>").next()).unwrap_or_default().to_owned()
+        };
+        // Short Hungarian and Hebrew: the bytes alone are guessed as Windows-1252.
+        for (text, encoding, label) in [
+            ("Árvíztűrő tükörfúrógép.", encoding_rs::WINDOWS_1250, "windows-1250"),
+            ("אבג דהו", encoding_rs::WINDOWS_1255, "windows-1255"),
+        ] {
+            let guessed = page("", text, encoding);
+            assert_ne!(body_of(&guessed), text, "the guess alone reads this page right: pick a harder one");
+            assert_eq!(body_of(&page(&format!(r#"<meta charset="{label}">"#), text, encoding)), text);
+        }
+        // The pragma form, and a label browsers map (latin1 is Windows-1252).
+        let pragma = r#"<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">"#;
+        assert_eq!(
+            body_of(&page(pragma, "Съешь же ещё этих мягких булок", encoding_rs::KOI8_R)),
+            "Съешь же ещё этих мягких булок"
+        );
+        assert_eq!(body_of(&page("<meta charset=latin1>", "“Café” – 3 €", encoding_rs::WINDOWS_1252)), "“Café” – 3 €");
+        // Bytes that are UTF-8 are UTF-8, whatever the label says.
+        assert_eq!(body_of(&page(r#"<meta charset="koi8-r">"#, "Grüße", encoding_rs::UTF_8)), "Grüße");
+        // A page that says UTF-8 and is not: the bytes are guessed (the corpus has one).
+        let russian = "Привет, мир! Это страница в кодировке Windows-1251, а в ней написано UTF-8.";
+        assert_eq!(body_of(&page(r#"<meta charset="utf-8">"#, russian, encoding_rs::WINDOWS_1251)), russian);
+        // A label its bytes cannot be read in (ISO-2022-JP, seven bits, declared; Windows-1252
+        // written): guessed too.
+        let ansi = b"<meta charset=\"iso-2022-jp\"><p>\x93Caf\xe9 cr\xe8me\x94 costs 3 \x80 at the caf\xe9.</p>";
+        assert_eq!(body_of(ansi), "“Café crème” costs 3 € at the café.");
     }
 
     /// The conversion before it read the text in place, kept to check the new one against.
