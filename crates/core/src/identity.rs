@@ -479,16 +479,21 @@ impl Identity {
         Ok(HandoffStarted { url, token, code, expires_at: record.expires_at })
     }
 
-    async fn usable_handoff(&self, token: &str) -> IdentityResult<HandoffRecord> {
+    /// The handoff behind `token` and its account, while it can be claimed: a link whose
+    /// account was taken over through another of its links is gone too.
+    async fn usable_handoff(&self, token: &str) -> IdentityResult<(HandoffRecord, UserRecord)> {
         let record =
             self.store.handoff(&secrets::sha256_hex(token.as_bytes())).await?.ok_or(IdentityError::HandoffNotFound)?;
         state_of(&record).usable(self.now()).map_err(refusal)?;
-        Ok(record)
+        let user = self.store.user_by_id(record.user_id).await?.ok_or(IdentityError::HandoffNotFound)?;
+        if user.kind != UserKind::Agent {
+            return Err(IdentityError::HandoffNotFound);
+        }
+        Ok((record, user))
     }
 
     pub async fn handoff_summary(&self, token: &str) -> IdentityResult<HandoffSummary> {
-        let record = self.usable_handoff(token).await?;
-        let user = self.store.user_by_id(record.user_id).await?.ok_or(IdentityError::HandoffNotFound)?;
+        let (record, user) = self.usable_handoff(token).await?;
         Ok(HandoffSummary {
             user_id: record.user_id,
             agent_name: user.name,
@@ -506,7 +511,7 @@ impl Identity {
         email: Email,
         password: Password,
     ) -> IdentityResult<UserId> {
-        let record = self.usable_handoff(token).await?;
+        let (record, _) = self.usable_handoff(token).await?;
         if !secrets::ct_eq(&code_hash(token, code), &record.code_hash) {
             let after = self.store.record_wrong_code(&record.token_hash).await.map_err(|e| match e {
                 StoreError::NotFound => IdentityError::HandoffNotFound,
@@ -519,7 +524,8 @@ impl Identity {
             Ok(user) => Ok(user),
             Err(StoreError::Duplicate(_)) => Err(IdentityError::EmailTaken),
             Err(StoreError::NotFound) => {
-                // Lost a race with another claim or with the last wrong code.
+                // Lost a race with another claim (of this link or another of the account's) or
+                // with the last wrong code.
                 let record = self.store.handoff(&record.token_hash).await?.ok_or(IdentityError::HandoffNotFound)?;
                 Err(state_of(&record)
                     .usable(self.now())

@@ -71,6 +71,8 @@ pub trait IdentityStore: Send + Sync {
     /// In one transaction: marks the handoff claimed (only if not yet claimed, not expired at
     /// `now` and not disabled, else `NotFound`) and turns its user into a web user with this
     /// e-mail and password hash (`Duplicate` when the e-mail is taken; nothing changes then).
+    /// MUST return `NotFound`, changing nothing, when the user is no longer an agent (another
+    /// of its handoffs was claimed first, also concurrently).
     async fn claim_handoff(
         &self,
         token_hash: &str,

@@ -282,7 +282,10 @@ impl IdentityStore for Db {
             let Some(user) = user else {
                 return Err(StoreError::NotFound.into());
             };
-            diesel::update(users::table.find(&user))
+            // Only an agent account is taken over: once one of its links is claimed, its
+            // other links claim nothing (the row lock orders two claims at once, and the
+            // second finds a web user).
+            let taken_over = diesel::update(users::table.find(&user).filter(users::kind.eq(UserKind::Agent.as_str())))
                 .set((
                     users::kind.eq(UserKind::Web.as_str()),
                     users::email.eq(email),
@@ -290,6 +293,9 @@ impl IdentityStore for Db {
                 ))
                 .execute(conn)
                 .await?;
+            if taken_over == 0 {
+                return Err(StoreError::NotFound.into());
+            }
             Ok(user)
         });
         user_id(&user?)

@@ -92,6 +92,7 @@ contract_tests! {
     claim_handoff_refuses_disabled => sqlite_claim_handoff_refuses_disabled, postgres_claim_handoff_refuses_disabled;
     claim_handoff_taken_email_changes_nothing => sqlite_claim_handoff_taken_email_changes_nothing, postgres_claim_handoff_taken_email_changes_nothing;
     concurrent_claims_have_one_winner => sqlite_concurrent_claims_have_one_winner, postgres_concurrent_claims_have_one_winner;
+    an_account_is_taken_over_through_one_link => sqlite_an_account_is_taken_over_through_one_link, postgres_an_account_is_taken_over_through_one_link;
     promo_codes => sqlite_promo_codes, postgres_promo_codes;
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
     list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
@@ -786,6 +787,63 @@ async fn concurrent_claims_have_one_winner(db: &Db) {
     }
     assert_eq!(winners.len(), 1, "exactly one claim wins: {winners:?}");
     assert_eq!(db.user_by_id(agent.id).await.unwrap().unwrap().email.as_ref(), Some(&winners[0]));
+}
+
+/// An agent with several links is taken over once: after one is claimed, the others claim
+/// nothing (and change nothing), also when all are claimed at once.
+async fn an_account_is_taken_over_through_one_link(db: &Db) {
+    const LINKS: usize = 6;
+    let agent = new_user(db, agent_user(T0)).await;
+    for i in 0..LINKS {
+        db.insert_handoff(&handoff(&format!("handoff-{i}"), agent.id, T0 + 60_000)).await.unwrap();
+    }
+    db.claim_handoff("handoff-0", &email("first@example.com"), "$argon2id$first", T0 + 1).await.unwrap();
+    assert_not_found(
+        db.claim_handoff("handoff-1", &email("second@example.com"), "$argon2id$second", T0 + 2).await,
+        "claim_handoff through a second link",
+    );
+    let user = db.user_by_id(agent.id).await.unwrap().unwrap();
+    assert_eq!(
+        (user.email.as_ref(), user.password_hash.as_deref()),
+        (Some(&email("first@example.com")), Some("$argon2id$first"))
+    );
+    assert_eq!(db.user_by_email(&email("second@example.com")).await.unwrap(), None);
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().claimed_at, None, "the refused claim wrote nothing");
+
+    // Another agent's links, all claimed at once.
+    let agent = new_user(db, agent_user(T0)).await;
+    for i in 0..LINKS {
+        db.insert_handoff(&handoff(&format!("other-{i}"), agent.id, T0 + 60_000)).await.unwrap();
+    }
+    let shared = common::shared(db);
+    let tasks: Vec<_> = (0..LINKS)
+        .map(|i| {
+            let db = shared.clone();
+            let address = email(&format!("op{i}@example.com"));
+            tokio::spawn(async move {
+                let r = db.claim_handoff(&format!("other-{i}"), &address, "$argon2id$op", T0 + 1).await;
+                (address, r)
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for task in tasks {
+        match task.await.expect("task panicked") {
+            (address, Ok(id)) => {
+                assert_eq!(id, agent.id);
+                winners.push(address);
+            }
+            (_, Err(StoreError::NotFound)) => {}
+            (_, Err(e)) => panic!("concurrent claim_handoff must succeed or be NotFound, got {e:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one link takes the account over: {winners:?}");
+    assert_eq!(db.user_by_id(agent.id).await.unwrap().unwrap().email.as_ref(), Some(&winners[0]));
+    let mut claimed = 0;
+    for i in 0..LINKS {
+        claimed += usize::from(db.handoff(&format!("other-{i}")).await.unwrap().unwrap().claimed_at.is_some());
+    }
+    assert_eq!(claimed, 1, "only the winning link is marked claimed");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -151,6 +151,25 @@ async fn right_code_turns_the_agent_into_a_web_user() {
 }
 
 #[tokio::test]
+async fn once_one_link_is_claimed_the_accounts_other_links_are_gone() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (first, second) = (start(&app, &key).await, start(&app, &key).await);
+    let (email, password) = (unique_email(), "first operator pw");
+    claim(&app, &first.token, &first.code, &email, password).await.expect_status(200);
+
+    // The other link neither shows nor takes over the account, even with its right code.
+    summary(&app, &second.token).await.expect_status(404).expect_json();
+    let other = unique_email();
+    claim(&app, &second.token, &second.code, &other, "second operator pw").await.expect_status(404).expect_json();
+    let token = app.login_token(&email, password).await;
+    let me = app.send(app.get("/v1/users/me").bearer_auth(&token)).await;
+    me.expect_status(200);
+    assert_eq!(me.json["email"], email.as_str(), "the first operator keeps the account");
+    app.login(&other, "second operator pw").await.expect_status(401);
+}
+
+#[tokio::test]
 async fn claim_with_a_taken_email_is_409_and_the_link_still_works() {
     let app = spawn_app().await;
     let taken = unique_email();

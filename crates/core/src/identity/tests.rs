@@ -100,6 +100,17 @@ async fn wrong_handoff_code_counts_down_and_disables() {
     let mut store = MockIdentityStore::new();
     let r = record.clone();
     store.expect_handoff().returning(move |_| Ok(Some(r.clone())));
+    store.expect_user_by_id().returning(move |id| {
+        Ok(Some(UserRecord {
+            id,
+            kind: UserKind::Agent,
+            email: None,
+            password_hash: None,
+            name: None,
+            plan: PlanSettings { plan: Plan::Free, monthly_limit_override: None },
+            created_at: 0,
+        }))
+    });
     let r = record.clone();
     store.expect_record_wrong_code().times(1).returning(move |_| Ok(HandoffRecord { wrong_codes: 4, ..r.clone() }));
     let id = identity(store, 5_000);
