@@ -185,6 +185,25 @@ async fn cancel_ownership_and_unknown_jobs() {
 }
 
 #[tokio::test]
+async fn deleting_the_session_gives_back_its_waiting_turns_operation() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "d", &["kappa one", "kappa two"]).await;
+    let job = start(
+        &app,
+        &key,
+        json!({"session_id": "d", "message": "replace \"kappa\" with \"lambda\"", "require_approval": true}),
+    )
+    .await;
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    assert_eq!(used(&app, &key).await, 1, "the waiting turn holds its operation");
+    app.send(app.delete("/v1/sessions/d").bearer_auth(&key)).await.expect_status(204);
+    app.send(app.get(&format!("/v1/jobs/{id}")).bearer_auth(&key)).await.expect_status(404);
+    assert_eq!(used(&app, &key).await, 0, "a turn deleted with its session is not billed");
+}
+
+#[tokio::test]
 async fn the_event_stream_ends_with_the_final_job() {
     let app = spawn_app().await;
     let key = app.agent_key().await;

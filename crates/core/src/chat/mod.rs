@@ -517,13 +517,20 @@ impl Chat {
         Ok(record)
     }
 
-    /// Deletes the session's jobs (with the session).
+    /// Deletes the session's jobs (with the session). A turn that had not finished is not
+    /// billable: its held operation is given back, as a cancel would (a turn that completed
+    /// meanwhile keeps its charge: a charged row is not released).
     pub async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> ChatResult<()> {
         let filter = JobFilter { session_id: Some(session.clone()), limit: i64::MAX, ..Default::default() };
         let doomed = self.ports.jobs.list_jobs(owner, &filter).await?;
         self.ports.jobs.delete_session_jobs(owner, session).await?;
         self.finished.evict_session(owner, session);
         for j in doomed {
+            if j.job_type == JobType::Chat && !j.status.is_finished() {
+                if let Err(e) = self.usage.release(&admission_of(&j)).await {
+                    tracing::warn!(job_id = %j.job_id, error = %e, "the deleted session's turn kept its held operation");
+                }
+            }
             self.ports.bus.publish(Signal::Job(j.job_id)).await;
         }
         Ok(())
