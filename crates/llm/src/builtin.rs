@@ -203,6 +203,57 @@ fn finish_edit(results: &[Value], done: &str) -> Completion {
     }
 }
 
+/// `replace "from" with "to"`: the document's matches are searched page by page (all pages
+/// before any edit, so that edits do not move the pages), then every section holding `from`
+/// is edited in one round, then the answer says how many were.
+fn replace(after: &[Message], stage: usize, from: &str, to: &str) -> Completion {
+    let search = |offset: u64| {
+        calls(vec![call(stage, 0, "search_document", json!({"query": from, "limit": SEARCH_PAGE, "offset": offset}))])
+    };
+    if stage == 0 {
+        return search(0);
+    }
+    let last_round = after.iter().rposition(|m| m.role == Role::Assistant).map_or(after, |i| &after[i + 1..]);
+    let last = results(last_round);
+    if last.iter().all(|r| r.get("sections").is_some()) {
+        if let Some(next) = last.iter().find_map(|r| r.get("next_offset").and_then(Value::as_u64)) {
+            return search(next);
+        }
+        let mut seen = std::collections::HashSet::new();
+        let edits: Vec<ToolCall> = sections(&results(after))
+            .into_iter()
+            .filter(|(id, _)| seen.insert(id.clone()))
+            .filter_map(|(id, html)| {
+                let (new_html, n) = replace_in_text(&html, from, to);
+                (n > 0).then_some((id, new_html))
+            })
+            .enumerate()
+            .map(|(i, (id, new_html))| {
+                call(
+                    stage,
+                    i,
+                    "edit_section",
+                    json!({
+                        "chunk_id": id,
+                        "new_html": new_html,
+                        "explanation": format!("Replace \"{from}\" with \"{to}\"."),
+                    }),
+                )
+            })
+            .collect();
+        return if edits.is_empty() {
+            text(format!("I found no \"{from}\" in the document, so nothing was changed."))
+        } else {
+            calls(edits)
+        };
+    }
+    let ok = last.iter().filter(|r| r.get("ok").is_some()).count();
+    finish_edit(&last, &format!("Replaced \"{from}\" with \"{to}\" in {ok} section{}.", if ok == 1 { "" } else { "s" }))
+}
+
+/// Matches asked for per search (the tool's most).
+const SEARCH_PAGE: u64 = 1000;
+
 impl Builtin {
     fn answer(&self, request: &CompletionRequest) -> Completion {
         let Some(last_user) = request.messages.iter().rposition(|m| m.role == Role::User) else {
@@ -215,46 +266,7 @@ impl Builtin {
         let stage = after.iter().filter(|m| m.role == Role::Assistant).count();
         let res = results(after);
         match parse(&instruction) {
-            Instruction::Replace { from, to } => match stage {
-                0 => calls(vec![call(0, 0, "search_document", json!({"query": from, "limit": 1000}))]),
-                1 => {
-                    let edits: Vec<ToolCall> = sections(&res)
-                        .into_iter()
-                        .filter_map(|(id, html)| {
-                            let (new_html, n) = replace_in_text(&html, &from, &to);
-                            (n > 0).then_some((id, new_html))
-                        })
-                        .enumerate()
-                        .map(|(i, (id, new_html))| {
-                            call(
-                                1,
-                                i,
-                                "edit_section",
-                                json!({
-                                    "chunk_id": id,
-                                    "new_html": new_html,
-                                    "explanation": format!("Replace \"{from}\" with \"{to}\"."),
-                                }),
-                            )
-                        })
-                        .collect();
-                    if edits.is_empty() {
-                        text(format!("I found no \"{from}\" in the document, so nothing was changed."))
-                    } else {
-                        calls(edits)
-                    }
-                }
-                _ => {
-                    let ok = res.iter().filter(|r| r.get("ok").is_some()).count();
-                    finish_edit(
-                        &res,
-                        &format!(
-                            "Replaced \"{from}\" with \"{to}\" in {ok} section{}.",
-                            if ok == 1 { "" } else { "s" }
-                        ),
-                    )
-                }
-            },
+            Instruction::Replace { from, to } => replace(after, stage, &from, &to),
             Instruction::Delete { chunk_id } => match stage {
                 0 => calls(vec![call(
                     0,

@@ -101,6 +101,29 @@ async fn empty_and_invalid_messages_are_refused_and_not_billed() {
 }
 
 #[tokio::test]
+async fn the_builtin_replaces_in_every_section_of_a_large_document() {
+    // More matches than one search answers (1,000), and a replacement that holds the word it
+    // replaces, so searching again after editing would find the edited sections first.
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let paragraphs: Vec<String> = (0..2_600).map(|i| format!("foo number {i}")).collect();
+    seed(&app, &key, "big", &paragraphs.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let r = app
+        .send(
+            app.post("/v1/chat")
+                .bearer_auth(&key)
+                .json(&json!({"session_id": "big", "message": "replace \"foo\" with \"foo-bar\""})),
+        )
+        .await;
+    r.expect_status(200);
+    assert_eq!(r.json["response"], "Replaced \"foo\" with \"foo-bar\" in 2600 sections.");
+    assert_eq!(r.json["usage"]["ops_charged"], 104, "2,600 sections edited, 25 an operation");
+    let html = doc(&app, &key, "big").await["html"].as_str().unwrap().to_owned();
+    assert_eq!(html.matches("foo-bar number").count(), 2_600);
+    assert!(!html.contains("foo-bar-bar"), "a section was replaced twice");
+}
+
+#[tokio::test]
 async fn approval_applies_a_subset_refuses_unknown_and_stale_changes() {
     let app = spawn_app().await;
     let key = app.agent_key().await;

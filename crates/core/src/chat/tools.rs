@@ -35,10 +35,11 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "search_document",
-            "Sections matching words or a phrase, with their HTML, best first.",
+            "Sections matching words or a phrase, with their HTML, best first. The answer's `total` counts every match; when more follow, `next_offset` is the `offset` to ask for them.",
             json!({"type": "object", "properties": {
                 "query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH}
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH},
+                "offset": {"type": "integer", "minimum": 0}
             }, "required": ["query"]}),
         ),
         spec(
@@ -82,7 +83,7 @@ pub fn specs() -> Vec<ToolSpec> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolRequest {
     Read { chunk_ids: Vec<String> },
-    SearchDocument { query: String, limit: usize },
+    SearchDocument { query: String, limit: usize, offset: usize },
     SearchAttachments { query: String, limit: i64 },
     Edit { chunk_id: String, new_html: String, explanation: Option<String> },
     Create { after: Option<String>, new_html: String, explanation: Option<String> },
@@ -97,6 +98,7 @@ struct ReadArgs {
 struct SearchArgs {
     query: String,
     limit: Option<i64>,
+    offset: Option<i64>,
 }
 #[derive(Deserialize)]
 struct EditArgs {
@@ -129,7 +131,8 @@ pub fn parse(name: &str, arguments: &str) -> Result<ToolRequest, String> {
         "search_document" => {
             let a: SearchArgs = serde_json::from_str(raw).map_err(bad)?;
             let limit = a.limit.unwrap_or(10).clamp(1, MAX_SEARCH as i64) as usize;
-            ToolRequest::SearchDocument { query: a.query, limit }
+            let offset = usize::try_from(a.offset.unwrap_or(0).max(0)).unwrap_or(usize::MAX);
+            ToolRequest::SearchDocument { query: a.query, limit, offset }
         }
         "search_attachments" => {
             let a: SearchArgs = serde_json::from_str(raw).map_err(bad)?;
@@ -165,7 +168,8 @@ pub fn terms(query: &str) -> Vec<String> {
         .collect()
 }
 
-/// Sections matching a query, best first: the exact phrase first, then by matched terms.
+/// Sections matching a query, best first: the exact phrase first, then by matched terms (in
+/// document order among equals, so pages of the same document follow each other).
 pub fn search_sections<'a>(doc: &'a Document, query: &str, limit: usize) -> Vec<&'a Section> {
     let phrase = query.trim().to_lowercase();
     let words = terms(query);
@@ -227,10 +231,28 @@ pub fn read(doc: &Document, chunk_ids: &[String]) -> Value {
     v
 }
 
-pub fn search(doc: &Document, query: &str, limit: usize) -> Value {
-    let hits = search_sections(doc, query, limit);
-    let mut v = sections_json(&hits);
+/// One page of a search: at most `limit` matches from `offset` on, and fewer when their HTML
+/// would pass the answer's budget (at least one, cut), so that `next_offset` (present while
+/// matches remain) leaves none out.
+pub fn search(doc: &Document, query: &str, limit: usize, offset: usize) -> Value {
+    let hits = search_sections(doc, query, usize::MAX);
+    let total = hits.len();
+    let mut page = Vec::new();
+    let mut used = 0usize;
+    for s in hits.iter().skip(offset).take(limit) {
+        if used + s.html.len() > MAX_TOOL_CHARS && !page.is_empty() {
+            break;
+        }
+        used += s.html.len();
+        page.push(*s);
+    }
+    let mut v = sections_json(&page);
     v["query"] = json!(query);
+    v["total"] = json!(total);
+    let next = offset.saturating_add(page.len());
+    if next < total {
+        v["next_offset"] = json!(next);
+    }
     v
 }
 
@@ -396,6 +418,36 @@ mod tests {
         let hits = search_sections(&doc, "capital of Freedonia", 10);
         assert_eq!(hits.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["b", "a"]);
         assert!(search_sections(&doc, "zebra", 10).is_empty());
+    }
+
+    #[test]
+    fn search_pages_leave_no_match_out() {
+        // 30 matches: pages of 7 by limit, then pages cut by the answer's budget.
+        let doc =
+            Document::new((0..30).map(|i| sec(&format!("s{i}"), &format!("match number {i}"))).collect()).unwrap();
+        let ids = |v: &Value| -> Vec<String> {
+            v["sections"].as_array().unwrap().iter().map(|s| s["chunk_id"].as_str().unwrap().to_owned()).collect()
+        };
+        let (mut seen, mut offset) = (Vec::new(), 0);
+        loop {
+            let page = search(&doc, "match", 7, offset);
+            assert_eq!(page["total"], 30);
+            assert!(ids(&page).len() <= 7);
+            seen.extend(ids(&page));
+            match page["next_offset"].as_u64() {
+                Some(next) => offset = next as usize,
+                None => break,
+            }
+        }
+        assert_eq!(seen, (0..30).map(|i| format!("s{i}")).collect::<Vec<_>>());
+        assert_eq!(search(&doc, "match", 7, 1000)["sections"], json!([]), "past the end: an empty page");
+
+        let big = "word ".repeat(MAX_TOOL_CHARS / 12);
+        let doc = Document::new((0..5).map(|i| sec(&format!("b{i}"), &format!("match {big}"))).collect()).unwrap();
+        let first = search(&doc, "match", 100, 0);
+        assert_eq!((ids(&first).len(), first["next_offset"].as_u64()), (2, Some(2)), "cut by the budget, not skipped");
+        let last = search(&doc, "match", 100, 4);
+        assert_eq!((ids(&last), last.get("next_offset")), (vec!["b4".to_owned()], None));
     }
 
     #[test]

@@ -447,7 +447,7 @@ impl Chat {
         };
         match request {
             ToolRequest::Read { chunk_ids } => tools::read(&ws.working, &chunk_ids),
-            ToolRequest::SearchDocument { query, limit } => tools::search(&ws.working, &query, limit),
+            ToolRequest::SearchDocument { query, limit, offset } => tools::search(&ws.working, &query, limit, offset),
             ToolRequest::SearchAttachments { query, limit } => match &self.ports.attachments {
                 Some(a) => match a.search_passages(job.owner, &job.session_id, &query, limit).await {
                     Ok(p) => tools::passages_json(&p),
