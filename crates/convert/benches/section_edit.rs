@@ -10,6 +10,9 @@
 //! It lives here rather than in `redline-domain` because the domain keeps no dev-dependency
 //! beyond proptest; it only uses `redline_domain`.
 //!
+//! `edit_every_section_10k` edits every section in turn and diffs the result against the
+//! original, as a chat turn that touches every section does.
+//!
 //! Run: `cargo bench -p redline-convert --bench section_edit`.
 
 use std::hint::black_box;
@@ -57,6 +60,25 @@ fn bench(c: &mut Criterion) {
         b.iter(|| apply_approved(black_box(&doc), &[&change]).expect("current"))
     });
     group.bench_function("to_html", |b| b.iter(|| black_box(&doc).to_html()));
+    group.finish();
+
+    // A turn that edits every section (the builtin's replace in a document where every
+    // section matches): 10,000 replaces one after another, then the diff that commits them.
+    let edits: Vec<Section> = (0..SECTIONS).map(|i| section(i, "Every clause edited.")).collect();
+    let mut group = c.benchmark_group("edit_every_section_10k");
+    group.sample_size(10);
+    group.bench_function("replace_each_then_diff", |b| {
+        b.iter_batched_ref(
+            || doc.clone(),
+            |d| {
+                for s in &edits {
+                    d.replace(&s.id, vec![s.clone()]).expect("known id");
+                }
+                redline_domain::document::diff(black_box(&doc), d).len()
+            },
+            BatchSize::LargeInput,
+        )
+    });
     group.finish();
 }
 

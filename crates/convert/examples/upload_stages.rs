@@ -54,6 +54,7 @@ fn main() {
             version.push_str(&s.html);
             version.push('\n');
             count += 1;
+            Ok(())
         })
         .expect("sections");
     println!("version HTML written in slices ({count} sections, {} MB): {}", version.len() / 1_000_000, hwm_mb());

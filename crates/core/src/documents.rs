@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rand::RngCore;
 use redline_domain::attachment::TextBlock;
-use redline_domain::document::{ChunkId, Document, Section};
+use redline_domain::document::{ChunkId, Document, Section, MAX_SECTIONS};
 use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{
@@ -37,6 +37,9 @@ pub enum DocumentError {
     Convert(#[from] ConvertError),
     #[error("the HTML is nested too deeply")]
     TooDeep,
+    /// The document would have more than `limit` sections (`MAX_SECTIONS`).
+    #[error("the document would have more than {limit} sections")]
+    TooManySections { limit: usize },
     /// Saving no content over a document that has content (400, document unchanged).
     #[error("refusing to empty a document that has content")]
     WouldEmpty,
@@ -56,6 +59,15 @@ pub enum DocumentError {
 }
 
 pub type DocumentResult<T> = Result<T, DocumentError>;
+
+impl From<HtmlError> for DocumentError {
+    fn from(e: HtmlError) -> Self {
+        match e {
+            HtmlError::TooDeep => DocumentError::TooDeep,
+            HtmlError::TooManySections { limit } => DocumentError::TooManySections { limit },
+        }
+    }
+}
 
 /// The path under which images are served: `GET {IMAGE_PATH}{image_id}`, without
 /// authorization (the id is the capability).
@@ -150,15 +162,34 @@ impl Documents {
         Self { store, html, converter, clock, images }
     }
 
-    /// Sanitizes and sections HTML on the blocking pool.
+    /// Sanitizes and sections new HTML on the blocking pool: more than [`MAX_SECTIONS`]
+    /// sections is refused (as soon as the next one is found).
     pub async fn sectionize(&self, html: String) -> DocumentResult<Vec<Section>> {
+        self.sectionize_at_most(html, MAX_SECTIONS).await
+    }
+
+    /// Sections a stored version: any number (it may predate the limit).
+    async fn sectionize_stored(&self, html: String) -> DocumentResult<Vec<Section>> {
+        self.sectionize_at_most(html, usize::MAX).await
+    }
+
+    async fn sectionize_at_most(&self, html: String, limit: usize) -> DocumentResult<Vec<Section>> {
         let sectioner = self.html.clone();
-        tokio::task::spawn_blocking(move || sectioner.sectionize(&html, &mut new_chunk_id))
-            .await
-            .map_err(|e| DocumentError::Worker(e.to_string()))?
-            .map_err(|e| match e {
-                HtmlError::TooDeep => DocumentError::TooDeep,
-            })
+        tokio::task::spawn_blocking(move || {
+            let mut out = Vec::new();
+            sectioner
+                .sectionize_each(&html, &mut new_chunk_id, &mut |s| {
+                    if out.len() >= limit {
+                        return Err(HtmlError::TooManySections { limit });
+                    }
+                    out.push(s);
+                    Ok(())
+                })
+                .map(|()| out)
+        })
+        .await
+        .map_err(|e| DocumentError::Worker(e.to_string()))?
+        .map_err(DocumentError::from)
     }
 
     pub async fn get(&self, owner: Owner, session: &SessionId) -> DocumentResult<DocumentRecord> {
@@ -173,7 +204,7 @@ impl Documents {
     ) -> DocumentResult<(Option<DocumentRecord>, Document)> {
         let record = self.store.document(owner, session).await?;
         let sections = match &record {
-            Some(r) if !r.html.trim().is_empty() => self.sectionize(r.html.clone()).await?,
+            Some(r) if !r.html.trim().is_empty() => self.sectionize_stored(r.html.clone()).await?,
             _ => Vec::new(),
         };
         let doc = Document::new(sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
@@ -216,6 +247,9 @@ impl Documents {
                 let new_sections = self.sectionize(html).await?;
                 let blocks = if index { TextBlock::of_sections(&new_sections) } else { Vec::new() };
                 let mut doc = self.current(owner, session).await?.1;
+                if doc.len().saturating_add(new_sections.len()) > MAX_SECTIONS {
+                    return Err(DocumentError::TooManySections { limit: MAX_SECTIONS });
+                }
                 doc.append(new_sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
                 let mut built = VersionHtml::new(0, false);
                 for s in doc.into_sections() {
@@ -280,15 +314,19 @@ impl Documents {
         tokio::task::spawn_blocking(move || {
             // The sections' HTML is the input's plus ids: a little more than the input.
             let mut built = VersionHtml::new(html.len() + html.len() / 8, index);
-            let r = sectioner.sectionize_each(&html, &mut new_chunk_id, &mut |s| built.push(s));
+            let r = sectioner.sectionize_each(&html, &mut new_chunk_id, &mut |s| {
+                if built.count >= MAX_SECTIONS {
+                    return Err(HtmlError::TooManySections { limit: MAX_SECTIONS });
+                }
+                built.push(s);
+                Ok(())
+            });
             drop(html);
             r.map(|()| built)
         })
         .await
         .map_err(|e| DocumentError::Worker(e.to_string()))?
-        .map_err(|e| match e {
-            HtmlError::TooDeep => DocumentError::TooDeep,
-        })
+        .map_err(DocumentError::from)
     }
 
     async fn put_images(&self, pending: &[PendingImage]) -> DocumentResult<()> {

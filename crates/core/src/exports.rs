@@ -141,11 +141,16 @@ pub struct Exports {
     ports: ExportPorts,
     signer: LinkSigner,
     config: ExportConfig,
+    /// Renders at once, one per core: a render is CPU-bound and holds the whole document's
+    /// model and file in memory (a PDF of a 30 MB document takes well over a gigabyte), so
+    /// more at a time only multiplies the memory. Others wait their turn.
+    renders: tokio::sync::Semaphore,
 }
 
 impl Exports {
     pub fn new(ports: ExportPorts, signer: LinkSigner, config: ExportConfig) -> Self {
-        Self { ports, signer, config }
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        Self { ports, signer, config, renders: tokio::sync::Semaphore::new(cores) }
     }
 
     pub fn config(&self) -> &ExportConfig {
@@ -186,6 +191,7 @@ impl Exports {
 
     /// Renders the document on the blocking pool.
     async fn render(&self, document: &DocumentRecord, format: ExportFormat) -> ExportResult<ExportedFile> {
+        let _turn = self.renders.acquire().await.map_err(|e| ExportFailure::Worker(e.to_string()))?;
         let images = self.images_of(&document.html).await?;
         let exporter = self.ports.exporter.clone();
         let html = document.html.clone();

@@ -8,7 +8,7 @@ use rand::RngCore;
 use redline_domain::document::Document;
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
-use redline_ports::documents::{DocumentRecord, HtmlError};
+use redline_ports::documents::DocumentRecord;
 use redline_ports::templates::TemplateRecord;
 use redline_ports::{Clock, HtmlSections, StoreError, TemplateStore};
 
@@ -150,9 +150,7 @@ impl Templates {
     ) -> TemplateResult<Self> {
         let mut builtins = Vec::with_capacity(BUILTINS.len());
         for (id, name, description, raw) in BUILTINS {
-            let sections = html.sectionize(raw, &mut new_chunk_id).map_err(|e| match e {
-                HtmlError::TooDeep => DocumentError::TooDeep,
-            })?;
+            let sections = html.sectionize(raw, &mut new_chunk_id).map_err(DocumentError::from)?;
             let doc = Document::new(sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
             builtins.push(Template {
                 template_id: id.to_owned(),

@@ -4,8 +4,9 @@
 //! Parsing HTML into sections and sanitizing it is an adapter's job (html5ever, ammonia);
 //! this module holds the sections as the adapter produced them and the rules of editing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// Top-level block elements that are sections.
 pub const SECTION_TAGS: [&str; 15] =
@@ -61,6 +62,12 @@ impl Section {
     }
 }
 
+/// The most sections a document may have. New HTML (an upload, a save, a template, the AI's
+/// edits) that would make more is refused; documents stored before the limit stay readable.
+/// It bounds what one document costs everywhere: an export renders every section (about a
+/// kilobyte of memory each), and an upload answers with all of them.
+pub const MAX_SECTIONS: usize = 100_000;
+
 /// What can go wrong editing a document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DocumentError {
@@ -71,9 +78,28 @@ pub enum DocumentError {
 }
 
 /// A document: its sections in order. Ids are unique (checked on every change).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+///
+/// Finding a section by id costs the same however long the document is: an index of the ids
+/// is built on the first lookup, kept up to date by edits and appends, and dropped (to be
+/// built again when needed) by a change that moves sections.
+#[derive(Clone, Default)]
 pub struct Document {
     sections: Vec<Section>,
+    index: OnceLock<HashMap<ChunkId, usize>>,
+}
+
+impl PartialEq for Document {
+    fn eq(&self, other: &Self) -> bool {
+        self.sections == other.sections
+    }
+}
+
+impl Eq for Document {}
+
+impl fmt::Debug for Document {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Document").field("sections", &self.sections).finish()
+    }
 }
 
 /// One line of the outline given to the AI instead of the whole document.
@@ -101,7 +127,7 @@ impl Document {
                 return Err(DocumentError::DuplicateChunk(s.id.to_string()));
             }
         }
-        Ok(Self { sections })
+        Ok(Self { sections, index: OnceLock::new() })
     }
 
     pub fn sections(&self) -> &[Section] {
@@ -126,31 +152,48 @@ impl Document {
         self.sections.iter().any(Section::shows_content)
     }
 
+    fn index(&self) -> &HashMap<ChunkId, usize> {
+        self.index.get_or_init(|| self.sections.iter().enumerate().map(|(i, s)| (s.id.clone(), i)).collect())
+    }
+
+    /// Where sections now sit differently: the index is built again on the next lookup.
+    fn moved(&mut self) {
+        self.index = OnceLock::new();
+    }
+
     pub fn position(&self, id: &ChunkId) -> Option<usize> {
-        self.sections.iter().position(|s| &s.id == id)
+        self.index().get(id).copied()
     }
 
     pub fn get(&self, id: &ChunkId) -> Option<&Section> {
-        self.sections.iter().find(|s| &s.id == id)
+        self.position(id).map(|i| &self.sections[i])
     }
 
     fn ensure_new_ids(&self, new: &[Section], replacing: Option<&ChunkId>) -> Result<(), DocumentError> {
-        let mut seen: HashSet<&str> =
-            self.sections.iter().filter(|s| Some(&s.id) != replacing).map(|s| s.id.as_str()).collect();
+        let mut seen = HashSet::with_capacity(new.len());
         for s in new {
-            if !seen.insert(s.id.as_str()) {
+            let taken = Some(&s.id) != replacing && self.index().contains_key(&s.id);
+            if taken || !seen.insert(&s.id) {
                 return Err(DocumentError::DuplicateChunk(s.id.to_string()));
             }
         }
         Ok(())
     }
 
-    /// Replaces the section `id` with `replacement` (one or more sections; the first should
-    /// keep `id`). Returns the old section.
+    /// Replaces the section `id` with `replacement` (one or more sections; the first usually
+    /// keeps `id`). Returns the old section.
     pub fn replace(&mut self, id: &ChunkId, replacement: Vec<Section>) -> Result<Section, DocumentError> {
         let at = self.position(id).ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))?;
         self.ensure_new_ids(&replacement, Some(id))?;
+        let one = replacement.len() == 1;
         let old = self.sections.splice(at..=at, replacement).next();
+        match self.index.get_mut() {
+            Some(index) if one => {
+                index.remove(id);
+                index.insert(self.sections[at].id.clone(), at);
+            }
+            _ => self.moved(),
+        }
         old.ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))
     }
 
@@ -160,14 +203,22 @@ impl Document {
             None => 0,
             Some(id) => self.position(id).ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))? + 1,
         };
+        if at == self.sections.len() {
+            return self.append(new);
+        }
         self.ensure_new_ids(&new, None)?;
         self.sections.splice(at..at, new);
+        self.moved();
         Ok(())
     }
 
     /// Appends sections at the end.
     pub fn append(&mut self, new: Vec<Section>) -> Result<(), DocumentError> {
         self.ensure_new_ids(&new, None)?;
+        let from = self.sections.len();
+        if let Some(index) = self.index.get_mut() {
+            index.extend(new.iter().enumerate().map(|(i, s)| (s.id.clone(), from + i)));
+        }
         self.sections.extend(new);
         Ok(())
     }
@@ -175,6 +226,13 @@ impl Document {
     /// Removes the section `id` and returns it.
     pub fn delete(&mut self, id: &ChunkId) -> Result<Section, DocumentError> {
         let at = self.position(id).ok_or_else(|| DocumentError::UnknownChunk(id.to_string()))?;
+        let last = at + 1 == self.sections.len();
+        match self.index.get_mut() {
+            Some(index) if last => {
+                index.remove(id);
+            }
+            _ => self.moved(),
+        }
         Ok(self.sections.remove(at))
     }
 
@@ -319,6 +377,11 @@ mod tests {
         Edit(usize),
         InsertAfter(Option<usize>),
         Delete(usize),
+        /// Replaced by a section of another id.
+        Rename(usize),
+        /// Replaced by two sections.
+        Split(usize),
+        Append,
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -326,6 +389,9 @@ mod tests {
             (0usize..50).prop_map(Op::Edit),
             prop::option::of(0usize..50).prop_map(Op::InsertAfter),
             (0usize..50).prop_map(Op::Delete),
+            (0usize..50).prop_map(Op::Rename),
+            (0usize..50).prop_map(Op::Split),
+            Just(Op::Append),
         ]
     }
 
@@ -356,11 +422,35 @@ mod tests {
                         d.delete(&id).unwrap();
                         prop_assert!(d.get(&id).is_none());
                     }
+                    Op::Rename(i) if n > 0 => {
+                        let id = d.sections()[i % n].id.clone();
+                        next += 1;
+                        d.replace(&id, vec![sec(&format!("r{next}"), "renamed")]).unwrap();
+                        prop_assert!(d.get(&id).is_none());
+                    }
+                    Op::Split(i) if n > 0 => {
+                        let id = d.sections()[i % n].id.clone();
+                        next += 1;
+                        d.replace(&id, vec![sec(id.as_str(), "one"), sec(&format!("p{next}"), "two")]).unwrap();
+                    }
+                    Op::Append => {
+                        next += 1;
+                        d.append(vec![sec(&format!("e{next}"), "end")]).unwrap();
+                    }
                     _ => {}
                 }
                 let mut seen = HashSet::new();
-                for s in d.sections() {
+                for (i, s) in d.sections().iter().enumerate() {
                     prop_assert!(seen.insert(s.id.clone()), "duplicate id {}", s.id);
+                    // Every lookup finds the section where it is.
+                    prop_assert_eq!(d.position(&s.id), Some(i));
+                    prop_assert_eq!(d.get(&s.id), Some(s));
+                }
+                prop_assert_eq!(d.position(&ChunkId::parse("absent").unwrap()), None);
+                // An existing id is refused as a new one; a copy finds the same.
+                if let Some(first) = d.sections().first().cloned() {
+                    prop_assert!(d.clone().append(vec![first.clone()]).is_err());
+                    prop_assert_eq!(d.clone().position(&first.id), Some(0));
                 }
             }
         }

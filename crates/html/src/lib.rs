@@ -86,7 +86,10 @@ impl std::fmt::Debug for Html5everSections {
 impl HtmlSections for Html5everSections {
     fn sectionize(&self, html: &str, new_id: &mut dyn FnMut() -> ChunkId) -> Result<Vec<Section>, HtmlError> {
         let mut out = Vec::new();
-        self.sectionize_each(html, new_id, &mut |s| out.push(s))?;
+        self.sectionize_each(html, new_id, &mut |s| {
+            out.push(s);
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -94,7 +97,7 @@ impl HtmlSections for Html5everSections {
         &self,
         html: &str,
         new_id: &mut dyn FnMut() -> ChunkId,
-        each: &mut dyn FnMut(Section),
+        each: &mut dyn FnMut(Section) -> Result<(), HtmlError>,
     ) -> Result<(), HtmlError> {
         let mut used = sections::IdSet::default();
         for slice in slices::slices(html, self.slice_bytes) {

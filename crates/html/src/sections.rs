@@ -429,7 +429,7 @@ pub(crate) fn sections_of_clean(
     clean: &str,
     new_id: &mut dyn FnMut() -> ChunkId,
     used: &mut IdSet,
-    each: &mut dyn FnMut(Section),
+    each: &mut dyn FnMut(Section) -> Result<(), HtmlError>,
 ) -> Result<(), HtmlError> {
     let mut dom = parse_fragment(clean);
     let Some(mut root) = dom.document.children.borrow().first().cloned() else { return Ok(()) };
@@ -459,7 +459,7 @@ pub(crate) fn sections_of_clean(
             }
         };
         set_id(&b.root, &id);
-        each(Section { id, tag: tag_of(&b.root), html: outer_html(&b.root), text: text_of_node(&b.root) });
+        each(Section { id, tag: tag_of(&b.root), html: outer_html(&b.root), text: text_of_node(&b.root) })?;
     }
     Ok(())
 }

@@ -86,7 +86,10 @@ proptest! {
     fn sections_handed_over_one_by_one_are_those_returned(html in document()) {
         let adapter = Html5everSections::with_slice_bytes(1);
         let mut each = Vec::new();
-        let r = adapter.sectionize_each(&html, &mut ids("n"), &mut |s| each.push(s));
+        let r = adapter.sectionize_each(&html, &mut ids("n"), &mut |s| {
+            each.push(s);
+            Ok(())
+        });
         if let Ok(all) = adapter.sectionize(&html, &mut ids("n")) {
             prop_assert!(r.is_ok());
             prop_assert_eq!(all, each);

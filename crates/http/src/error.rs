@@ -72,9 +72,15 @@ pub enum ApiError {
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
-fn mb(bytes: u64) -> f64 {
-    // Two decimals are plenty for a size shown to a person.
-    ((bytes as f64) / 1_048_576.0 * 100.0).round() / 100.0
+/// An observed size in MB, four decimals, rounded up: a body one byte over the cap never
+/// shows as equal to it, and a small test cap does not show as 0.
+fn observed_mb(bytes: u64) -> f64 {
+    ((bytes as f64) / 1_048_576.0 * 10_000.0).ceil() / 10_000.0
+}
+
+/// A cap in MB, four decimals, rounded to the nearest (2048 bytes show as 0.002).
+fn cap_mb(bytes: u64) -> f64 {
+    ((bytes as f64) / 1_048_576.0 * 10_000.0).round() / 10_000.0
 }
 
 impl ResponseError for ApiError {
@@ -119,13 +125,13 @@ impl ResponseError for ApiError {
             ApiError::PayloadTooLarge { request_bytes, max_bytes, contact_email, support_event_id } => json!({
                 "detail": format!(
                     "Request body too large: {} MB exceeds the {} MB limit.",
-                    mb(*request_bytes),
-                    mb(*max_bytes)
+                    observed_mb(*request_bytes),
+                    cap_mb(*max_bytes)
                 ),
                 "error_code": "request_too_large",
                 "message_user": "This request is too large to process. Split it into smaller requests and try again.",
-                "request_size_mb": mb(*request_bytes),
-                "max_size_mb": mb(*max_bytes),
+                "request_size_mb": observed_mb(*request_bytes),
+                "max_size_mb": cap_mb(*max_bytes),
                 "suggested_action": "split_request",
                 "contact_email": contact_email,
                 "support_event_id": support_event_id,
@@ -136,13 +142,13 @@ impl ResponseError for ApiError {
                     "message_user": format!(
                         "This document is too large to download as {} ({} MB; the limit is {} MB). Request it by e-mail instead: POST /v1/documents/export/email-request.",
                         format.to_uppercase(),
-                        precise_mb(*document_bytes),
-                        precise_mb(*max_bytes)
+                        observed_mb(*document_bytes),
+                        cap_mb(*max_bytes)
                     ),
                     "suggested_action": "email_request",
                     "contact_email": contact_email,
-                    "document_size_mb": precise_mb(*document_bytes),
-                    "max_size_mb": precise_mb(*max_bytes),
+                    "document_size_mb": observed_mb(*document_bytes),
+                    "max_size_mb": cap_mb(*max_bytes),
                     "format": format,
                     "support_event_id": support_event_id,
                 }
@@ -291,11 +297,17 @@ impl From<DocumentError> for ApiError {
                 "The HTML is nested too deeply to process.",
                 Value::Null,
             )]),
+            DocumentError::TooManySections { limit } => ApiError::Validation(vec![ValidationItem::new(
+                "too_many_sections",
+                vec![json!("body")],
+                format!("The document would have more than {limit} sections, the most one document may have. Split it into smaller documents."),
+                Value::Null,
+            )]),
             DocumentError::WouldEmpty => ApiError::BadRequest(
                 "Refusing to save a document with no content over a document that has content: the document is unchanged. Delete the session to start over.".to_owned(),
             ),
             DocumentError::Stale { current_version } => ApiError::Conflict(format!(
-                "The document changed since version base_version_id: the current version is {}. Reload it and apply your edit again.",
+                "The document changed since the version in base_version_id: the current version is {}. Reload it and apply your edit again.",
                 current_version.as_deref().unwrap_or("none")
             )),
             DocumentError::Store(e) => e.into(),
@@ -305,11 +317,6 @@ impl From<DocumentError> for ApiError {
             DocumentError::Blob(e) => ApiError::Unavailable(e.to_string()),
         }
     }
-}
-
-/// MB (MiB) with enough decimals that a small cap does not show as 0.
-fn precise_mb(bytes: u64) -> f64 {
-    ((bytes as f64) / 1_048_576.0 * 10_000.0).round() / 10_000.0
 }
 
 /// The answer of a failed export. `contact_email` and `support_event_id` (the request id)
@@ -435,5 +442,24 @@ impl From<redline_core::attachments::AttachmentError> for ApiError {
             }
             AttachmentError::Worker(cause) => ApiError::Internal(cause),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_over_a_cap_show_larger_than_it() {
+        // A whole number of MB (the defaults) is exact, so one byte over shows larger.
+        for (observed, cap) in
+            [(1_048_577, 1_048_576), (2_000, 1_000), (104_857_601, 104_857_600), (1_000_100, 1_000_000)]
+        {
+            assert!(observed_mb(observed) > cap_mb(cap), "{observed} over {cap}");
+        }
+        assert_eq!(cap_mb(104_857_600), 100.0);
+        assert_eq!(cap_mb(2_048), 0.002);
+        assert_eq!(observed_mb(1_024), 0.001);
+        assert!(observed_mb(1) > 0.0);
     }
 }

@@ -203,21 +203,26 @@ fn finish_edit(results: &[Value], done: &str) -> Completion {
     }
 }
 
-/// `replace "from" with "to"`: the document's matches are searched page by page (all pages
-/// before any edit, so that edits do not move the pages), then every section holding `from`
-/// is edited in one round, then the answer says how many were.
+/// `replace "from" with "to"`: the document's matches are searched (the first page, then
+/// every unread page at once, again until none is left, all before any edit so that edits do
+/// not move the pages), then every section holding `from` is edited in one round, then the
+/// answer says how many were.
 fn replace(after: &[Message], stage: usize, from: &str, to: &str) -> Completion {
-    let search = |offset: u64| {
-        calls(vec![call(stage, 0, "search_document", json!({"query": from, "limit": SEARCH_PAGE, "offset": offset}))])
-    };
     if stage == 0 {
-        return search(0);
+        return calls(vec![search_call(stage, 0, from, 0, SEARCH_PAGE)]);
     }
     let last_round = after.iter().rposition(|m| m.role == Role::Assistant).map_or(after, |i| &after[i + 1..]);
     let last = results(last_round);
     if last.iter().all(|r| r.get("sections").is_some()) {
-        if let Some(next) = last.iter().find_map(|r| r.get("next_offset").and_then(Value::as_u64)) {
-            return search(next);
+        let unread = unread_pages(&results(after));
+        if !unread.is_empty() {
+            return calls(
+                unread
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (offset, limit))| search_call(stage, i, from, offset, limit))
+                    .collect(),
+            );
         }
         let mut seen = std::collections::HashSet::new();
         let edits: Vec<ToolCall> = sections(&results(after))
@@ -253,6 +258,41 @@ fn replace(after: &[Message], stage: usize, from: &str, to: &str) -> Completion 
 
 /// Matches asked for per search (the tool's most).
 const SEARCH_PAGE: u64 = 1000;
+/// Searches asked for in one round at most.
+const PAGES_PER_ROUND: usize = 128;
+
+fn search_call(stage: usize, i: usize, query: &str, offset: u64, limit: u64) -> ToolCall {
+    call(stage, i, "search_document", json!({"query": query, "limit": limit, "offset": offset}))
+}
+
+/// The pages (`offset`, `limit`) of matches no search answer has held yet: the gaps in
+/// `0..total` between the answers' `offset..offset + sections`. A page cut short by the
+/// answer's budget leaves a gap that the next round asks for.
+fn unread_pages(answers: &[Value]) -> Vec<(u64, u64)> {
+    let pages: Vec<&Value> = answers.iter().filter(|r| r.get("total").is_some()).collect();
+    let total = pages.iter().filter_map(|r| r["total"].as_u64()).max().unwrap_or(0);
+    let mut read: Vec<(u64, u64)> = pages
+        .iter()
+        .map(|r| {
+            let offset = r.get("offset").and_then(Value::as_u64).unwrap_or(0);
+            (offset, offset + r["sections"].as_array().map_or(0, |s| s.len() as u64))
+        })
+        .collect();
+    read.sort_unstable();
+    let mut unread = Vec::new();
+    let mut at = 0;
+    for (start, end) in read.into_iter().chain([(total, total)]) {
+        let mut gap = at;
+        while gap < start.min(total) {
+            let limit = SEARCH_PAGE.min(start - gap);
+            unread.push((gap, limit));
+            gap += limit;
+        }
+        at = at.max(end);
+    }
+    unread.truncate(PAGES_PER_ROUND);
+    unread
+}
 
 impl Builtin {
     fn answer(&self, request: &CompletionRequest) -> Completion {
@@ -407,6 +447,25 @@ mod tests {
         assert_eq!(n, 2);
         let (out, _) = replace_in_text("<p>x &amp; y</p>", "&", "and");
         assert_eq!(out, "<p>x and y</p>");
+    }
+
+    fn page(offset: u64, n: usize, total: u64) -> Value {
+        json!({"offset": offset, "total": total, "sections": vec![json!({"chunk_id": "c", "html": "x"}); n]})
+    }
+
+    #[test]
+    fn unread_pages_are_the_gaps_between_the_answers() {
+        // After the first page: every other page at once.
+        assert_eq!(unread_pages(&[page(0, 1000, 3500)]), vec![(1000, 1000), (2000, 1000), (3000, 500)]);
+        // A page cut by the budget leaves a gap that is asked for again; nothing read twice.
+        let answers = [page(0, 1000, 3500), page(1000, 400, 3500), page(2000, 1000, 3500), page(3000, 500, 3500)];
+        assert_eq!(unread_pages(&answers), vec![(1400, 600)]);
+        let answers = [page(0, 1000, 3500), page(1000, 1000, 3500), page(2000, 1000, 3500), page(3000, 500, 3500)];
+        assert!(unread_pages(&answers).is_empty());
+        assert!(unread_pages(&[page(0, 0, 0)]).is_empty());
+        // Answers that are not search pages count for nothing.
+        assert_eq!(unread_pages(&[json!({"ok": true}), page(0, 2, 3)]), vec![(2, 1)]);
+        assert_eq!(unread_pages(&[page(0, 1, 1_000_000)]).len(), PAGES_PER_ROUND);
     }
 
     fn system(outline: Value) -> Message {

@@ -13,6 +13,9 @@ pub enum HtmlError {
     /// Nesting deeper than the parser accepts (an HTML bomb).
     #[error("the HTML is nested too deeply")]
     TooDeep,
+    /// More sections than a document may have (`each` refused one past the limit).
+    #[error("the document has more than {limit} sections")]
+    TooManySections { limit: usize },
 }
 
 /// Sanitizes and sections HTML. CPU-bound and synchronous; callers run it on the blocking
@@ -37,14 +40,15 @@ pub trait HtmlSections: Send + Sync {
     /// them all, so that a caller that consumes them (writes a version's HTML) never holds
     /// them all. The sections MUST be those `sectionize` returns (with the same answers of `new_id`). On an
     /// error, the sections already handed over are not a document: the caller drops them.
+    /// An error from `each` stops the work at once and is returned.
     fn sectionize_each(
         &self,
         html: &str,
         new_id: &mut dyn FnMut() -> ChunkId,
-        each: &mut dyn FnMut(Section),
+        each: &mut dyn FnMut(Section) -> Result<(), HtmlError>,
     ) -> Result<(), HtmlError> {
         for s in self.sectionize(html, new_id)? {
-            each(s);
+            each(s)?;
         }
         Ok(())
     }

@@ -190,3 +190,69 @@ fn last_path(url: &str) -> &str {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     url[after_scheme..].find('/').map_or("/", |i| &url[after_scheme + i..])
 }
+
+/// A document has at most 100,000 sections (`MAX_SECTIONS`): an upload or a save of more is
+/// refused with 422 and leaves nothing behind; at the limit it is taken, and exported.
+#[tokio::test]
+async fn a_document_of_more_than_100_000_sections_is_refused() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let too_many = b"x\n\n".repeat(100_001);
+    let r = upload(&app, &key, "many", "many.txt", &too_many).await;
+    r.expect_status(422).expect_json();
+    assert_eq!(r.json["detail"][0]["type"], "too_many_sections", "{r:?}");
+    assert!(r.json["detail"][0]["msg"].as_str().unwrap_or_default().contains("more than 100000 sections"), "{r:?}");
+    app.send(app.get("/v1/documents/many").bearer_auth(&key)).await.expect_status(404);
+
+    let save =
+        |html: String| app.client.put(app.url("/v1/documents/many")).bearer_auth(&key).json(&json!({"html": html}));
+    let r = app.send(save("<p>x</p>".repeat(100_001))).await;
+    r.expect_status(422);
+    assert_eq!(r.json["detail"][0]["type"], "too_many_sections", "{r:?}");
+    app.send(save("<p>x</p>".repeat(100_000))).await.expect_status(200);
+    let doc = app.send(app.get("/v1/documents/many").bearer_auth(&key)).await;
+    assert_eq!(doc.json["section_count"], 100_000, "{}", doc.json["section_count"]);
+
+    // Appending past the limit is refused too; the document stays as it was.
+    let boundary = format!("redline-{}", random_hex());
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"session_id\"\r\n\r\nmany\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"open_mode\"\r\n\r\nappend\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"one.txt\"\r\n\r\none more\r\n--{boundary}--\r\n"
+        )
+        .as_bytes(),
+    );
+    let r = app
+        .send(
+            app.post("/v1/documents/upload")
+                .bearer_auth(&key)
+                .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+                .body(body),
+        )
+        .await;
+    r.expect_status(422);
+    assert_eq!(r.json["detail"][0]["type"], "too_many_sections", "{r:?}");
+    let after = app.send(app.get("/v1/documents/many").bearer_auth(&key)).await;
+    assert_eq!(after.json["version_id"], doc.json["version_id"]);
+
+    let export = app
+        .send(app.post("/v1/documents/export").bearer_auth(&key).json(&json!({"session_id": "many", "format": "txt"})))
+        .await;
+    export.expect_status(200);
+
+    // The AI cannot add a section past the limit either (its tool says why), but may edit.
+    let chat =
+        |message: &str| app.post("/v1/chat").bearer_auth(&key).json(&json!({"session_id": "many", "message": message}));
+    let r = app.send(chat("append a section: one more")).await;
+    r.expect_status(200);
+    assert!(r.json["response"].as_str().unwrap_or_default().contains("more than 100000 sections"), "{r:?}");
+    let html = doc.json["html"].as_str().unwrap_or_default().to_owned();
+    let middle = html.split("data-chunk-id=\"").nth(50_000).and_then(|s| s.split('"').next()).unwrap_or_default();
+    let r = app.send(chat(&format!("rewrite {middle}: <p>the middle one</p>"))).await;
+    r.expect_status(200);
+    let doc = app.send(app.get("/v1/documents/many").bearer_auth(&key)).await;
+    assert_eq!(doc.json["section_count"], 100_000);
+    assert!(doc.json["html"].as_str().unwrap_or_default().contains("the middle one</p>"), "{}", r.json);
+}

@@ -178,8 +178,15 @@ impl Attachments {
         still_ours()?;
 
         let html = self.ports.html.clone();
+        // Only the sections' text is kept, block by block (an attachment has no section limit:
+        // its text goes into passages, not into a document).
         let sections = tokio::task::spawn_blocking(move || {
-            html.sectionize(&converted.html, &mut crate::documents::new_chunk_id).map(|s| TextBlock::of_sections(&s))
+            let mut blocks = Vec::new();
+            html.sectionize_each(&converted.html, &mut crate::documents::new_chunk_id, &mut |s| {
+                blocks.extend(TextBlock::of_section(s));
+                Ok(())
+            })
+            .map(|()| blocks)
         })
         .await
         .map_err(|e| Stop::Fail(format!("Text extraction stopped unexpectedly: {e}.")))?

@@ -2,7 +2,7 @@
 //! the working copy at once (so later reads see them) and are recorded as `Change`s: applied
 //! at the end of the turn, or proposed for approval.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use redline_domain::document::{ChunkId, Document, Section};
 use redline_domain::job::{Change, ChangeOp};
@@ -35,7 +35,7 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "search_document",
-            "Sections matching words or a phrase, with their HTML, best first. The answer's `total` counts every match; when more follow, `next_offset` is the `offset` to ask for them.",
+            "Sections matching words or a phrase, with their HTML, best first. The answer's `total` counts every match; when more follow, `next_offset` is the `offset` to ask for them (several pages may be asked for at once).",
             json!({"type": "object", "properties": {
                 "query": {"type": "string"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH},
@@ -248,6 +248,7 @@ pub fn search(doc: &Document, query: &str, limit: usize, offset: usize) -> Value
     }
     let mut v = sections_json(&page);
     v["query"] = json!(query);
+    v["offset"] = json!(offset);
     v["total"] = json!(total);
     let next = offset.saturating_add(page.len());
     if next < total {
@@ -274,14 +275,16 @@ pub fn settle_ids(
     keep: Option<&ChunkId>,
     fresh: &mut dyn FnMut() -> ChunkId,
 ) -> Vec<Section> {
-    let mut taken: HashSet<String> =
-        doc.sections().iter().filter(|s| Some(&s.id) != keep).map(|s| s.id.as_str().to_owned()).collect();
+    // Taken: the document's ids but `keep`, and the ids given so far in this call.
+    let mut given: HashSet<ChunkId> = HashSet::new();
+    let taken =
+        |id: &ChunkId, given: &HashSet<ChunkId>| (Some(id) != keep && doc.get(id).is_some()) || given.contains(id);
     for (i, s) in sections.iter_mut().enumerate() {
         let wanted = match (i, keep) {
             (0, Some(k)) => k.clone(),
-            _ if taken.contains(s.id.as_str()) || Some(&s.id) == keep => {
+            _ if taken(&s.id, &given) || Some(&s.id) == keep => {
                 let mut id = fresh();
-                while taken.contains(id.as_str()) {
+                while taken(&id, &given) {
                     id = fresh();
                 }
                 id
@@ -296,89 +299,126 @@ pub fn settle_ids(
             );
             s.id = wanted;
         }
-        taken.insert(s.id.as_str().to_owned());
+        given.insert(s.id.clone());
     }
     sections
 }
 
 /// The turn's edits so far: the working copy, the document the turn started from, and the
 /// changes (at most one per section: a second edit of a section updates the first).
+/// Recording an edit costs the same however many changes came before.
 pub struct Workspace {
     pub base: Document,
     pub working: Document,
-    pub changes: Vec<Change>,
+    changes: Vec<Change>,
+    /// Where in `changes` the edit or creation of a section is.
+    by_chunk: HashMap<ChunkId, usize>,
 }
 
 impl Workspace {
     pub fn new(doc: Document) -> Self {
-        Self { base: doc.clone(), working: doc, changes: Vec::new() }
+        Self { base: doc.clone(), working: doc, changes: Vec::new(), by_chunk: HashMap::new() }
     }
 
-    /// Records an edit of `chunk_id` (already applied to the working copy).
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    /// Records an edit of `chunk_id` (already applied to the working copy); the change's
+    /// index in [`Self::changes`].
     pub fn record_edit(
         &mut self,
         chunk_id: &ChunkId,
         new: Vec<Section>,
         explanation: Option<String>,
         change_id: String,
-    ) -> String {
-        if let Some(c) = self.changes.iter_mut().find(|c| &c.chunk_id == chunk_id && c.op != ChangeOp::Delete) {
+    ) -> usize {
+        if let Some(&i) = self.by_chunk.get(chunk_id) {
+            let c = &mut self.changes[i];
             c.new_sections = new;
             if explanation.is_some() {
                 c.explanation = explanation;
             }
-            return c.change_id.clone();
+            return i;
         }
         let old_html = self.base.get(chunk_id).map(|s| s.html.clone());
-        self.changes.push(Change {
-            change_id: change_id.clone(),
+        self.push(Change {
+            change_id,
             op: ChangeOp::Edit,
             chunk_id: chunk_id.clone(),
             after: None,
             old_html,
             new_sections: new,
             explanation,
-        });
-        change_id
+        })
     }
 
+    /// Records new sections (already inserted in the working copy); the change's index.
     pub fn record_create(
         &mut self,
         after: Option<ChunkId>,
         new: Vec<Section>,
         explanation: Option<String>,
         change_id: String,
-    ) -> String {
+    ) -> usize {
         let chunk_id = new[0].id.clone();
-        self.changes.push(Change {
-            change_id: change_id.clone(),
+        self.push(Change {
+            change_id,
             op: ChangeOp::Create,
             chunk_id,
             after,
             old_html: None,
             new_sections: new,
             explanation,
-        });
-        change_id
+        })
     }
 
-    pub fn record_delete(&mut self, chunk_id: &ChunkId, explanation: Option<String>, change_id: String) -> String {
-        // Deleting a section made in this turn just drops its creation.
-        if let Some(i) = self.changes.iter().position(|c| c.op == ChangeOp::Create && &c.chunk_id == chunk_id) {
-            let c = self.changes.remove(i);
-            return c.change_id;
+    /// Records a deletion (already applied to the working copy): its change id, and its index
+    /// unless the section was made in this turn, whose creation is then just dropped.
+    pub fn record_delete(
+        &mut self,
+        chunk_id: &ChunkId,
+        explanation: Option<String>,
+        change_id: String,
+    ) -> (String, Option<usize>) {
+        let made_here = self.by_chunk.get(chunk_id).copied().filter(|&i| self.changes[i].op == ChangeOp::Create);
+        let dropped = match made_here {
+            Some(i) => Some(self.changes.remove(i).change_id),
+            None => {
+                self.changes.retain(|c| &c.chunk_id != chunk_id);
+                None
+            }
+        };
+        self.by_chunk = self
+            .changes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.op != ChangeOp::Delete)
+            .map(|(i, c)| (c.chunk_id.clone(), i))
+            .collect();
+        if let Some(change_id) = dropped {
+            return (change_id, None);
         }
-        self.changes.retain(|c| &c.chunk_id != chunk_id);
-        self.changes.push(Change {
+        let old_html = self.base.get(chunk_id).map(|s| s.html.clone());
+        let i = self.push(Change {
             change_id: change_id.clone(),
             op: ChangeOp::Delete,
             chunk_id: chunk_id.clone(),
             after: None,
-            old_html: self.base.get(chunk_id).map(|s| s.html.clone()),
+            old_html,
             new_sections: Vec::new(),
             explanation,
         });
-        change_id
+        (change_id, Some(i))
+    }
+
+    fn push(&mut self, change: Change) -> usize {
+        let i = self.changes.len();
+        if change.op != ChangeOp::Delete {
+            self.by_chunk.insert(change.chunk_id.clone(), i);
+        }
+        self.changes.push(change);
+        i
     }
 }
 

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redline_domain::document::{ChunkId, Document, Section};
+use redline_domain::document::{ChunkId, Document, Section, MAX_SECTIONS};
 use redline_domain::job::{sections_edited, Change, ChangeOp, JobStatus};
 use redline_ports::documents::{CommitOutcome, DocumentRecord, NewVersion};
 use redline_ports::jobs::{HistoryMessage, JobRecord, JobUpdate, Signal};
@@ -405,7 +405,7 @@ impl Chat {
                 Ok(())
             }
             Ending::OutOfTime => {
-                let n = ws.changes.len();
+                let n = ws.changes().len();
                 let text = format!(
                     "This request reached the time limit of {} before I could finish. {}",
                     human_duration(self.config.chat_timeout),
@@ -420,7 +420,7 @@ impl Chat {
                 self.finish(job, record, base_version, ws, text, require_approval).await
             }
             Ending::Answer(text) => {
-                let text = if text.trim().is_empty() { summary(&ws.changes) } else { text };
+                let text = if text.trim().is_empty() { summary(ws.changes()) } else { text };
                 self.finish(job, record, base_version, ws, text, require_approval).await
             }
         }
@@ -467,8 +467,8 @@ impl Chat {
                 if let Err(e) = ws.working.replace(&id, sections.clone()) {
                     return json!({"error": e.to_string()});
                 }
-                let change_id = ws.record_edit(&id, sections, explanation.clone(), short_id("chg_"));
-                Self::change_event(ws, &change_id, proposing, events);
+                let at = ws.record_edit(&id, sections, explanation.clone(), short_id("chg_"));
+                let change_id = Self::change_event(ws, at, proposing, events);
                 json!({"ok": true, "change_id": change_id, "chunk_id": id.as_str()})
             }
             ToolRequest::Create { after, new_html, explanation } => {
@@ -487,8 +487,8 @@ impl Chat {
                     return json!({"error": e.to_string()});
                 }
                 let ids: Vec<String> = sections.iter().map(|s| s.id.as_str().to_owned()).collect();
-                let change_id = ws.record_create(after, sections, explanation, short_id("chg_"));
-                Self::change_event(ws, &change_id, proposing, events);
+                let at = ws.record_create(after, sections, explanation, short_id("chg_"));
+                let change_id = Self::change_event(ws, at, proposing, events);
                 json!({"ok": true, "change_id": change_id, "chunk_ids": ids})
             }
             ToolRequest::Delete { chunk_id, explanation } => {
@@ -499,9 +499,9 @@ impl Chat {
                 if let Err(e) = ws.working.delete(&id) {
                     return json!({"error": e.to_string()});
                 }
-                let change_id = ws.record_delete(&id, explanation, short_id("chg_"));
-                if ws.changes.iter().any(|c| c.change_id == change_id) {
-                    Self::change_event(ws, &change_id, proposing, events);
+                let (change_id, at) = ws.record_delete(&id, explanation, short_id("chg_"));
+                if let Some(at) = at {
+                    Self::change_event(ws, at, proposing, events);
                 }
                 json!({"ok": true, "change_id": change_id, "deleted": id.as_str()})
             }
@@ -517,15 +517,23 @@ impl Chat {
         if sections.is_empty() {
             return Err(json!({"error": "new_html has no content; to remove a section use delete_section"}));
         }
+        // Past the limit only by growing (a document stored before it keeps being editable).
+        let after = ws.working.len().saturating_sub(usize::from(keep.is_some())).saturating_add(sections.len());
+        if after > MAX_SECTIONS && after > ws.working.len() {
+            return Err(json!({"error": format!(
+                "new_html was refused: the document would have more than {MAX_SECTIONS} sections"
+            )}));
+        }
         Ok(tools::settle_ids(&ws.working, sections, keep, &mut new_chunk_id))
     }
 
-    fn change_event(ws: &Workspace, change_id: &str, proposing: bool, events: &mut Vec<(String, Value)>) {
-        if let Some(c) = ws.changes.iter().find(|c| c.change_id == change_id) {
-            let mut v = change_json(c);
-            v["proposed"] = json!(proposing);
-            events.push(("change".to_owned(), v));
-        }
+    /// The `change` event of the change at `at`; its id.
+    fn change_event(ws: &Workspace, at: usize, proposing: bool, events: &mut Vec<(String, Value)>) -> String {
+        let c = &ws.changes()[at];
+        let mut v = change_json(c);
+        v["proposed"] = json!(proposing);
+        events.push(("change".to_owned(), v));
+        c.change_id.clone()
     }
 
     /// The end of a turn: propose the changes, or apply them, charge and complete.
@@ -538,8 +546,8 @@ impl Chat {
         response: String,
         require_approval: bool,
     ) -> ChatResult<()> {
-        if require_approval && !ws.changes.is_empty() {
-            let pending: Vec<Value> = ws.changes.iter().map(change_json).collect();
+        if require_approval && !ws.changes().is_empty() {
+            let pending: Vec<Value> = ws.changes().iter().map(change_json).collect();
             let mut metadata = job.metadata.clone();
             metadata["pending_changes"] = Value::Array(pending);
             let update = JobUpdate {
@@ -547,7 +555,7 @@ impl Chat {
                 progress: Some(90),
                 metadata: Some(metadata),
                 state: Some(json!({
-                    "pending": changes_to_json(&ws.changes),
+                    "pending": changes_to_json(ws.changes()),
                     "base_version": base_version,
                     "response": response,
                     "applied_sections": prior_sections(&job.state),
@@ -556,7 +564,7 @@ impl Chat {
                 ..Default::default()
             };
             self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await?;
-            self.emit(&job.job_id, "status", json!({"message": "Waiting for approval", "pending": ws.changes.len()}))
+            self.emit(&job.job_id, "status", json!({"message": "Waiting for approval", "pending": ws.changes().len()}))
                 .await;
             self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
             return Ok(());
@@ -565,11 +573,11 @@ impl Chat {
             return Ok(());
         }
         let owner = job.owner;
-        let (doc_record, applied) = if ws.changes.is_empty() {
+        let (doc_record, applied) = if ws.changes().is_empty() {
             (record, Vec::new())
         } else {
             match self.commit(job, base_version.clone(), &ws.working, "chat").await? {
-                Commit::Done(r) => (Some(r), ws.changes.clone()),
+                Commit::Done(r) => (Some(r), ws.changes().to_vec()),
                 // Cancelled meanwhile: the cancel won, nothing is written.
                 Commit::JobNotRunning => return Ok(()),
                 Commit::Stale => {
@@ -579,7 +587,7 @@ impl Chat {
                     let mut committed = None;
                     for _ in 0..REBASE_ATTEMPTS {
                         let (now_record, now_doc) = self.documents.current(owner, &job.session_id).await?;
-                        let refs: Vec<&Change> = ws.changes.iter().collect();
+                        let refs: Vec<&Change> = ws.changes().iter().collect();
                         let Ok(rebased) = redline_domain::job::apply_approved(&now_doc, &refs) else {
                             self.fail(job, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
                             return Ok(());
@@ -595,7 +603,7 @@ impl Chat {
                         }
                     }
                     match committed {
-                        Some(r) => (Some(r), ws.changes.clone()),
+                        Some(r) => (Some(r), ws.changes().to_vec()),
                         None => {
                             self.fail(
                                 job,

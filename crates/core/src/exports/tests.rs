@@ -1,6 +1,6 @@
 //! The export use case against in-memory fakes of its ports.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -114,6 +114,10 @@ impl Mailer for FakeMailer {
 /// Writes `<format>:<html>` followed by the bytes of every image the HTML names.
 struct FakeExporter;
 
+/// Renders of a "slow" document under way, and the most at once.
+static SLOW_RENDERS: AtomicUsize = AtomicUsize::new(0);
+static MOST_SLOW_RENDERS: AtomicUsize = AtomicUsize::new(0);
+
 impl DocumentExporter for FakeExporter {
     fn export(
         &self,
@@ -124,6 +128,12 @@ impl DocumentExporter for FakeExporter {
     ) -> Result<Vec<u8>, ExportError> {
         if html.contains("unrenderable") {
             return Err(ExportError::Render { format: format.as_str(), reason: "fake failure".into() });
+        }
+        if html.contains("slow") {
+            let now = SLOW_RENDERS.fetch_add(1, Ordering::SeqCst) + 1;
+            MOST_SLOW_RENDERS.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(40));
+            SLOW_RENDERS.fetch_sub(1, Ordering::SeqCst);
         }
         let mut out = format!("{}:{html}", format.as_str()).into_bytes();
         for id in referenced_image_ids(html) {
@@ -265,6 +275,23 @@ async fn an_export_is_the_rendered_file_with_its_images() {
 
     let md = f.exports.export(owner, &sid("s1"), ExportFormat::Markdown).await.unwrap();
     assert_eq!(md.filename, "s1.md");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renders_run_one_per_core_and_the_rest_wait() {
+    let f = fixture(vec![("s1".into(), "<p>slow</p>".into())], None);
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let tasks: Vec<_> = (0..cores * 3)
+        .map(|_| {
+            let exports = f.exports.clone();
+            tokio::spawn(async move { exports.export(ann(), &sid("s1"), ExportFormat::Txt).await })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.unwrap().is_ok());
+    }
+    let most = MOST_SLOW_RENDERS.load(Ordering::SeqCst);
+    assert!((1..=cores).contains(&most), "{most} renders at once on {cores} cores");
 }
 
 #[tokio::test]
