@@ -63,10 +63,7 @@ impl TryFrom<UserRow> for UserRecord {
         Ok(UserRecord {
             id: user_id(&r.id)?,
             kind: UserKind::parse(&r.kind).ok_or_else(|| corrupt("user kind", &r.kind))?,
-            email: match r.email {
-                Some(e) => Some(Email::parse(&e).map_err(|_| corrupt("email", &e))?),
-                None => None,
-            },
+            email: r.email.as_deref().map(Email::unchecked),
             password_hash: r.password_hash,
             name: r.name,
             plan: PlanSettings { plan: plan(&r.plan)?, monthly_limit_override: r.monthly_limit },

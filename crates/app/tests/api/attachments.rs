@@ -492,6 +492,20 @@ async fn a_document_upload_with_index_true_is_searchable() {
         (&one.json["source"], &one.json["status"], &one.json["job_id"]),
         (&json!("document"), &json!("completed"), &Value::Null)
     );
+
+    // `index` is a boolean like every other flag: its spellings are taken, anything else is a
+    // 422 (not a silent false), and nothing is loaded.
+    let (ct, body) = multipart(&[("session_id", "d2")], Some(("notes.html", html.as_bytes())));
+    let r = app
+        .send(app.post("/v1/documents/upload?index=banana").bearer_auth(&key).header("content-type", ct).body(body))
+        .await;
+    r.expect_422_at(&[json!("query"), json!("index")]);
+    app.send(app.get("/v1/documents/d2").bearer_auth(&key)).await.expect_status(404);
+    let (ct, body) = multipart(&[("session_id", "d2")], Some(("notes.html", html.as_bytes())));
+    let r = app
+        .send(app.post("/v1/documents/upload?index=1").bearer_auth(&key).header("content-type", ct).body(body))
+        .await;
+    assert_eq!(r.expect_status(200).json["indexed"], true);
 }
 
 #[tokio::test]

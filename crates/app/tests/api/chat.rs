@@ -102,11 +102,12 @@ async fn empty_and_invalid_messages_are_refused_and_not_billed() {
 
 #[tokio::test]
 async fn the_builtin_replaces_in_every_section_of_a_large_document() {
-    // More matches than one search answers (1,000), and a replacement that holds the word it
-    // replaces, so searching again after editing would find the edited sections first.
+    // More matches than one search answers (1,000), in more pages (13) than a turn has steps
+    // (12), and a replacement that holds the word it replaces, so searching again after
+    // editing would find the edited sections first. 496 operations fit the free plan.
     let app = spawn_app().await;
     let key = app.agent_key().await;
-    let paragraphs: Vec<String> = (0..2_600).map(|i| format!("foo number {i}")).collect();
+    let paragraphs: Vec<String> = (0..12_400).map(|i| format!("foo number {i}")).collect();
     seed(&app, &key, "big", &paragraphs.iter().map(String::as_str).collect::<Vec<_>>()).await;
     let r = app
         .send(
@@ -116,10 +117,10 @@ async fn the_builtin_replaces_in_every_section_of_a_large_document() {
         )
         .await;
     r.expect_status(200);
-    assert_eq!(r.json["response"], "Replaced \"foo\" with \"foo-bar\" in 2600 sections.");
-    assert_eq!(r.json["usage"]["ops_charged"], 104, "2,600 sections edited, 25 an operation");
+    assert_eq!(r.json["response"], "Replaced \"foo\" with \"foo-bar\" in 12400 sections.");
+    assert_eq!(r.json["usage"]["ops_charged"], 496, "12,400 sections edited, 25 an operation");
     let html = doc(&app, &key, "big").await["html"].as_str().unwrap().to_owned();
-    assert_eq!(html.matches("foo-bar number").count(), 2_600);
+    assert_eq!(html.matches("foo-bar number").count(), 12_400);
     assert!(!html.contains("foo-bar-bar"), "a section was replaced twice");
 }
 
@@ -221,9 +222,18 @@ async fn deleting_the_session_gives_back_its_waiting_turns_operation() {
     let id = job["job_id"].as_str().unwrap().to_owned();
     wait_for(&app, &key, &id, &["awaiting_approval"]).await;
     assert_eq!(used(&app, &key).await, 1, "the waiting turn holds its operation");
+    // A stream open on the waiting job is told why it ends.
+    let stream =
+        app.client.get(app.url(&format!("/v1/jobs/{id}/events"))).bearer_auth(&key).send().await.expect("stream");
+    assert_eq!(stream.status(), 200);
     app.send(app.delete("/v1/sessions/d").bearer_auth(&key)).await.expect_status(204);
     app.send(app.get(&format!("/v1/jobs/{id}")).bearer_auth(&key)).await.expect_status(404);
     assert_eq!(used(&app, &key).await, 0, "a turn deleted with its session is not billed");
+    let body =
+        tokio::time::timeout(Duration::from_secs(30), stream.text()).await.expect("the stream ends").expect("body");
+    let events: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+    assert_eq!(events.last(), Some(&"error"), "{body}");
+    assert!(body.contains("its session was deleted") && body.contains(&id), "{body}");
 }
 
 #[tokio::test]
@@ -242,6 +252,7 @@ async fn the_event_stream_ends_with_the_final_job() {
         .expect("stream");
     assert_eq!(resp.status(), 200);
     assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let header_id = resp.headers()["x-job-id"].to_str().unwrap().to_owned();
     let body =
         tokio::time::timeout(Duration::from_secs(30), resp.text()).await.expect("the stream ends").expect("body");
     let events: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
@@ -250,6 +261,7 @@ async fn the_event_stream_ends_with_the_final_job() {
     let final_data = body.lines().filter_map(|l| l.strip_prefix("data: ")).next_back().unwrap();
     let job: Value = serde_json::from_str(final_data).unwrap();
     assert_eq!(job["status"], "completed");
+    assert_eq!(job["job_id"], header_id.as_str(), "X-Job-Id names the streamed job");
     // Resuming after the last intermediate event replays nothing but the final event.
     let last_id: i64 =
         body.lines().filter_map(|l| l.strip_prefix("id: ")).filter_map(|s| s.parse().ok()).max().unwrap();
@@ -262,6 +274,20 @@ async fn the_event_stream_ends_with_the_final_job() {
         .await;
     let text = again.text.clone();
     assert!(!text.contains("event: intermediate") && text.contains("event: final"), "{text}");
+
+    // An Accept that refuses the stream (q=0), or accepts anything, gets the queued Job.
+    for accept in ["text/event-stream;q=0, application/json", "*/*"] {
+        let r = app
+            .send(
+                app.post("/v1/chat/async")
+                    .bearer_auth(&key)
+                    .header("accept", accept)
+                    .json(&json!({"session_id": "e", "message": "hello"})),
+            )
+            .await;
+        r.expect_status(202);
+        assert!(r.json["job_id"].is_string(), "{accept}: {r:?}");
+    }
 }
 
 /// A one-route OpenAI-compatible server: `answer(n)` gives the status and JSON body of the

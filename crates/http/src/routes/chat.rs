@@ -117,11 +117,26 @@ pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: Jso
     }
 }
 
+/// Whether `Accept` names `text/event-stream` as a media range with a quality above 0
+/// (`text/event-stream;q=0` refuses it; `*/*` alone keeps the JSON answer).
 fn wants_event_stream(req: &HttpRequest) -> bool {
     req.headers()
-        .get(actix_web::http::header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("text/event-stream"))
+        .get_all(actix_web::http::header::ACCEPT)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(accepts_event_stream)
+}
+
+fn accepts_event_stream(range: &str) -> bool {
+    let mut parts = range.split(';');
+    let media = parts.next().unwrap_or_default().trim();
+    if !media.eq_ignore_ascii_case("text/event-stream") {
+        return false;
+    }
+    parts
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+        .is_none_or(|(_, q)| q.trim().parse::<f32>().is_ok_and(|q| q > 0.0))
 }
 
 /// Queues a chat turn: 202 with the Job; with `Accept: text/event-stream` the job's event
@@ -272,4 +287,29 @@ pub async fn revert(
         "section_count": d.section_count,
         "reverted_message_id": message_id,
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accepts_event_stream;
+
+    #[test]
+    fn accept_names_the_event_stream_with_a_quality_above_zero() {
+        for yes in
+            ["text/event-stream", " Text/Event-Stream ", "text/event-stream;q=0.5", "text/event-stream; charset=utf-8"]
+        {
+            assert!(accepts_event_stream(yes), "{yes:?}");
+        }
+        for no in [
+            "application/json",
+            "*/*",
+            "text/*",
+            "text/event-stream;q=0",
+            "text/event-stream; q=0.0",
+            "text/event-streamx",
+            "application/text/event-stream",
+        ] {
+            assert!(!accepts_event_stream(no), "{no:?}");
+        }
+    }
 }

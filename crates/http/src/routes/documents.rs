@@ -107,7 +107,9 @@ pub async fn upload(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let form = read_form(&req, payload.into_inner(), &state, "file", state.config.max_upload_bytes).await?;
-    let mut errors = Vec::new();
+    let mut query = crate::routes::jobs::Query::parse(&req);
+    let index = query.boolean("index");
+    let mut errors = query.into_errors();
     let session = match form.text("session_id") {
         None => {
             errors.push(ValidationItem::new(
@@ -148,7 +150,6 @@ pub async fn upload(
     let (Some(session), Some(file), true) = (session, form.file, errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
-    let index = req.query_string().split('&').any(|kv| kv.eq_ignore_ascii_case("index=true"));
     let filename = file.filename.clone();
     let size = file.bytes.len() as u64;
     let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode, index).await?;

@@ -82,7 +82,7 @@ impl Query {
         }
     }
 
-    fn boolean(&mut self, name: &str) -> bool {
+    pub(crate) fn boolean(&mut self, name: &str) -> bool {
         let Some(raw) = self.get(name).map(str::to_owned) else {
             return false;
         };
@@ -94,6 +94,11 @@ impl Query {
                 false
             }
         }
+    }
+
+    /// The problems found, to report with others.
+    pub(crate) fn into_errors(self) -> Vec<ValidationItem> {
+        self.errors
     }
 
     pub(crate) fn finish(self) -> ApiResult<()> {
@@ -235,10 +240,22 @@ fn frame(event: &str, id: Option<i64>, data: &Value) -> Bytes {
     Bytes::from(s)
 }
 
-/// Streams a job's events after `after` until its final event.
+/// The last event of a stream that cannot go on: the job is gone (its session was deleted)
+/// or its events could not be read.
+fn error_frame(job_id: &str, detail: &str) -> Bytes {
+    frame("error", None, &json!({"job_id": job_id, "detail": detail}))
+}
+
+const JOB_GONE: &str = "The job no longer exists: its session was deleted.";
+const READ_FAILED: &str = "The job's events could not be read. Reconnect with Last-Event-ID to resume.";
+
+/// Streams a job's events after `after` until its final event. The job's id is in the
+/// `X-Job-Id` header, so a caller that asked `POST /v1/chat/async` for the stream can poll,
+/// cancel or approve the job.
 pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpResponse {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let chat = state.chat.clone();
+    let header_id = job_id.clone();
     tokio::spawn(async move {
         let mut signals = chat.bus().subscribe();
         let mut last = after;
@@ -253,11 +270,13 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
             // approval or the final event needs it.
             if read_status {
                 let Ok(now) = chat.peek_status(&job_id).await else {
+                    let _ = tx.send(error_frame(&job_id, READ_FAILED)).await;
                     return;
                 };
                 status = now;
             }
             let Ok(events) = chat.events_after(&job_id, last).await else {
+                let _ = tx.send(error_frame(&job_id, READ_FAILED)).await;
                 return;
             };
             for e in &events {
@@ -268,11 +287,20 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 last = e.sequence;
             }
             let Some(status) = status else {
+                let _ = tx.send(error_frame(&job_id, JOB_GONE)).await;
                 return;
             };
             if status == JobStatus::AwaitingApproval && !approval_sent {
-                let Ok(Some(job)) = chat.peek_job(&job_id).await else {
-                    return;
+                let job = match chat.peek_job(&job_id).await {
+                    Ok(Some(job)) => job,
+                    Ok(None) => {
+                        let _ = tx.send(error_frame(&job_id, JOB_GONE)).await;
+                        return;
+                    }
+                    Err(_) => {
+                        let _ = tx.send(error_frame(&job_id, READ_FAILED)).await;
+                        return;
+                    }
                 };
                 if job.status != JobStatus::AwaitingApproval {
                     // It moved on since the status was read: the next pass sees where to.
@@ -289,11 +317,15 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 approval_sent = false;
             }
             if status.is_finished() {
-                if let Ok(Some(job)) = chat.peek_job(&job_id).await {
-                    if let Ok(view) = chat.job_view(&job, false).await {
-                        let _ = tx.send(frame("final", None, &view)).await;
-                    }
-                }
+                let last_frame = match chat.peek_job(&job_id).await {
+                    Ok(Some(job)) => match chat.job_view(&job, false).await {
+                        Ok(view) => frame("final", None, &view),
+                        Err(_) => error_frame(&job_id, READ_FAILED),
+                    },
+                    Ok(None) => error_frame(&job_id, JOB_GONE),
+                    Err(_) => error_frame(&job_id, READ_FAILED),
+                };
+                let _ = tx.send(last_frame).await;
                 return;
             }
             // Whether the status must be read again: yes unless the signal was `Events`.
@@ -327,5 +359,6 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))
         .insert_header(("X-Accel-Buffering", "no"))
+        .insert_header(("X-Job-Id", header_id))
         .streaming(body)
 }
