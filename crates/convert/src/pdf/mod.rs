@@ -16,6 +16,8 @@ use redline_ports::documents::{ConvertError, Converted};
 
 use layout::Collector;
 
+const CUT_SHORT: &str = "the file looks cut short (it does not end with %%EOF)";
+
 fn corrupt(reason: impl Into<String>) -> ConvertError {
     ConvertError::Corrupt { format: "PDF".into(), reason: reason.into() }
 }
@@ -38,14 +40,21 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     if !head.windows(5).any(|w| w == b"%PDF-") {
         return Err(corrupt("it does not start with a %PDF- header"));
     }
-    let doc = load(bytes)?;
+    // A file cut short (an interrupted download or copy) loses its last bytes, and with them
+    // the %%EOF marker that ends every complete PDF: a refusal then says so first.
+    let tail = &bytes[bytes.len().saturating_sub(1024)..];
+    let cut_short = !tail.windows(5).any(|w| w == b"%%EOF");
+    let doc = load(bytes).map_err(|e| match e {
+        ConvertError::Corrupt { reason, .. } if cut_short => corrupt(format!("{CUT_SHORT}: {reason}")),
+        e => e,
+    })?;
     let prepared = catch_unwind(AssertUnwindSafe(|| prepare::prepare(doc, bytes.len())))
         .map_err(|p| corrupt(format!("it could not be read ({})", panic_message(&*p))))??;
     let prepare::Prepared { doc, page_count, has_images, mut warnings } = prepared;
 
     let mut collector = Collector::default();
     collector.max_chars = layout::char_budget(bytes.len());
-    let failed = extract(&doc, page_count, &mut collector).map_err(|e| match e {
+    let Extracted { failed, first_failure } = extract(&doc, page_count, &mut collector).map_err(|e| match e {
         ConvertError::TooComplex(_) => ConvertError::TooComplex(format!(
             "the PDF has more than {} characters of text",
             layout::char_budget(bytes.len())
@@ -53,6 +62,9 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         e => e,
     })?;
     drop(doc);
+    if cut_short {
+        warnings.push(format!("{CUT_SHORT}, so some of its text may be missing"));
+    }
     if !failed.is_empty() {
         warnings.push(match failed.len() {
             1 => format!("the text of page {} could not be read", failed[0]),
@@ -79,7 +91,11 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             ));
         }
         if failed.len() == page_count {
-            return Err(ConvertError::NoText("the PDF's text could not be decoded (unsupported fonts)".into()));
+            let why = first_failure.unwrap_or_else(|| "unknown error".into());
+            if cut_short {
+                return Err(corrupt(format!("{CUT_SHORT}, and no page could be read ({why})")));
+            }
+            return Err(ConvertError::NoText(format!("no page's text could be read ({why})")));
         }
         return Err(ConvertError::NoText("the PDF has no text".into()));
     }
@@ -120,6 +136,22 @@ fn load(bytes: &[u8]) -> Result<lopdf::Document, ConvertError> {
     Ok(doc)
 }
 
+/// The pages `pdf-extract` could not read, and why the first of them failed.
+#[derive(Debug, Default)]
+struct Extracted {
+    failed: Vec<u32>,
+    first_failure: Option<String>,
+}
+
+/// Why a run of `pdf-extract` failed, if it did.
+fn failure(run: std::thread::Result<Result<(), pdf_extract::OutputError>>) -> Option<String> {
+    match run {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(panic) => Some(panic_message(&*panic)),
+    }
+}
+
 /// Runs `pdf-extract` over every page. The whole document goes in one pass; when a page
 /// fails (a panic or an error inside `pdf-extract`), the pages after it are read one by
 /// one. Answers the pages that failed.
@@ -127,29 +159,32 @@ fn extract(
     doc: &pdf_extract::Document,
     page_count: usize,
     collector: &mut Collector,
-) -> Result<Vec<u32>, ConvertError> {
-    let mut failed = Vec::new();
-    let whole = catch_unwind(AssertUnwindSafe(|| pdf_extract::output_doc(doc, collector)));
-    let resume_after = match whole {
-        Ok(Ok(())) => return Ok(failed),
-        _ if collector.over_limit => return Err(too_many_chars()),
-        _ => collector.page(),
+) -> Result<Extracted, ConvertError> {
+    let mut out = Extracted::default();
+    let whole = failure(catch_unwind(AssertUnwindSafe(|| pdf_extract::output_doc(doc, collector))));
+    let Some(why) = whole else {
+        return Ok(out);
     };
+    if collector.over_limit {
+        return Err(too_many_chars());
+    }
+    out.first_failure = Some(why);
+    let resume_after = collector.page();
     collector.flush();
     if resume_after > 0 {
-        failed.push(resume_after);
+        out.failed.push(resume_after);
     }
     for page in resume_after + 1..=page_count as u32 {
-        let one = catch_unwind(AssertUnwindSafe(|| pdf_extract::output_doc_page(doc, collector, page)));
+        let one = failure(catch_unwind(AssertUnwindSafe(|| pdf_extract::output_doc_page(doc, collector, page))));
         if collector.over_limit {
             return Err(too_many_chars());
         }
-        if !matches!(one, Ok(Ok(()))) {
+        if one.is_some() {
             collector.flush();
-            failed.push(page);
+            out.failed.push(page);
         }
     }
-    Ok(failed)
+    Ok(out)
 }
 
 fn too_many_chars() -> ConvertError {

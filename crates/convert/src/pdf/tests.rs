@@ -135,11 +135,26 @@ fn damaged_files_are_corrupt_not_a_panic() {
         let err = convert(bytes).unwrap_err();
         assert!(matches!(err, ConvertError::Corrupt { .. }), "{err:?}");
     }
-    // Truncated in the middle of a real file.
+    // Truncated anywhere in a real file: refused or read, never a panic, and either way the
+    // answer says the file lost its end (rather than blaming its fonts).
     let page = page_of(&[(11, 0, "Some text")]);
-    let full = pdf(&[&page]);
-    for cut in [20, full.len() / 2, full.len() - 30] {
-        let _ = convert(&full[..cut]);
+    let mut files = vec![pdf(&[&page])];
+    if let Some(dir) = corpus_dir("pdf") {
+        files
+            .extend(["pdfjs-TAMReview.pdf", "pdfjs-REDHAT-1531897-0.pdf"].map(|f| std::fs::read(dir.join(f)).unwrap()));
+    }
+    for full in files {
+        for cut in (1..20).map(|i| full.len() * i / 20) {
+            match convert(&full[..cut]) {
+                Ok(c) => assert!(c.warnings.iter().any(|w| w.contains("cut short")), "cut at {cut}: {:?}", c.warnings),
+                Err(ConvertError::Corrupt { reason, .. }) if cut >= 10 => {
+                    assert!(reason.contains("cut short"), "cut at {cut} of {}: {reason}", full.len())
+                }
+                Err(e) => {
+                    assert!(matches!(e, ConvertError::Corrupt { .. }), "cut at {cut} of {}: {e:?}", full.len())
+                }
+            }
+        }
     }
 }
 
