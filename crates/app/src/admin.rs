@@ -96,10 +96,18 @@ fn plan(s: &str) -> anyhow::Result<Plan> {
     s.parse::<Plan>().map_err(|e| anyhow!("{e}"))
 }
 
+/// An `--expires-at` in the future (a grant or code that has already expired would be
+/// accepted and then never count).
 fn expiry(s: &Option<String>) -> anyhow::Result<Option<i64>> {
-    s.as_deref()
-        .map(|t| parse_iso8601(t).ok_or_else(|| anyhow!("--expires-at {t:?} is not an ISO 8601 timestamp")))
-        .transpose()
+    let Some(t) = s.as_deref() else {
+        return Ok(None);
+    };
+    let at = parse_iso8601(t).ok_or_else(|| anyhow!("--expires-at {t:?} is not an ISO 8601 timestamp"))?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    if i128::from(at) <= i128::try_from(now).unwrap_or(i128::MAX) {
+        bail!("--expires-at {t:?} is in the past");
+    }
+    Ok(Some(at))
 }
 
 fn positive_ops(ops: i64) -> anyhow::Result<i64> {

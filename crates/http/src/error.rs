@@ -253,6 +253,8 @@ impl From<IdentityError> for ApiError {
             ),
             IdentityError::WrongCode { attempts_left } => ApiError::Forbidden(if attempts_left == 0 {
                 "Wrong code. 0 attempts left: the link is now disabled.".to_owned()
+            } else if attempts_left == 1 {
+                "Wrong code. 1 attempt left.".to_owned()
             } else {
                 format!("Wrong code. {attempts_left} attempts left.")
             }),

@@ -108,6 +108,14 @@ async fn cli_failures_exit_non_zero_with_a_message() {
     app.admin_fails(&["create-user", "--email", &unique_email(), "--password", "short"]);
     app.admin_fails(&["create-promo", "--code", "ZERO", "--name", "n", "--ops", "0"]);
     app.admin_fails(&["create-promo", "--code", "BADDATE", "--name", "n", "--ops", "1", "--expires-at", "tomorrow"]);
+    let past = "2020-01-01T00:00:00Z";
+    for args in [
+        vec!["create-promo", "--code", "PAST", "--name", "n", "--ops", "1", "--expires-at", past],
+        vec!["grant-promo", "--user-id", &user_id, "--name", "n", "--ops", "5", "--expires-at", past],
+    ] {
+        let err = app.admin_fails(&args);
+        assert!(err.contains("is in the past"), "{err}");
+    }
     // The user is unchanged by the failed commands.
     let token = app.login_token(&email, "a good password").await;
     let me = app.send(app.get("/v1/users/me").bearer_auth(&token)).await;
