@@ -160,12 +160,52 @@ pub struct Application {
     server: actix_web::dev::Server,
     stop_workers: tokio::sync::watch::Sender<bool>,
     workers: Vec<tokio::task::JoinHandle<()>>,
+    /// The embedded database's lock, held while serving (released when the process ends,
+    /// however it ends).
+    _sqlite_lock: Option<std::fs::File>,
+}
+
+/// The file whose lock says that a `redline serve` uses an SQLite database: the database's
+/// path with `.serve-lock` added. `None` for PostgreSQL and in-memory databases.
+fn sqlite_lock_path(database_url: &str) -> Option<std::path::PathBuf> {
+    let path = database_url.strip_prefix("sqlite://")?;
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() || path.contains(":memory:") {
+        return None;
+    }
+    Some(std::path::PathBuf::from(format!("{path}.serve-lock")))
+}
+
+/// Takes the lock of an SQLite database for this process, or says who holds it. An SQLite
+/// database serves one process: two would each keep their own caches (keys, sessions) and
+/// requeue each other's running jobs. Holding it, this process knows at startup that every
+/// job it finds in progress was left by a process that is gone.
+fn lock_sqlite(database_url: &str) -> anyhow::Result<Option<std::fs::File>> {
+    let Some(path) = sqlite_lock_path(database_url) else {
+        return Ok(None);
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another redline process is serving this SQLite database (its lock file {} is held); stop it first, \
+             or run replicas on PostgreSQL (REDLINE_DATABASE_URL)",
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+    }
 }
 
 impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("cannot create the data folder {}", config.data_dir.display()))?;
+        let sqlite_lock = lock_sqlite(&config.database_url)?;
         let listener = TcpListener::bind(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
         let local = listener.local_addr()?;
         let port = local.port();
@@ -191,14 +231,14 @@ impl Application {
         });
         let server = redline_http::server(listener, state, config.http_workers, config.shutdown_timeout)?;
         let (stop_workers, stopped) = tokio::sync::watch::channel(false);
-        let workers = services.workers.start(config.jobs.workers, stopped);
+        let workers = services.workers.start(config.jobs.workers, stopped, sqlite_lock.is_some());
         tracing::info!(
             port,
             database = services.db.backend_name(),
             data_dir = %config.data_dir.display(),
             "redline is listening"
         );
-        Ok(Self { port, server, stop_workers, workers })
+        Ok(Self { port, server, stop_workers, workers, _sqlite_lock: sqlite_lock })
     }
 
     pub fn port(&self) -> u16 {
@@ -209,10 +249,37 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let served = self.server.await;
         // Workers finish the job in hand; a job cut off is taken again by any replica once
-        // its lease runs out.
+        // its lease runs out (on SQLite, by the next start at once).
         let _ = self.stop_workers.send(true);
         let _ =
             tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::future::join_all(self.workers)).await;
         served
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_sits_beside_an_sqlite_file_only() {
+        assert_eq!(sqlite_lock_path("sqlite:///tmp/x/redline.db"), Some("/tmp/x/redline.db.serve-lock".into()));
+        assert_eq!(
+            sqlite_lock_path("sqlite://./data/redline.db?mode=rwc"),
+            Some("./data/redline.db.serve-lock".into())
+        );
+        assert_eq!(sqlite_lock_path("sqlite://:memory:"), None);
+        assert_eq!(sqlite_lock_path("postgres://postgres@127.0.0.1/test"), None);
+    }
+
+    #[test]
+    fn one_process_holds_an_sqlite_database() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("redline.db").display());
+        let held = lock_sqlite(&url).expect("first lock").expect("a lock file");
+        let err = lock_sqlite(&url).expect_err("a second server on the same database is refused");
+        assert!(err.to_string().contains("another redline process is serving this SQLite database"), "{err}");
+        drop(held);
+        assert!(lock_sqlite(&url).expect("free again").is_some());
     }
 }

@@ -39,9 +39,17 @@ impl Workers {
     }
 
     /// Starts `n` workers (0: this replica only serves HTTP) and the sweeper on the current
-    /// runtime; they stop when `shutdown`
-    /// turns true (a job being run is finished first).
-    pub fn start(self: &Arc<Self>, n: usize, shutdown: watch::Receiver<bool>) -> Vec<tokio::task::JoinHandle<()>> {
+    /// runtime; they stop when `shutdown` turns true (a job being run is finished first).
+    /// With `sole_runner` (this process alone runs jobs on the database: the embedded
+    /// SQLite, whose data folder it has locked) the first sweep requeues every job found in
+    /// progress at once, since their workers died with an earlier process; otherwise they
+    /// wait for their lease to run out.
+    pub fn start(
+        self: &Arc<Self>,
+        n: usize,
+        shutdown: watch::Receiver<bool>,
+        sole_runner: bool,
+    ) -> Vec<tokio::task::JoinHandle<()>> {
         let mut handles = Vec::new();
         for i in 0..n {
             let me = self.clone();
@@ -49,7 +57,7 @@ impl Workers {
             handles.push(tokio::spawn(async move { me.work(i, stop).await }));
         }
         let me = self.clone();
-        handles.push(tokio::spawn(async move { me.sweep_loop(shutdown).await }));
+        handles.push(tokio::spawn(async move { me.sweep_loop(shutdown, sole_runner).await }));
         handles
     }
 
@@ -118,10 +126,12 @@ impl Workers {
         }
     }
 
-    async fn sweep_loop(&self, mut shutdown: watch::Receiver<bool>) {
+    async fn sweep_loop(&self, mut shutdown: watch::Receiver<bool>, sole_runner: bool) {
+        let mut first = sole_runner;
         loop {
-            if let Err(e) = self.chat.sweep().await {
-                tracing::warn!(error = %e, "job sweep failed");
+            match self.chat.sweep(first).await {
+                Ok(()) => first = false,
+                Err(e) => tracing::warn!(error = %e, "job sweep failed"),
             }
             tokio::select! {
                 _ = tokio::time::sleep(SWEEP_EVERY) => {}

@@ -92,6 +92,10 @@ pub struct SweepRules {
     pub cancel_awaiting_before: Millis,
     /// Started this many times → failed instead of requeued.
     pub max_attempts: i32,
+    /// In-progress jobs whose lease ends before this are requeued (or failed): `now`, or
+    /// later when this process alone runs jobs on the database and knows at its start that
+    /// every lease it finds belongs to a worker that is gone.
+    pub requeue_leases_before: Millis,
 }
 
 #[async_trait::async_trait]

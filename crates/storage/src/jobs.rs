@@ -319,17 +319,20 @@ impl JobStore for Db {
 
     async fn sweep_jobs(&self, rules: &SweepRules) -> Result<Sweep, StoreError> {
         let now = rules.now;
+        let leases_before = rules.requeue_leases_before;
         let sweep: DbResult<Sweep> = with_tx!(self, |conn| {
             let mut sweep = Sweep::default();
             let expired: Vec<(String, i32, Option<String>)> = jobs::table
                 .filter(jobs::status.eq("in_progress"))
-                .filter(jobs::lease_until.lt(now))
+                .filter(jobs::lease_until.lt(leases_before))
                 .select((jobs::job_id, jobs::attempts, jobs::committed_version))
                 .load(conn)
                 .await?;
             for (id, attempts, committed) in expired {
-                let one =
-                    jobs::table.find(&id).filter(jobs::status.eq("in_progress")).filter(jobs::lease_until.lt(now));
+                let one = jobs::table
+                    .find(&id)
+                    .filter(jobs::status.eq("in_progress"))
+                    .filter(jobs::lease_until.lt(leases_before));
                 let given_up = match committed {
                     // Its document is committed: running the turn again would apply the
                     // changes twice. It ends here, not billed, saying where the changes went.

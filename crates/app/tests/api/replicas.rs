@@ -174,7 +174,9 @@ async fn a_killed_server_leaves_no_job_stuck_and_no_document_half_written() {
         ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
         ("REDLINE_OPENAI_BASE_URL", model),
         ("REDLINE_OPENAI_MODEL", "m".to_owned()),
-        ("REDLINE_JOB_LEASE_SECS", "2".to_owned()),
+        // A lease far longer than the test: the job must be taken again because the new
+        // process owns the SQLite database, not because the lease ran out.
+        ("REDLINE_JOB_LEASE_SECS", "600".to_owned()),
     ];
     let mut first = Replica::start(dir.path(), &env).await;
     let key = first.key().await;
@@ -194,20 +196,33 @@ async fn a_killed_server_leaves_no_job_stuck_and_no_document_half_written() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     first.kill();
-    hold.store(false, Ordering::SeqCst);
 
-    // The document is exactly as committed before the crash.
+    // The document is exactly as committed before the crash (the model still holds the
+    // turn that the new process has taken again).
     let second = Replica::start(dir.path(), &env).await;
     let (_, after_crash) = second.call(reqwest::Method::GET, "/v1/documents/k", &key, None).await;
     assert_eq!(after_crash["version_id"], before["version_id"]);
     assert_eq!(after_crash["html"], before["html"]);
-    // The job is taken again once the dead worker's lease runs out, and completes.
+    hold.store(false, Ordering::SeqCst);
+    // The job is taken again at once (the killed process cannot be running it), and completes.
     let done = second.wait_for(&key, &job_id, &["completed", "failed"], Duration::from_secs(60)).await;
     assert_eq!(done["status"], "completed", "{done}");
     let (_, now) = second.call(reqwest::Method::GET, "/v1/documents/k", &key, None).await;
     assert!(now["html"].as_str().unwrap().contains("after the crash"), "{now}");
     let (_, usage) = second.call(reqwest::Method::GET, "/v1/usage", &key, None).await;
     assert_eq!(usage["monthly_used"], 1, "charged once");
+
+    // A second server on the same SQLite database is refused while one serves it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+        .arg("serve")
+        .env_clear()
+        .env("REDLINE_BIND", format!("127.0.0.1:{}", free_port()))
+        .env("REDLINE_DATA_DIR", dir.path())
+        .output()
+        .expect("redline runs");
+    assert!(!out.status.success(), "a second server started");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("another redline process is serving this SQLite database"), "{stderr}");
 }
 
 #[tokio::test]

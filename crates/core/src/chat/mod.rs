@@ -537,13 +537,17 @@ impl Chat {
     }
 
     /// One sweep: requeue jobs of dead workers, cancel unanswered approvals, delete old jobs.
-    pub async fn sweep(&self) -> ChatResult<()> {
+    /// Requeues the jobs of dead workers (those whose lease ran out, or, with
+    /// `every_lease_ended`, every job in progress: at the start of the only process that runs
+    /// jobs on this database), cancels unanswered approvals and deletes old finished jobs.
+    pub async fn sweep(&self, every_lease_ended: bool) -> ChatResult<()> {
         let now = self.now();
         let rules = redline_ports::jobs::SweepRules {
             now,
             delete_finished_before: now - ms(self.config.retention),
             cancel_awaiting_before: now - ms(self.config.approval_timeout),
             max_attempts: redline_domain::job::MAX_ATTEMPTS,
+            requeue_leases_before: if every_lease_ended { Millis::MAX } else { now },
         };
         let sweep = self.ports.jobs.sweep_jobs(&rules).await?;
         for id in sweep.cancelled.iter().chain(&sweep.failed) {

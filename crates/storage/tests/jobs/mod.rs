@@ -193,6 +193,7 @@ pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
             delete_finished_before: T0 + 50,
             cancel_awaiting_before: T0 + 50,
             max_attempts: 3,
+            requeue_leases_before: T0 + 100,
         })
         .await
         .unwrap();
@@ -208,6 +209,19 @@ pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
     assert!(db.job("old").await.unwrap().is_none());
     assert!(db.events("old", 0).await.unwrap().is_empty());
     assert_eq!(db.job("alive").await.unwrap().unwrap().status, JobStatus::InProgress, "a live lease is left alone");
+
+    // At the start of the only process that runs jobs, every lease found belongs to a dead
+    // worker: the job is requeued at once, its times are the sweep's.
+    let rules = SweepRules {
+        now: T0 + 200,
+        delete_finished_before: T0,
+        cancel_awaiting_before: T0,
+        max_attempts: 3,
+        requeue_leases_before: i64::MAX,
+    };
+    assert_eq!(db.sweep_jobs(&rules).await.unwrap().requeued, ["alive"]);
+    let alive = db.job("alive").await.unwrap().unwrap();
+    assert_eq!((alive.status, alive.updated_at, alive.lease_until), (JobStatus::Pending, T0 + 200, None));
 }
 
 /// A worker renews its lease while the sweep is deciding that the lease ran out: the sweep
@@ -222,8 +236,13 @@ pub async fn a_lease_renewed_during_the_sweep_is_kept(db: &Db) {
     let mut renewal = RawConn::open(db).await;
     let begin = if db.backend_name() == "sqlite" { "BEGIN IMMEDIATE" } else { "BEGIN" };
     renewal.execute(&format!("{begin}; UPDATE jobs SET lease_until = {} WHERE job_id = 'slow'", T0 + 1_000_000)).await;
-    let rules =
-        SweepRules { now: T0 + 100, delete_finished_before: T0 - 1, cancel_awaiting_before: T0 - 1, max_attempts: 3 };
+    let rules = SweepRules {
+        now: T0 + 100,
+        delete_finished_before: T0 - 1,
+        cancel_awaiting_before: T0 - 1,
+        max_attempts: 3,
+        requeue_leases_before: T0 + 100,
+    };
     let (sweep, ()) = tokio::join!(db.sweep_jobs(&rules), async {
         // Until the sweep waits for the row held.
         common::until_a_lock_is_awaited(db, "the sweep").await;
@@ -303,6 +322,7 @@ pub async fn a_committed_job_cannot_be_cancelled_nor_rerun(db: &Db) {
             delete_finished_before: T0,
             cancel_awaiting_before: T0,
             max_attempts: 3,
+            requeue_leases_before: T0 + 100,
         })
         .await
         .unwrap();
