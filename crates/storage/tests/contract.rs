@@ -756,18 +756,18 @@ async fn claim_handoff_taken_email_changes_nothing(db: &Db) {
     assert_eq!(db.user_by_email(&email("op@example.com")).await.unwrap().unwrap().id, agent.id);
 }
 
-async fn concurrent_claims_have_one_winner(db: &Db) {
-    const CALLS: usize = 10;
-    let agent = new_user(db, agent_user(T0)).await;
-    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000)).await.unwrap();
-
+/// Claims each link at the same moment, the i-th for `op{i}@example.com`; the addresses
+/// whose claim took `agent` over (the others must be `NotFound`).
+async fn claims_at_once(db: &Db, agent: UserId, links: Vec<String>) -> Vec<Email> {
     let shared = common::shared(db);
-    let tasks: Vec<_> = (0..CALLS)
-        .map(|i| {
+    let tasks: Vec<_> = links
+        .into_iter()
+        .enumerate()
+        .map(|(i, link)| {
             let db = shared.clone();
             let address = email(&format!("op{i}@example.com"));
             tokio::spawn(async move {
-                let r = db.claim_handoff("handoff-1", &address, "$argon2id$op", T0 + 1).await;
+                let r = db.claim_handoff(&link, &address, "$argon2id$op", T0 + 1).await;
                 (address, r)
             })
         })
@@ -776,15 +776,22 @@ async fn concurrent_claims_have_one_winner(db: &Db) {
     for task in tasks {
         match task.await.expect("task panicked") {
             (address, Ok(id)) => {
-                assert_eq!(id, agent.id);
+                assert_eq!(id, agent);
                 winners.push(address);
             }
             (_, Err(StoreError::NotFound)) => {}
-            (_, Err(e)) => {
-                panic!("concurrent claim_handoff must succeed or be NotFound, got {e:?}")
-            }
+            (_, Err(e)) => panic!("concurrent claim_handoff must succeed or be NotFound, got {e:?}"),
         }
     }
+    winners
+}
+
+async fn concurrent_claims_have_one_winner(db: &Db) {
+    const CALLS: usize = 10;
+    let agent = new_user(db, agent_user(T0)).await;
+    db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000)).await.unwrap();
+
+    let winners = claims_at_once(db, agent.id, vec!["handoff-1".to_owned(); CALLS]).await;
     assert_eq!(winners.len(), 1, "exactly one claim wins: {winners:?}");
     assert_eq!(db.user_by_id(agent.id).await.unwrap().unwrap().email.as_ref(), Some(&winners[0]));
 }
@@ -815,28 +822,7 @@ async fn an_account_is_taken_over_through_one_link(db: &Db) {
     for i in 0..LINKS {
         db.insert_handoff(&handoff(&format!("other-{i}"), agent.id, T0 + 60_000)).await.unwrap();
     }
-    let shared = common::shared(db);
-    let tasks: Vec<_> = (0..LINKS)
-        .map(|i| {
-            let db = shared.clone();
-            let address = email(&format!("op{i}@example.com"));
-            tokio::spawn(async move {
-                let r = db.claim_handoff(&format!("other-{i}"), &address, "$argon2id$op", T0 + 1).await;
-                (address, r)
-            })
-        })
-        .collect();
-    let mut winners = Vec::new();
-    for task in tasks {
-        match task.await.expect("task panicked") {
-            (address, Ok(id)) => {
-                assert_eq!(id, agent.id);
-                winners.push(address);
-            }
-            (_, Err(StoreError::NotFound)) => {}
-            (_, Err(e)) => panic!("concurrent claim_handoff must succeed or be NotFound, got {e:?}"),
-        }
-    }
+    let winners = claims_at_once(db, agent.id, (0..LINKS).map(|i| format!("other-{i}")).collect()).await;
     assert_eq!(winners.len(), 1, "exactly one link takes the account over: {winners:?}");
     assert_eq!(db.user_by_id(agent.id).await.unwrap().unwrap().email.as_ref(), Some(&winners[0]));
     let mut claimed = 0;
