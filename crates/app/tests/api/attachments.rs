@@ -366,6 +366,15 @@ async fn deleting_removes_the_file_and_the_passages() {
     let blobs = attachment_blobs(&app);
     assert!(blobs.len() == 1 && blobs[0].starts_with(keep["attachment_id"].as_str().unwrap()), "{blobs:?}");
 
+    // Deletes of one attachment at the same moment: one did it (204), the others find
+    // nothing (404).
+    let twice = attach_processed(&app, &key, "s1", "twice.txt", b"Deleted once.").await;
+    let path = format!("/v1/attachments/{}", twice["attachment_id"].as_str().unwrap());
+    let answers = futures_util::future::join_all((0..6).map(|_| app.send(app.delete(&path).bearer_auth(&key)))).await;
+    let mut statuses: Vec<u16> = answers.iter().map(|r| r.status.as_u16()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [204, 404, 404, 404, 404, 404], "{answers:?}");
+
     // Deleting the session deletes the rest: file, rows, passages.
     app.send(app.delete("/v1/sessions/s1").bearer_auth(&key)).await.expect_status(204);
     assert!(attachment_blobs(&app).is_empty());

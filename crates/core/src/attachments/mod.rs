@@ -184,8 +184,9 @@ pub struct ProcessingStatus {
 /// and deleted an hour later).
 const STOPPED: &str = "Processing stopped before it finished; upload the file again.";
 
-/// The view of an attachment given its job (when the job still exists).
-pub fn view(record: AttachmentRecord, job: Option<&JobRecord>) -> AttachmentView {
+/// The view of an attachment given its job (when the job still exists). While the job decides
+/// the status, its changes (progress, a cancel) count for `updated_at` too.
+pub fn view(mut record: AttachmentRecord, job: Option<&JobRecord>) -> AttachmentView {
     let (status, progress, error) = match record.state {
         AttachmentState::AwaitingUpload => ("awaiting_upload".to_owned(), 0, None),
         AttachmentState::Ready => (JobStatus::Completed.as_str().to_owned(), 100, None),
@@ -194,6 +195,7 @@ pub fn view(record: AttachmentRecord, job: Option<&JobRecord>) -> AttachmentView
         }
         AttachmentState::Processing => match job {
             Some(j) => {
+                record.updated_at = record.updated_at.max(j.updated_at);
                 let error =
                     matches!(j.status, JobStatus::Failed | JobStatus::Cancelled).then(|| j.error.clone()).flatten();
                 (j.status.as_str().to_owned(), j.progress, error)
@@ -483,7 +485,10 @@ impl Attachments {
         }
         // The file first: a failure leaves the row, so the delete can be tried again.
         self.ports.blobs.delete_prefix(&blob_prefix(attachment_id)).await?;
-        self.ports.store.delete_attachment(attachment_id).await?;
+        if !self.ports.store.delete_attachment(attachment_id).await? {
+            // A delete at the same moment removed the row first, and answers for it.
+            return Err(AttachmentError::NotFound);
+        }
         Ok(())
     }
 

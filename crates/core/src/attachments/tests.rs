@@ -66,6 +66,11 @@ fn the_status_follows_the_job_while_processing() {
     let (status, _, error) = shown(view(p(), None));
     assert_eq!(status, "failed");
     assert!(error.unwrap().contains("upload the file again"));
+    // The job's last change (a cancel, progress) is the attachment's too; never earlier.
+    let cancelled = JobRecord { updated_at: T0 + 5_000, ..job(JobStatus::Cancelled, 10, None) };
+    assert_eq!(view(p(), Some(&cancelled)).record.updated_at, T0 + 5_000);
+    let older = JobRecord { updated_at: T0 - 5_000, ..job(JobStatus::InProgress, 10, None) };
+    assert_eq!(view(p(), Some(&older)).record.updated_at, T0);
 }
 
 #[test]
