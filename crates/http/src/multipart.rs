@@ -59,6 +59,31 @@ async fn read_field(field: &mut Field, cap: u64, buf: &mut Vec<u8>) -> Result<Op
     Ok(None)
 }
 
+/// The file name at the end of a Windows path sent unescaped as a quoted `filename`
+/// (`filename="C:\Users\me\report.txt"`, as old browsers and some clients send it): the
+/// header parser reads its backslashes as escapes and would make `C:Usersmereport.txt`.
+/// `None` for anything else, which the parser reads as usual (a client that escapes its
+/// backslashes sends `\\`, and a path of that shape is then not recognised here).
+fn windows_path_file_name(headers: &header::HeaderMap) -> Option<String> {
+    let raw = headers.get(header::CONTENT_DISPOSITION)?.as_bytes();
+    let raw = String::from_utf8_lossy(raw);
+    let lower = raw.to_ascii_lowercase();
+    let start = lower.match_indices("filename=\"").map(|(i, _)| i).find(|&i| {
+        // `filename=`, not the end of `xfilename=` or the `filename*=` form.
+        i == 0 || matches!(lower.as_bytes()[i - 1], b';' | b' ' | b'\t')
+    })? + "filename=\"".len();
+    let value = &raw[start..];
+    let value = &value[..value.find('"')?];
+    let bytes = value.as_bytes();
+    let drive = bytes.len() > 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'\\';
+    let unc = value.starts_with("\\\\") && !value.starts_with("\\\\\\");
+    if !(drive || unc) || (drive && value.contains("\\\\")) {
+        return None;
+    }
+    let name = value.rsplit('\\').next()?;
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
 /// Reads a `multipart/form-data` body whose file field is `file_field`, capped at
 /// `max_file_bytes` (413 JSON beyond it). A body that is not multipart → 415.
 pub async fn read_form(
@@ -93,7 +118,8 @@ pub async fn read_form(
             )])
         })?;
         let name = field.name().unwrap_or_default().to_owned();
-        let filename = field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned);
+        let filename = windows_path_file_name(field.headers())
+            .or_else(|| field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned));
         if name == file_field && form.file.is_none() {
             let content_type = field.content_type().map(|m| m.essence_str().to_owned());
             // Room for the whole file at once (the body's declared length, under the cap):
@@ -235,7 +261,8 @@ where
             )])
         })?;
         let name = field.name().unwrap_or_default().to_owned();
-        let filename = field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned);
+        let filename = windows_path_file_name(field.headers())
+            .or_else(|| field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned));
         if name == file_field && form.file.is_none() {
             let Some(consume) = consume.take() else { continue };
             let start = FileStart {
@@ -263,4 +290,34 @@ where
         }
     }
     Ok(form)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name_of(disposition: &str) -> Option<String> {
+        let mut headers = header::HeaderMap::new();
+        headers.insert(header::CONTENT_DISPOSITION, header::HeaderValue::from_str(disposition).unwrap());
+        windows_path_file_name(&headers)
+    }
+
+    #[test]
+    fn a_windows_path_sent_unescaped_gives_its_file_name() {
+        let d = |f: &str| format!("form-data; name=\"file\"; filename=\"{f}\"");
+        assert_eq!(name_of(&d(r"C:\Users\me\report.txt")).as_deref(), Some("report.txt"));
+        assert_eq!(name_of(&d(r"\\server\share\notes.md")).as_deref(), Some("notes.md"));
+        assert_eq!(name_of(&format!("form-data; name=file; FILENAME=\"{}\"", r"d:\a.pdf")).as_deref(), Some("a.pdf"));
+        // Everything else is left to the parser: plain names, escaped backslashes, other forms.
+        for other in [
+            d("report.txt"),
+            d(r"C:\\Users\\me\\report.txt"),
+            d(r"a\b.txt"),
+            d(r"C:\"),
+            "form-data; name=\"file\"; filename*=UTF-8''C%3A%5Ca.txt".to_owned(),
+            "form-data; name=\"file\"".to_owned(),
+        ] {
+            assert_eq!(name_of(&other), None, "{other}");
+        }
+    }
 }

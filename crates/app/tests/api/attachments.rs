@@ -233,6 +233,9 @@ async fn file_names_are_data() {
     for (sent, kept) in [
         ("../../etc/passwd.txt", "passwd.txt".to_owned()),
         ("..\\..\\boot.ini.md", "boot.ini.md".to_owned()),
+        // Windows paths sent unescaped in the quoted filename, as old browsers do.
+        (r"C:\Users\me\report.txt", "report.txt".to_owned()),
+        (r"\\fileserver\team\notes.md", "notes.md".to_owned()),
         ("tab\there.txt", "tabhere.txt".to_owned()),
         ("rtl\u{202e}txt.md", "rtltxt.md".to_owned()),
         (long.as_str(), format!("{}.txt", "n".repeat(251))),
