@@ -249,6 +249,16 @@ fn error_frame(job_id: &str, detail: &str) -> Bytes {
 const JOB_GONE: &str = "The job no longer exists: its session was deleted.";
 const READ_FAILED: &str = "The job's events could not be read. Reconnect with Last-Event-ID to resume.";
 
+/// What a read of the job gave, or the `error` frame that ends the stream when it gave
+/// nothing (the job is gone) or failed.
+fn found<T, E>(job_id: &str, read: Result<Option<T>, E>) -> Result<T, Bytes> {
+    match read {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(error_frame(job_id, JOB_GONE)),
+        Err(_) => Err(error_frame(job_id, READ_FAILED)),
+    }
+}
+
 /// Streams a job's events after `after` until its final event. The job's id is in the
 /// `X-Job-Id` header, so a caller that asked `POST /v1/chat/async` for the stream can poll,
 /// cancel or approve the job.
@@ -291,14 +301,10 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 return;
             };
             if status == JobStatus::AwaitingApproval && !approval_sent {
-                let job = match chat.peek_job(&job_id).await {
-                    Ok(Some(job)) => job,
-                    Ok(None) => {
-                        let _ = tx.send(error_frame(&job_id, JOB_GONE)).await;
-                        return;
-                    }
-                    Err(_) => {
-                        let _ = tx.send(error_frame(&job_id, READ_FAILED)).await;
+                let job = match found(&job_id, chat.peek_job(&job_id).await) {
+                    Ok(job) => job,
+                    Err(last_frame) => {
+                        let _ = tx.send(last_frame).await;
                         return;
                     }
                 };
@@ -317,13 +323,12 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 approval_sent = false;
             }
             if status.is_finished() {
-                let last_frame = match chat.peek_job(&job_id).await {
-                    Ok(Some(job)) => match chat.job_view(&job, false).await {
+                let last_frame = match found(&job_id, chat.peek_job(&job_id).await) {
+                    Ok(job) => match chat.job_view(&job, false).await {
                         Ok(view) => frame("final", None, &view),
                         Err(_) => error_frame(&job_id, READ_FAILED),
                     },
-                    Ok(None) => error_frame(&job_id, JOB_GONE),
-                    Err(_) => error_frame(&job_id, READ_FAILED),
+                    Err(last_frame) => last_frame,
                 };
                 let _ = tx.send(last_frame).await;
                 return;
