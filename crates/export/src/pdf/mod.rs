@@ -30,7 +30,7 @@ pub(crate) const CONTENT_H: f32 = PAGE_H - 2.0 * MARGIN;
 pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) -> Result<Vec<u8>, String> {
     let fonts = Fonts::new()?;
     let mut layout = Layout::new(&fonts, images);
-    let mut pager = Pager::new();
+    let mut pager = Pager::new(writer::PdfWriter::new());
     let ctx = Ctx { tight: false, lists: 0, max_h: CONTENT_H };
     let mut lines = Vec::new();
     for block in blocks {
@@ -49,7 +49,7 @@ pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) ->
         }
     }
     let pictures = std::mem::take(&mut layout.pictures);
-    writer::write(&fonts, pager.finish(), pictures, title)
+    pager.finish().finish(&fonts, pictures, title)
 }
 
 /// A page: its lines and where each starts, measured down from the top margin.
@@ -58,23 +58,36 @@ pub(crate) type Page = Vec<(f32, Line)>;
 /// Less room than this at the bottom of a page is not worth starting a cut table row in.
 const MIN_ROOM: f32 = 48.0;
 
+/// Where finished pages go, one by one.
+pub(crate) trait PageSink {
+    fn page(&mut self, page: Page);
+}
+
+impl PageSink for Vec<Page> {
+    fn page(&mut self, page: Page) {
+        self.push(page);
+    }
+}
+
 /// Stacks lines into pages as they come: a line that does not fit starts a new page,
 /// space between blocks is dropped at the top of a page, and headings are held back until
-/// the line after them is known, so that they move to the next page with it.
-pub(crate) struct Pager {
-    pages: Vec<Page>,
+/// the line after them is known, so that they move to the next page with it. Each page goes
+/// to the sink as soon as the next one starts.
+pub(crate) struct Pager<S> {
+    page: Page,
+    sink: S,
     y: f32,
     /// Headings (and the space after them) waiting for the next content line.
     held: Vec<Line>,
 }
 
-impl Pager {
-    pub(crate) fn new() -> Self {
-        Pager { pages: vec![Vec::new()], y: 0.0, held: Vec::new() }
+impl<S: PageSink> Pager<S> {
+    pub(crate) fn new(sink: S) -> Self {
+        Pager { page: Vec::new(), sink, y: 0.0, held: Vec::new() }
     }
 
     fn at_top(&self) -> bool {
-        self.pages.last().is_none_or(Vec::is_empty)
+        self.page.is_empty()
     }
 
     fn held_height(&self) -> f32 {
@@ -93,7 +106,7 @@ impl Pager {
     }
 
     fn new_page(&mut self) {
-        self.pages.push(Vec::new());
+        self.sink.page(std::mem::take(&mut self.page));
         self.y = 0.0;
     }
 
@@ -108,9 +121,7 @@ impl Pager {
             self.new_page();
         }
         let h = line.height;
-        if let Some(page) = self.pages.last_mut() {
-            page.push((self.y, line));
-        }
+        self.page.push((self.y, line));
         self.y += h;
     }
 
@@ -132,11 +143,13 @@ impl Pager {
         }
     }
 
-    pub(crate) fn finish(mut self) -> Vec<Page> {
+    /// The sink, given the last page (the only one, empty, when there was no line).
+    pub(crate) fn finish(mut self) -> S {
         for held in std::mem::take(&mut self.held) {
             self.place(held);
         }
-        self.pages
+        self.sink.page(self.page);
+        self.sink
     }
 }
 
@@ -147,7 +160,7 @@ pub(crate) trait LineSink {
     fn emit(&mut self, line: Line);
 }
 
-impl LineSink for Pager {
+impl<S: PageSink> LineSink for Pager<S> {
     fn room(&self) -> f32 {
         Pager::room(self)
     }
@@ -182,7 +195,7 @@ mod tests {
     }
 
     fn paginate(lines: Vec<Line>) -> Vec<Page> {
-        let mut pager = Pager::new();
+        let mut pager = Pager::new(Vec::new());
         for line in lines {
             pager.push(line);
         }
@@ -207,8 +220,24 @@ mod tests {
     }
 
     #[test]
+    fn each_page_leaves_the_pager_when_the_next_one_starts() {
+        let mut pager = Pager::new(Vec::new());
+        for _ in 0..60 {
+            pager.push(content(12.0));
+        }
+        assert!(pager.sink.is_empty(), "the first page is still open");
+        pager.push(content(12.0));
+        assert_eq!(pager.sink.len(), 1, "a full page is handed on, not kept");
+        assert_eq!(pager.sink[0].len(), 60);
+        assert_eq!(pager.page.len(), 1, "only the open page's lines stay");
+        let pages = pager.finish();
+        assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [60, 1]);
+        assert_eq!(Pager::new(Vec::new()).finish().len(), 1, "no line: one empty page");
+    }
+
+    #[test]
     fn the_room_left_counts_held_headings() {
-        let mut pager = Pager::new();
+        let mut pager = Pager::new(Vec::new());
         pager.push(content(100.0));
         pager.push(Line { height: 20.0, ops: Vec::new(), kind: Kind::KeepWithNext });
         assert_eq!(pager.room(), CONTENT_H - 120.0);

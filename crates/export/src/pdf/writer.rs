@@ -12,7 +12,7 @@ use ttf_parser::GlyphId;
 use super::fonts::{FontId, Fonts, ALL_FONTS};
 use super::images::{Data, PdfImage};
 use super::layout::Op;
-use super::{Page, MARGIN, PAGE_H, PAGE_W};
+use super::{Page, PageSink, MARGIN, PAGE_H, PAGE_W};
 use crate::model::Rgb;
 
 /// Glyphs used per font: new glyph ids (the subset's) and the text each shows.
@@ -21,75 +21,107 @@ struct UsedFont {
     unicode: BTreeMap<u16, char>,
 }
 
-pub(crate) fn write(fonts: &Fonts, pages: Vec<Page>, pictures: Vec<PdfImage>, title: &str) -> Result<Vec<u8>, String> {
-    let mut doc = Document::with_version("1.7");
-    let pages_id = doc.new_object_id();
-    let resources_id = doc.new_object_id();
-    let mut used: [Option<UsedFont>; 5] = Default::default();
+/// Writes the pages as the pager finishes them (each page's content compressed at once, so a
+/// long document never holds more than one page of laid-out lines), then the fonts, the
+/// pictures and the file.
+pub(crate) struct PdfWriter {
+    doc: Document,
+    pages_id: ObjectId,
+    resources_id: ObjectId,
+    used: [Option<UsedFont>; 5],
+    page_ids: Vec<ObjectId>,
+    /// The first failure (a page that could not be compressed), reported by [`Self::finish`].
+    failed: Option<String>,
+}
 
-    let mut page_ids = Vec::with_capacity(pages.len());
-    for page in pages {
-        let (content, annots) = page_content(&page, &mut used);
+impl PdfWriter {
+    pub(crate) fn new() -> Self {
+        let mut doc = Document::with_version("1.7");
+        let pages_id = doc.new_object_id();
+        let resources_id = doc.new_object_id();
+        PdfWriter { doc, pages_id, resources_id, used: Default::default(), page_ids: Vec::new(), failed: None }
+    }
+
+    fn add_page(&mut self, page: &Page) -> Result<(), String> {
+        let (content, annots) = page_content(page, &mut self.used);
         let mut stream = Stream::new(Dictionary::new(), content.into_bytes());
         stream.compress().map_err(|e| format!("compressing a page failed: {e}"))?;
+        let doc = &mut self.doc;
         let content_id = doc.add_object(stream);
         let annot_ids: Vec<Object> = annots.into_iter().map(|a| Object::Reference(doc.add_object(a))).collect();
         let mut dict = dictionary! {
             "Type" => "Page",
-            "Parent" => pages_id,
+            "Parent" => self.pages_id,
             "MediaBox" => vec![0.into(), 0.into(), PAGE_W.into(), PAGE_H.into()],
-            "Resources" => resources_id,
+            "Resources" => self.resources_id,
             "Contents" => content_id,
         };
         if !annot_ids.is_empty() {
             dict.set("Annots", annot_ids);
         }
-        page_ids.push(doc.add_object(dict));
+        self.page_ids.push(doc.add_object(dict));
+        Ok(())
     }
 
-    let mut font_dict = Dictionary::new();
-    for font in ALL_FONTS {
-        if let Some(u) = used[font.index()].take() {
-            let id = embed_font(&mut doc, fonts, font, u)?;
-            font_dict.set(format!("F{}", font.index()), id);
+    pub(crate) fn finish(self, fonts: &Fonts, pictures: Vec<PdfImage>, title: &str) -> Result<Vec<u8>, String> {
+        let PdfWriter { mut doc, pages_id, resources_id, mut used, page_ids, failed } = self;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let mut font_dict = Dictionary::new();
+        for font in ALL_FONTS {
+            if let Some(u) = used[font.index()].take() {
+                let id = embed_font(&mut doc, fonts, font, u)?;
+                font_dict.set(format!("F{}", font.index()), id);
+            }
+        }
+        let mut xobjects = Dictionary::new();
+        for (i, picture) in pictures.into_iter().enumerate() {
+            let id = embed_image(&mut doc, picture)?;
+            xobjects.set(format!("Im{i}"), id);
+        }
+        doc.objects.insert(
+            resources_id,
+            Object::Dictionary(dictionary! {
+                "Font" => font_dict,
+                "XObject" => xobjects,
+                "ProcSet" => vec!["PDF".into(), "Text".into(), "ImageB".into(), "ImageC".into()],
+            }),
+        );
+        let count = page_ids.len() as i64;
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages",
+                "Kids" => page_ids.into_iter().map(Object::Reference).collect::<Vec<_>>(),
+                "Count" => count,
+            }),
+        );
+        let catalog_id = doc.add_object(dictionary! {
+            "Type" => "Catalog",
+            "Pages" => pages_id,
+            "ViewerPreferences" => dictionary! { "DisplayDocTitle" => true },
+        });
+        let info_id = doc.add_object(dictionary! {
+            "Title" => text_string(title),
+            "Producer" => Object::string_literal("Redline"),
+        });
+        doc.trailer.set("Root", catalog_id);
+        doc.trailer.set("Info", info_id);
+        let mut out = Vec::new();
+        doc.save_to(&mut out).map_err(|e| format!("writing the file failed: {e}"))?;
+        Ok(out)
+    }
+}
+
+impl PageSink for PdfWriter {
+    fn page(&mut self, page: Page) {
+        if self.failed.is_none() {
+            if let Err(e) = self.add_page(&page) {
+                self.failed = Some(e);
+            }
         }
     }
-    let mut xobjects = Dictionary::new();
-    for (i, picture) in pictures.into_iter().enumerate() {
-        let id = embed_image(&mut doc, picture)?;
-        xobjects.set(format!("Im{i}"), id);
-    }
-    doc.objects.insert(
-        resources_id,
-        Object::Dictionary(dictionary! {
-            "Font" => font_dict,
-            "XObject" => xobjects,
-            "ProcSet" => vec!["PDF".into(), "Text".into(), "ImageB".into(), "ImageC".into()],
-        }),
-    );
-    let count = page_ids.len() as i64;
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! {
-            "Type" => "Pages",
-            "Kids" => page_ids.into_iter().map(Object::Reference).collect::<Vec<_>>(),
-            "Count" => count,
-        }),
-    );
-    let catalog_id = doc.add_object(dictionary! {
-        "Type" => "Catalog",
-        "Pages" => pages_id,
-        "ViewerPreferences" => dictionary! { "DisplayDocTitle" => true },
-    });
-    let info_id = doc.add_object(dictionary! {
-        "Title" => text_string(title),
-        "Producer" => Object::string_literal("Redline"),
-    });
-    doc.trailer.set("Root", catalog_id);
-    doc.trailer.set("Info", info_id);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).map_err(|e| format!("writing the file failed: {e}"))?;
-    Ok(out)
 }
 
 /// A PDF text string: PDFDocEncoding-safe ASCII as is, anything else as UTF-16BE.
