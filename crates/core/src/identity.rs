@@ -188,10 +188,11 @@ impl Identity {
         if let Some(p) = self.cache.get(&digest) {
             return Ok(p);
         }
+        let began = self.cache.generation();
         for candidate in self.store.live_keys_by_prefix(key.lookup_prefix()).await? {
             if secrets::verify_secret(key.expose().to_owned(), candidate.hash.clone()).await {
                 let principal = Principal { owner: candidate.owner, key_id: candidate.id };
-                self.cache.insert(digest, principal.clone());
+                self.cache.insert(digest, principal.clone(), began);
                 return Ok(principal);
             }
         }
@@ -512,28 +513,37 @@ impl Identity {
         password: Password,
     ) -> IdentityResult<UserId> {
         let (record, _) = self.usable_handoff(token).await?;
+        // An attempt is taken before the code is compared, so codes sent at the same moment
+        // get no more checks between them than the link has attempts left.
+        let after = match self.store.take_attempt(&record.token_hash, self.now()).await {
+            Ok(after) => after,
+            Err(StoreError::NotFound) => return Err(self.handoff_refusal(&record.token_hash).await),
+            Err(e) => return Err(e.into()),
+        };
         if !secrets::ct_eq(&code_hash(token, code), &record.code_hash) {
-            let after = self.store.record_wrong_code(&record.token_hash).await.map_err(|e| match e {
-                StoreError::NotFound => IdentityError::HandoffNotFound,
-                e => e.into(),
-            })?;
             return Err(IdentityError::WrongCode { attempts_left: state_of(&after).attempts_left() });
         }
+        self.store.give_back_attempt(&record.token_hash).await?;
         let hash = secrets::hash_secret(password.expose().to_owned()).await.map_err(IdentityError::Hashing)?;
         match self.store.claim_handoff(&record.token_hash, &email, &hash, self.now()).await {
             Ok(user) => Ok(user),
             Err(StoreError::Duplicate(_)) => Err(IdentityError::EmailTaken),
-            Err(StoreError::NotFound) => {
-                // Lost a race with another claim (of this link or another of the account's) or
-                // with the last wrong code.
-                let record = self.store.handoff(&record.token_hash).await?.ok_or(IdentityError::HandoffNotFound)?;
-                Err(state_of(&record)
-                    .usable(self.now())
-                    .map_err(refusal)
-                    .err()
-                    .unwrap_or(IdentityError::HandoffNotFound))
-            }
+            // Lost a race with another claim (of this link or another of the account's) or
+            // with the last wrong code.
+            Err(StoreError::NotFound) => Err(self.handoff_refusal(&record.token_hash).await),
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Why a handoff that was usable a moment ago no longer is: 410 when wrong codes disabled
+    /// it, else 404 (claimed, expired or gone).
+    async fn handoff_refusal(&self, token_hash: &str) -> IdentityError {
+        match self.store.handoff(token_hash).await {
+            Ok(Some(record)) => {
+                state_of(&record).usable(self.now()).map_err(refusal).err().unwrap_or(IdentityError::HandoffNotFound)
+            }
+            Ok(None) => IdentityError::HandoffNotFound,
+            Err(e) => e.into(),
         }
     }
 

@@ -64,9 +64,15 @@ pub trait IdentityStore: Send + Sync {
 
     async fn handoff(&self, token_hash: &str) -> Result<Option<HandoffRecord>, StoreError>;
 
-    /// Atomically adds one wrong code to the handoff and returns the record as it is after.
-    /// MUST return `NotFound` for an unknown token.
-    async fn record_wrong_code(&self, token_hash: &str) -> Result<HandoffRecord, StoreError>;
+    /// Takes one of the handoff's attempts before its code is checked: atomically adds one to
+    /// `wrong_codes` if the handoff is unclaimed, not expired at `now` and has fewer than
+    /// `MAX_WRONG_CODES`, and returns the record as it is after. MUST return `NotFound`,
+    /// changing nothing, otherwise (unknown, claimed, expired or disabled), so that codes tried
+    /// at the same moment never get more than `MAX_WRONG_CODES` checks between them.
+    async fn take_attempt(&self, token_hash: &str, now: Millis) -> Result<HandoffRecord, StoreError>;
+
+    /// Gives back an attempt taken by [`Self::take_attempt`] for a code that was right.
+    async fn give_back_attempt(&self, token_hash: &str) -> Result<(), StoreError>;
 
     /// In one transaction: marks the handoff claimed (only if not yet claimed, not expired at
     /// `now` and not disabled, else `NotFound`) and turns its user into a web user with this

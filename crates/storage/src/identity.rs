@@ -243,18 +243,32 @@ impl IdentityStore for Db {
         row?.map(HandoffRecord::try_from).transpose()
     }
 
-    async fn record_wrong_code(&self, token_hash: &str) -> Result<HandoffRecord, StoreError> {
-        let row: DbResult<HandoffRow> = with_tx!(self, |conn| {
-            let n = diesel::update(handoffs::table.find(token_hash))
-                .set(handoffs::wrong_codes.eq(handoffs::wrong_codes + 1))
-                .execute(conn)
-                .await?;
-            if n == 0 {
-                return Err(StoreError::NotFound.into());
-            }
-            Ok(handoffs::table.find(token_hash).select(HandoffRow::as_select()).get_result(conn).await?)
-        });
-        HandoffRecord::try_from(row?)
+    async fn take_attempt(&self, token_hash: &str, now: Millis) -> Result<HandoffRecord, StoreError> {
+        let max = i64::from(MAX_WRONG_CODES);
+        let row: DbResult<Option<HandoffRow>> = with_conn!(self, |conn| Ok(diesel::update(
+            handoffs::table
+                .find(token_hash)
+                .filter(handoffs::claimed_at.is_null())
+                .filter(handoffs::expires_at.gt(now))
+                .filter(handoffs::wrong_codes.lt(max)),
+        )
+        .set(handoffs::wrong_codes.eq(handoffs::wrong_codes + 1))
+        .returning(HandoffRow::as_returning())
+        .get_result(conn)
+        .await
+        .optional()?));
+        HandoffRecord::try_from(row?.ok_or(StoreError::NotFound)?)
+    }
+
+    async fn give_back_attempt(&self, token_hash: &str) -> Result<(), StoreError> {
+        let done: DbResult<usize> = with_conn!(self, |conn| Ok(diesel::update(
+            handoffs::table.find(token_hash).filter(handoffs::wrong_codes.gt(0))
+        )
+        .set(handoffs::wrong_codes.eq(handoffs::wrong_codes - 1))
+        .execute(conn)
+        .await?));
+        done?;
+        Ok(())
     }
 
     async fn claim_handoff(

@@ -607,17 +607,22 @@ async fn handoff_and_wrong_codes(db: &Db) {
     assert_eq!(db.handoff("unknown").await.unwrap(), None);
 
     for n in 1..=3 {
-        let after = db.record_wrong_code("handoff-1").await.unwrap();
-        assert_eq!(after, HandoffRecord { wrong_codes: n, ..h.clone() }, "the record as it is after {n} wrong codes");
+        let after = db.take_attempt("handoff-1", T0).await.unwrap();
+        assert_eq!(after, HandoffRecord { wrong_codes: n, ..h.clone() }, "the record as it is after {n} attempts");
     }
     assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, 3);
-    assert_eq!(db.handoff("handoff-2").await.unwrap(), Some(other), "another handoff is untouched");
+    db.give_back_attempt("handoff-1").await.unwrap();
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, 2, "an attempt given back");
+    assert_eq!(db.handoff("handoff-2").await.unwrap(), Some(other.clone()), "another handoff is untouched");
 
-    assert_not_found(db.record_wrong_code("unknown").await, "record_wrong_code for an unknown token");
+    assert_not_found(db.take_attempt("unknown", T0).await, "take_attempt for an unknown token");
+    assert_not_found(db.take_attempt("handoff-2", T0 + 60_000).await, "take_attempt at expires_at");
+    assert_eq!(db.handoff("handoff-2").await.unwrap(), Some(other), "an expired handoff is unchanged");
+    db.give_back_attempt("unknown").await.unwrap();
 }
 
 async fn concurrent_wrong_codes(db: &Db) {
-    const CALLS: u32 = 12;
+    const CALLS: usize = 12;
     let agent = new_user(db, agent_user(T0)).await;
     db.insert_handoff(&handoff("handoff-1", agent.id, T0 + 60_000)).await.unwrap();
 
@@ -625,16 +630,22 @@ async fn concurrent_wrong_codes(db: &Db) {
     let tasks: Vec<_> = (0..CALLS)
         .map(|_| {
             let db = shared.clone();
-            tokio::spawn(async move { db.record_wrong_code("handoff-1").await })
+            tokio::spawn(async move { db.take_attempt("handoff-1", T0).await })
         })
         .collect();
     let mut seen = BTreeSet::new();
+    let mut refused = 0;
     for task in tasks {
-        seen.insert(task.await.expect("task panicked").expect("record_wrong_code").wrong_codes);
+        match task.await.expect("task panicked") {
+            Ok(after) => assert!(seen.insert(after.wrong_codes), "each attempt saw its own increment"),
+            Err(StoreError::NotFound) => refused += 1,
+            Err(e) => panic!("take_attempt: {e}"),
+        }
     }
-    // Each call added exactly one and saw its own increment.
-    assert_eq!(seen, (1..=CALLS).collect::<BTreeSet<_>>());
-    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, CALLS);
+    // Attempts at the same moment get no more than the link has, together.
+    assert_eq!(seen, (1..=MAX_WRONG_CODES).collect::<BTreeSet<_>>());
+    assert_eq!(refused, CALLS - MAX_WRONG_CODES as usize);
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, MAX_WRONG_CODES);
 }
 
 async fn claim_handoff_makes_a_web_user(db: &Db) {
@@ -643,7 +654,7 @@ async fn claim_handoff_makes_a_web_user(db: &Db) {
     db.insert_handoff(&h).await.unwrap();
     // Wrong codes below the maximum do not prevent the claim.
     for _ in 1..MAX_WRONG_CODES {
-        db.record_wrong_code("handoff-1").await.unwrap();
+        db.take_attempt("handoff-1", T0).await.unwrap();
     }
 
     let now = T0 + 30_000;
@@ -668,6 +679,7 @@ async fn claim_handoff_makes_a_web_user(db: &Db) {
     );
 
     // Claimed once, for ever.
+    assert_not_found(db.take_attempt("handoff-1", now + 1).await, "take_attempt of a claimed handoff");
     assert_not_found(
         db.claim_handoff("handoff-1", &email("again@example.com"), "$argon2id$again", now + 1).await,
         "claim_handoff of a claimed handoff",
@@ -711,7 +723,7 @@ async fn claim_handoff_refuses_disabled(db: &Db) {
     db.insert_handoff(&h).await.unwrap();
     let mut last = None;
     for _ in 0..MAX_WRONG_CODES {
-        last = Some(db.record_wrong_code("handoff-1").await.unwrap());
+        last = Some(db.take_attempt("handoff-1", T0).await.unwrap());
     }
     assert_eq!(last.unwrap().wrong_codes, MAX_WRONG_CODES);
 
@@ -722,8 +734,9 @@ async fn claim_handoff_refuses_disabled(db: &Db) {
     assert_eq!(db.handoff("handoff-1").await.unwrap(), Some(HandoffRecord { wrong_codes: MAX_WRONG_CODES, ..h }));
     assert_eq!(db.user_by_id(agent.id).await.unwrap(), Some(agent), "user unchanged");
 
-    // Wrong codes keep counting past the maximum, and the link stays disabled.
-    assert_eq!(db.record_wrong_code("handoff-1").await.unwrap().wrong_codes, MAX_WRONG_CODES + 1);
+    // No attempt is left, and the link stays disabled.
+    assert_not_found(db.take_attempt("handoff-1", T0 + 1).await, "take_attempt of a disabled handoff");
+    assert_eq!(db.handoff("handoff-1").await.unwrap().unwrap().wrong_codes, MAX_WRONG_CODES);
     assert_not_found(
         db.claim_handoff("handoff-1", &email("op@example.com"), "$argon2id$op", T0 + 2).await,
         "claim_handoff of a disabled handoff",

@@ -103,6 +103,30 @@ async fn wrong_codes_count_down_then_the_link_is_gone_for_ever() {
     app.assert_key_works(&key).await;
 }
 
+/// Codes sent at the same moment get no more checks between them than the link has attempts:
+/// five 403s in all, the rest 410 (it was as many 403s as got past the first check).
+#[tokio::test]
+async fn wrong_codes_at_the_same_moment_get_five_checks_in_all() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let h = start(&app, &key).await;
+    let right: u32 = h.code.parse().expect("digits");
+    let guesses: Vec<String> = (1..=30u32).map(|i| format!("{:06}", (right + i) % 1_000_000)).collect();
+    let answers = futures_util::future::join_all(
+        guesses.iter().map(|code| claim(&app, &h.token, code, "guess@example.com", "a password")),
+    )
+    .await;
+    let wrong = answers.iter().filter(|r| r.status.as_u16() == 403).count();
+    let gone = answers.iter().filter(|r| r.status.as_u16() == 410).count();
+    assert_eq!((wrong, gone), (5, 25), "{:?}", answers.iter().map(|r| r.status.as_u16()).collect::<Vec<_>>());
+    let mut left: Vec<&str> = answers.iter().filter(|r| r.status.as_u16() == 403).map(|r| r.detail()).collect();
+    left.sort_unstable();
+    for (detail, n) in left.iter().zip(["0 attempts", "1 attempt left", "2 attempts", "3 attempts", "4 attempts"]) {
+        assert!(detail.contains(n), "{detail:?} should say {n:?}");
+    }
+    claim(&app, &h.token, &h.code, &unique_email(), "a password").await.expect_status(410);
+}
+
 #[tokio::test]
 async fn malformed_codes_count_as_wrong() {
     let app = spawn_app().await;

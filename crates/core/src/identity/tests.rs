@@ -112,7 +112,7 @@ async fn wrong_handoff_code_counts_down_and_disables() {
         }))
     });
     let r = record.clone();
-    store.expect_record_wrong_code().times(1).returning(move |_| Ok(HandoffRecord { wrong_codes: 4, ..r.clone() }));
+    store.expect_take_attempt().times(1).returning(move |_, _| Ok(HandoffRecord { wrong_codes: 4, ..r.clone() }));
     let id = identity(store, 5_000);
     let email = Email::parse("op@example.com").unwrap();
     let password = Password::parse("long enough").unwrap();
