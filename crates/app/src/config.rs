@@ -21,6 +21,9 @@ pub struct Config {
     pub max_attachment_bytes: u64,
     /// `REDLINE_PRESIGN_TTL_SECS`: how long a pre-signed upload URL works.
     pub presign_ttl: Duration,
+    /// `REDLINE_BODY_IDLE_TIMEOUT_SECS`: a request body that sends nothing for this long is cut
+    /// off with 408.
+    pub body_idle_timeout: Duration,
     pub signup_cooldown: Duration,
     pub handoff_ttl: Duration,
     pub http_workers: usize,
@@ -118,10 +121,15 @@ impl Config {
         if presign_ttl.is_zero() {
             return Err(anyhow!("REDLINE_PRESIGN_TTL_SECS must be at least 1"));
         }
+        let body_idle_timeout = secs("REDLINE_BODY_IDLE_TIMEOUT_SECS", 30)?;
+        if body_idle_timeout.is_zero() {
+            return Err(anyhow!("REDLINE_BODY_IDLE_TIMEOUT_SECS must be at least 1"));
+        }
         Ok(Self {
             bind,
             database_url,
             presign_ttl,
+            body_idle_timeout,
             public_base_url,
             max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
             max_attachment_bytes: num("REDLINE_MAX_ATTACHMENT_BYTES", get("REDLINE_MAX_ATTACHMENT_BYTES"), 52_428_800)?,

@@ -227,6 +227,7 @@ impl Application {
                 contact_email: config.contact_email.clone(),
                 public_base_url,
                 max_upload_bytes: config.max_attachment_bytes,
+                body_idle_timeout: config.body_idle_timeout,
             },
         });
         let server = redline_http::server(listener, state, config.http_workers, config.shutdown_timeout)?;

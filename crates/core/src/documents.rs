@@ -168,24 +168,43 @@ impl Documents {
         self.sectionize_at_most(html, MAX_SECTIONS).await
     }
 
+    /// Checks that `html` makes a document this service keeps (at most `MAX_SECTIONS`
+    /// sections, not nested too deeply) without keeping its sections; gives it back.
+    pub async fn check(&self, html: String) -> DocumentResult<String> {
+        Ok(self.sectionize_into(html, MAX_SECTIONS, (), |(), _| {}).await?.0)
+    }
+
     /// Sections a stored version: any number (it may predate the limit).
     async fn sectionize_stored(&self, html: String) -> DocumentResult<Vec<Section>> {
         self.sectionize_at_most(html, usize::MAX).await
     }
 
     async fn sectionize_at_most(&self, html: String, limit: usize) -> DocumentResult<Vec<Section>> {
+        Ok(self.sectionize_into(html, limit, Vec::new(), Vec::push).await?.1)
+    }
+
+    /// Sections `html` on the blocking pool, giving each section to `add` and refusing a
+    /// document of more than `limit`; gives back the HTML and what `add` made.
+    async fn sectionize_into<S: Send + 'static>(
+        &self,
+        html: String,
+        limit: usize,
+        mut into: S,
+        add: fn(&mut S, Section),
+    ) -> DocumentResult<(String, S)> {
         let sectioner = self.html.clone();
         tokio::task::spawn_blocking(move || {
-            let mut out = Vec::new();
+            let mut count = 0usize;
             sectioner
                 .sectionize_each(&html, &mut new_chunk_id, &mut |s| {
-                    if out.len() >= limit {
+                    if count >= limit {
                         return Err(HtmlError::TooManySections { limit });
                     }
-                    out.push(s);
+                    count += 1;
+                    add(&mut into, s);
                     Ok(())
                 })
-                .map(|()| out)
+                .map(|()| (html, into))
         })
         .await
         .map_err(|e| DocumentError::Worker(e.to_string()))?

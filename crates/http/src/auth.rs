@@ -30,6 +30,18 @@ pub(crate) async fn detached<T: 'static>(f: impl std::future::Future<Output = T>
     actix_web::rt::spawn(f).await.map_err(|e| ApiError::Internal(format!("task failed: {e}")))
 }
 
+/// The request's `Authorization` value. A value that is not visible ASCII cannot be
+/// `Bearer <credential>`, and neither can a header sent twice (RFC 9110 allows one; a proxy in
+/// front may have read the other copy): both are `""`, which gets the format 401.
+fn authorization(req: &HttpRequest) -> Option<String> {
+    let mut values = req.headers().get_all(header::AUTHORIZATION);
+    let first = values.next()?;
+    if values.next().is_some() {
+        return Some(String::new());
+    }
+    Some(first.to_str().map(str::to_owned).unwrap_or_default())
+}
+
 /// The caller of an API-key endpoint.
 pub struct ApiPrincipal(pub Principal);
 
@@ -39,9 +51,7 @@ impl FromRequest for ApiPrincipal {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = state(req);
-        // A header that is not visible ASCII cannot be `Bearer <key>`.
-        let header =
-            req.headers().get(header::AUTHORIZATION).map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
+        let header = authorization(req);
         Box::pin(async move {
             let state = state?;
             let principal =
@@ -61,9 +71,8 @@ pub struct WebUser {
 /// the request comes from the web app itself (see [`from_own_origin`]).
 /// An API key in the header is refused outright (interface.md Authentication 7).
 pub fn session_credential(req: &HttpRequest, public_base_url: &str) -> Result<String, ApiError> {
-    if let Some(value) = req.headers().get(header::AUTHORIZATION) {
-        let value = value.to_str().unwrap_or_default();
-        let token = bearer_token(value).ok_or_else(|| unauthorized(AuthFailure::NotBearer))?;
+    if let Some(value) = authorization(req) {
+        let token = bearer_token(&value).ok_or_else(|| unauthorized(AuthFailure::NotBearer))?;
         if token.starts_with("sk_") || token.starts_with("lce_") {
             return Err(unauthorized(AuthFailure::ApiKeyNotAccepted));
         }

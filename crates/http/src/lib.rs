@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod middleware;
 pub mod multipart;
 pub mod openapi;
+pub mod query;
 pub mod routes;
 pub mod state;
 pub mod validation;
@@ -19,14 +20,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
+use actix_web::http::{header, Method};
 use actix_web::middleware::from_fn;
-use actix_web::{web, App, HttpResponse, HttpServer};
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use serde_json::json;
 
 pub use state::{AppState, HttpConfig};
 
-async fn not_found() -> HttpResponse {
-    HttpResponse::NotFound().json(json!({"detail": "Not Found"}))
+/// What no route took: 404 for a path the service does not have; for one it has, 405 with the
+/// methods it answers to in `Allow` (RFC 9110 §15.5.6), or 204 with them for OPTIONS.
+async fn not_routed(req: HttpRequest) -> HttpResponse {
+    let allowed = req.app_data::<routes::KnownPaths>().map(|known| known.allowed(req.path())).unwrap_or_default();
+    if allowed.is_empty() {
+        return HttpResponse::NotFound().json(json!({"detail": "Not Found"}));
+    }
+    let allow = allowed.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
+    if req.method() == Method::OPTIONS {
+        return HttpResponse::NoContent().insert_header((header::ALLOW, allow)).finish();
+    }
+    HttpResponse::MethodNotAllowed().insert_header((header::ALLOW, allow)).json(json!({"detail": "Method Not Allowed"}))
 }
 
 /// Builds the server on a bound listener. It stops gracefully on SIGTERM/SIGINT (in-flight
@@ -41,9 +53,10 @@ pub fn server(
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .wrap(from_fn(middleware::protocol))
             .wrap(from_fn(middleware::observe))
             .configure(routes::configure)
-            .default_service(web::to(not_found))
+            .default_service(web::to(not_routed))
     })
     .workers(workers.max(1))
     .shutdown_timeout(shutdown_timeout.as_secs())

@@ -1,16 +1,28 @@
-//! Request ids, one tracing span per request, and the request metrics.
+//! Request ids, one tracing span per request, the request metrics, and the HTTP/1.1
+//! semantics actix leaves to us (HEAD, stalled bodies, WebSocket upgrades, HTTP/1.0 streams).
 //!
 //! Log lines carry the method and the path only: never headers, bodies or query strings
 //! (a signed link's query is a secret).
 
-use std::time::Instant;
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::body::{BodySize, BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::error::PayloadError;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::{Method, Version};
 use actix_web::middleware::Next;
+use actix_web::rt::time::{sleep, Sleep};
+use actix_web::web::Bytes;
 use actix_web::web::Data;
-use actix_web::{Error, HttpMessage};
+use actix_web::{Error, HttpMessage, HttpResponse};
+use futures_util::Stream;
+use serde_json::json;
 use tracing::Instrument;
 
 use crate::state::AppState;
@@ -73,6 +85,127 @@ pub async fn observe(
         }
         res
     })
+}
+
+/// HTTP/1.1 semantics that actix leaves to the application, in one pass over each request:
+///
+/// - **HEAD** is GET without the body (RFC 9110 §9.3.2): the request is routed as a GET and the
+///   answer keeps its status and headers, but not its body, which is dropped unread (an event
+///   stream is not followed). The answer carries no `Content-Length` (RFC 9110 §8.6 allows
+///   that): actix frames an answer by the last request it has parsed, so with pipelined
+///   requests a HEAD answer that announced a length would be taken for a GET's.
+/// - **A stalled request body** (no byte for [`HttpConfig::body_idle_timeout`] while a handler
+///   waits for one) ends the request with 408 and closes the connection.
+/// - **`Upgrade: websocket`** is refused (400, connection closed): the service offers no
+///   WebSocket, and actix would read such a request's body until the connection closes.
+/// - **HTTP/1.0** clients get streamed answers (event streams) delimited by the connection's
+///   close, not chunked, which HTTP/1.0 does not know (RFC 9112 §6.1).
+///
+/// [`HttpConfig::body_idle_timeout`]: crate::state::HttpConfig::body_idle_timeout
+pub async fn protocol<B: MessageBody + 'static>(
+    mut req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, Error> {
+    if wants_websocket(&req) {
+        let res = HttpResponse::BadRequest().insert_header((header::CONNECTION, "close")).json(
+            json!({"detail": "This service offers no WebSocket: send the request without 'Upgrade: websocket'."}),
+        );
+        return Ok(req.into_response(res).map_into_right_body());
+    }
+    let stalled = has_body(&req).then(|| {
+        let idle = req.app_data::<Data<AppState>>().map_or(DEFAULT_BODY_IDLE, |s| s.config.body_idle_timeout);
+        let stalled = Rc::new(Cell::new(false));
+        let payload = IdleTimeout { inner: req.take_payload(), idle, timer: None, stalled: stalled.clone() };
+        req.set_payload(Payload::Stream { payload: Box::pin(payload) });
+        stalled
+    });
+    let head = req.method() == Method::HEAD;
+    if head {
+        req.head_mut().method = Method::GET;
+    }
+    let http10 = req.version() < Version::HTTP_11;
+    let mut res = next.call(req).await?;
+    if stalled.is_some_and(|s| s.get()) {
+        let timeout = HttpResponse::RequestTimeout()
+            .force_close()
+            .json(json!({"detail": "The request body stopped arriving: nothing came for too long. Send it again."}));
+        let (request, _) = res.into_parts();
+        return Ok(ServiceResponse::new(request, timeout).map_into_right_body());
+    }
+    if http10 {
+        res.response_mut().head_mut().no_chunking(true);
+    }
+    Ok(if head { res.map_body(|_, _| EitherBody::right(BoxBody::new(HeadBody))) } else { res.map_into_left_body() })
+}
+
+/// How long a request body may stall when the configuration says nothing.
+const DEFAULT_BODY_IDLE: Duration = Duration::from_secs(30);
+
+/// The body of an answer to HEAD: none, and no length (see [`protocol`]).
+struct HeadBody;
+
+impl MessageBody for HeadBody {
+    type Error = std::convert::Infallible;
+
+    fn size(&self) -> BodySize {
+        BodySize::None
+    }
+
+    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Poll::Ready(None)
+    }
+}
+
+fn wants_websocket(req: &ServiceRequest) -> bool {
+    req.headers()
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("websocket"))
+}
+
+/// Whether the request says a body follows (a length above zero, or a transfer coding).
+fn has_body(req: &ServiceRequest) -> bool {
+    let headers = req.headers();
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .is_some_and(|n| n > 0)
+}
+
+/// A request body that fails with `TimedOut` (and says so through `stalled`) when no byte
+/// arrives for `idle` while it is being read. The clock starts at the first read, so a
+/// handler that reads the body late is not cut off for it.
+struct IdleTimeout {
+    inner: Payload,
+    idle: Duration,
+    timer: Option<Pin<Box<Sleep>>>,
+    stalled: Rc<Cell<bool>>,
+}
+
+impl Stream for IdleTimeout {
+    type Item = Result<Bytes, PayloadError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_next(cx) {
+            Poll::Ready(item) => {
+                this.timer = None;
+                Poll::Ready(item)
+            }
+            Poll::Pending => {
+                let idle = this.idle;
+                let timer = this.timer.get_or_insert_with(|| Box::pin(sleep(idle)));
+                if timer.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.stalled.set(true);
+                let cause = format!("no byte of the body came for {} s", idle.as_secs());
+                Poll::Ready(Some(Err(PayloadError::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, cause)))))
+            }
+        }
+    }
 }
 
 #[cfg(test)]

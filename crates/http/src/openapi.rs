@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
 
-use crate::routes::{agents, attachments, auth, documents, exports, sessions, templates, usage, users};
+use crate::routes::{agents, attachments, auth, chat, documents, exports, jobs, sessions, templates, usage, users};
 use crate::validation::ValidationItem;
 
 /// An error: `detail` is a string.
@@ -99,6 +99,16 @@ impl Modify for Security {
         templates::get_template,
         templates::delete_template,
         templates::apply_template,
+        chat::chat,
+        chat::chat_async,
+        chat::approve,
+        chat::history,
+        chat::revert,
+        jobs::list_jobs,
+        jobs::session_jobs,
+        jobs::get_job,
+        jobs::cancel_job,
+        jobs::job_events,
     ),
     components(schemas(ErrorBody, ValidationErrorBody, ValidationItem)),
     modifiers(&Security),
@@ -112,6 +122,8 @@ impl Modify for Security {
         (name = "export", description = "Documents as DOCX, PDF, HTML, Markdown or text; e-mailed download links"),
         (name = "templates", description = "Built-in and saved templates, applied to a session's document"),
         (name = "usage", description = "Operations used against the monthly quota, and promotions"),
+        (name = "chat", description = "Chat turns with the AI: answered at once, or as jobs; approval of proposed changes"),
+        (name = "jobs", description = "Jobs: listings, polling, cancelling, and their server-sent event streams"),
         (name = "attachments", description = "Files attached to a session for the AI to search: processing jobs, passage search, pre-signed uploads"),
     )
 )]

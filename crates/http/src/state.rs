@@ -26,6 +26,9 @@ pub struct HttpConfig {
     pub public_base_url: String,
     /// Uploads (documents and attachments) above this are answered with 413.
     pub max_upload_bytes: u64,
+    /// A request body from which no byte comes for this long, while it is read, ends the
+    /// request with 408 (`REDLINE_BODY_IDLE_TIMEOUT_SECS`).
+    pub body_idle_timeout: std::time::Duration,
 }
 
 impl Default for HttpConfig {
@@ -35,6 +38,7 @@ impl Default for HttpConfig {
             contact_email: "support@redline.invalid".to_owned(),
             public_base_url: "http://127.0.0.1:8080".to_owned(),
             max_upload_bytes: 52_428_800,
+            body_idle_timeout: std::time::Duration::from_secs(30),
         }
     }
 }

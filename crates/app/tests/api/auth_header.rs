@@ -1,4 +1,4 @@
-//! The three 401s of an API-key endpoint (decisions.md §2), on `GET /v1/sessions`.
+//! The three 401s of an API-key endpoint (decisions.md §2), on `GET /v1/sessions`; a header sent twice.
 
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 
@@ -84,4 +84,28 @@ async fn absurdly_long_authorization_header_is_401_not_500() {
     }
     let r = app.send(app.get("/v1/sessions").header(AUTHORIZATION, "x".repeat(8192))).await;
     assert!(r.expect_401().contains(BEARER_FORMAT));
+}
+
+#[tokio::test]
+async fn an_authorization_header_sent_twice_is_the_format_401() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let other = app.agent_key().await;
+    let bearer = format!("Bearer {key}");
+    for second in [bearer.clone(), format!("Bearer {other}"), "Token x".to_owned()] {
+        let r = app
+            .send(app.get("/v1/sessions").header(AUTHORIZATION, bearer.as_str()).header(AUTHORIZATION, second.as_str()))
+            .await;
+        let detail = r.expect_401();
+        assert!(detail.contains(BEARER_FORMAT), "{second:?}: {detail:?}");
+    }
+    // Session-token endpoints too.
+    let (_, _, token) = app.web_user().await;
+    let session = format!("Bearer {token}");
+    let r = app
+        .send(app.get("/v1/users/me").header(AUTHORIZATION, session.as_str()).header(AUTHORIZATION, session.as_str()))
+        .await;
+    assert!(r.expect_401().contains("Bearer"), "{r:?}");
+    app.send(app.get("/v1/users/me").header(AUTHORIZATION, session.as_str())).await.expect_status(200);
+    app.assert_key_works(&key).await;
 }

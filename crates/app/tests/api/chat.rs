@@ -237,6 +237,55 @@ async fn deleting_the_session_gives_back_its_waiting_turns_operation() {
 }
 
 #[tokio::test]
+async fn an_async_turn_answers_with_the_usage_headers() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let body = json!({"session_id": "u", "message": "what is here?"});
+    let r = app.send(app.post("/v1/chat/async").bearer_auth(&key).json(&body)).await;
+    r.expect_status(202);
+    assert_eq!(r.header("x-usage-limit"), Some("500"), "{r:?}");
+    assert_eq!(r.header("x-usage-used"), Some("1"), "the turn's operation is held: {r:?}");
+    assert_eq!(r.header("x-usage-remaining"), Some("499"), "{r:?}");
+    let stream = app
+        .client
+        .post(app.url("/v1/chat/async"))
+        .bearer_auth(&key)
+        .header("accept", "text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(stream.status(), 200);
+    assert_eq!(stream.headers()["x-usage-used"].to_str().unwrap(), "2");
+    tokio::time::timeout(Duration::from_secs(30), stream.text()).await.expect("the stream ends").expect("body");
+}
+
+#[tokio::test]
+async fn head_on_the_event_stream_of_a_waiting_job_answers_at_once() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "w", &["kappa one"]).await;
+    let job = start(
+        &app,
+        &key,
+        json!({"session_id": "w", "message": "replace \"kappa\" with \"lambda\"", "require_approval": true}),
+    )
+    .await;
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    // A GET would stay open until the turn is decided; a HEAD gets the headers and ends.
+    let head = app.client.head(app.url(&format!("/v1/jobs/{id}/events"))).bearer_auth(&key).send();
+    let head = tokio::time::timeout(Duration::from_secs(30), head).await.expect("HEAD answers").expect("response");
+    assert_eq!(head.status(), 200);
+    assert!(head.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert_eq!(head.headers()["x-job-id"].to_str().unwrap(), id);
+    let body = tokio::time::timeout(Duration::from_secs(30), head.text()).await.expect("no body").expect("body");
+    assert!(body.is_empty(), "{body}");
+    let job = app.send(app.get(&format!("/v1/jobs/{id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "awaiting_approval", "HEAD changes nothing");
+}
+
+#[tokio::test]
 async fn the_event_stream_ends_with_the_final_job() {
     let app = spawn_app().await;
     let key = app.agent_key().await;

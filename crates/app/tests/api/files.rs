@@ -191,6 +191,44 @@ fn last_path(url: &str) -> &str {
     url[after_scheme..].find('/').map_or("/", |i| &url[after_scheme + i..])
 }
 
+/// An editor copy sent with a chat turn is held to the same limit, before the turn is admitted:
+/// 422, no session made, nothing charged (it was a 502 for a session left behind).
+#[tokio::test]
+async fn a_chat_turns_editor_copy_of_more_than_100_000_sections_is_refused() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let html = "<p>a</p>".repeat(100_001);
+    for path in ["/v1/chat", "/v1/chat/async"] {
+        let r = app
+            .send(
+                app.post(path)
+                    .bearer_auth(&key)
+                    .json(&json!({"session_id": "editor", "message": "what?", "document_html": html})),
+            )
+            .await;
+        r.expect_status(422).expect_json();
+        assert_eq!(r.json["detail"][0]["type"], "too_many_sections", "{path}: {r:?}");
+        assert_eq!(r.json["detail"][0]["loc"], json!(["body"]), "{path}: {r:?}");
+    }
+    let sessions = app.send(app.get("/v1/sessions").bearer_auth(&key)).await;
+    assert_eq!(sessions.json, json!([]), "no session is made");
+    let jobs = app.send(app.get("/v1/jobs").bearer_auth(&key)).await;
+    assert_eq!(jobs.json["total"], 0);
+    let usage = app.send(app.get("/v1/usage").bearer_auth(&key)).await;
+    assert_eq!(usage.json["monthly_used"], 0, "{usage:?}");
+    // At the limit the copy is taken.
+    let r = app
+        .send(
+            app.post("/v1/chat").bearer_auth(&key).json(
+                &json!({"session_id": "editor", "message": "what?", "document_html": "<p>a</p>".repeat(100_000)}),
+            ),
+        )
+        .await;
+    r.expect_status(200);
+    let doc = app.send(app.get("/v1/documents/editor").bearer_auth(&key)).await;
+    assert_eq!(doc.json["section_count"], 100_000);
+}
+
 /// A document has at most 100,000 sections (`MAX_SECTIONS`): an upload or a save of more is
 /// refused with 422 and leaves nothing behind; at the limit it is taken, and exported.
 #[tokio::test]

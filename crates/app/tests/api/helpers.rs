@@ -38,6 +38,10 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(120))
+        // The server closes a keep-alive connection after 5 s idle. A client that keeps idle
+        // connections longer can send on one at the moment the server closes it and get
+        // `IncompleteMessage` (a CI run failed so); it drops them sooner instead.
+        .pool_idle_timeout(Duration::from_secs(2))
         .build()
         .expect("reqwest client")
 }

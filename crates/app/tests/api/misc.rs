@@ -1,4 +1,4 @@
-//! Operational endpoints, the 404 of unknown paths, request ids.
+//! Operational endpoints, the 404 of unknown paths, 405, HEAD and OPTIONS, request ids.
 
 use serde_json::json;
 
@@ -54,15 +54,62 @@ async fn unknown_paths_are_404_json() {
 }
 
 #[tokio::test]
-async fn wrong_methods_get_a_json_error() {
+async fn wrong_methods_get_405_with_allow() {
     let app = spawn_app().await;
-    for (method, path) in [("GET", "/v1/agents/signup"), ("DELETE", "/v1/sessions"), ("PUT", "/v1/users/me")] {
+    for (method, path, allow) in [
+        ("GET", "/v1/agents/signup", "POST, OPTIONS"),
+        ("DELETE", "/v1/sessions", "GET, HEAD, OPTIONS"),
+        ("PUT", "/v1/users/me", "GET, HEAD, OPTIONS"),
+        ("PATCH", "/v1/templates/abc", "GET, HEAD, DELETE, OPTIONS"),
+        ("POST", "/v1/jobs/abc", "GET, HEAD, OPTIONS"),
+        // Also a `/v1/documents/{session_id}`, which answers GET and PUT.
+        ("DELETE", "/v1/documents/export", "GET, HEAD, POST, PUT, OPTIONS"),
+    ] {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let r = app.send(app.client.request(method.clone(), app.url(path))).await;
-        assert!(matches!(r.status.as_u16(), 404 | 405), "{method} {path}: {r:?}");
-        r.expect_json();
-        assert!(!r.detail().is_empty());
+        r.expect_status(405).expect_json();
+        assert_eq!(r.detail(), "Method Not Allowed", "{method} {path}");
+        assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
     }
+    // Unknown paths stay 404 whatever the method.
+    let r = app.send(app.client.request(reqwest::Method::PATCH, app.url("/v1/nope"))).await;
+    r.expect_status(404).expect_json();
+    assert_eq!(r.header("allow"), None);
+}
+
+#[tokio::test]
+async fn options_lists_the_methods_of_a_path() {
+    let app = spawn_app().await;
+    let r = app.send(app.client.request(reqwest::Method::OPTIONS, app.url("/v1/templates"))).await;
+    r.expect_status(204);
+    assert_eq!(r.header("allow"), Some("GET, HEAD, POST, OPTIONS"));
+    assert!(r.text.is_empty());
+    let r = app.send(app.client.request(reqwest::Method::OPTIONS, app.url("/v1/nope"))).await;
+    r.expect_status(404);
+}
+
+#[tokio::test]
+async fn head_answers_as_get_without_the_body() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    for path in ["/healthz", "/openapi.json", "/v1/sessions", "/v1/usage"] {
+        let get = app.send(app.get(path).bearer_auth(&key)).await;
+        get.expect_status(200);
+        let head = app.send(app.client.head(app.url(path)).bearer_auth(&key)).await;
+        head.expect_status(200);
+        assert!(head.text.is_empty(), "{path}: {head:?}");
+        assert_eq!(head.header("content-type"), get.header("content-type"), "{path}");
+        // No length: actix frames an answer by the last request parsed, so a HEAD answer that
+        // announced one could be taken for a pipelined GET's (tests/api/protocol.rs).
+        assert_eq!(head.header("content-length"), None, "{path}");
+        assert!(head.header("x-request-id").is_some(), "{path}");
+    }
+    // The same checks as a GET: no key, no answer; an unknown job, 404; a POST-only path, 405.
+    app.send(app.client.head(app.url("/v1/sessions"))).await.expect_status(401);
+    app.send(app.client.head(app.url("/v1/jobs/nope")).bearer_auth(&key)).await.expect_status(404);
+    let r = app.send(app.client.head(app.url("/v1/agents/signup"))).await;
+    r.expect_status(405);
+    assert!(r.text.is_empty());
 }
 
 #[tokio::test]

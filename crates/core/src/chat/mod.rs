@@ -264,9 +264,14 @@ impl Chat {
 
     /// Queues a chat turn: admits it against the quota (429 when nothing is left), creates
     /// the session on first use and stores the pending job.
-    pub async fn submit(&self, owner: Owner, req: ChatRequest) -> ChatResult<JobRecord> {
+    pub async fn submit(&self, owner: Owner, mut req: ChatRequest) -> ChatResult<JobRecord> {
         if req.message.trim().is_empty() {
             return Err(ChatError::EmptyMessage);
+        }
+        // An editor copy that could never be a document (too many sections, nested too
+        // deeply) is refused before anything is admitted or stored, as a save would be.
+        if let Some(html) = req.document_html.take() {
+            req.document_html = Some(self.documents.check(html).await?);
         }
         let job_id = uuid::Uuid::new_v4().to_string();
         let admission = self.usage.admit(owner, &job_id).await?;

@@ -1,5 +1,6 @@
 //! Agent self-signup and operator handoff (decisions.md §3).
 
+use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::time_util::iso8601;
 use redline_domain::{Email, Password};
@@ -13,11 +14,12 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::validation::Fields;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/agents/signup", web::post().to(signup))
-        .route("/v1/agents/handoff", web::post().to(start_handoff))
-        .route("/v1/agents/handoff/{token}", web::get().to(handoff_summary))
-        .route("/v1/agents/handoff/{token}/claim", web::post().to(claim));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .post("/v1/agents/signup", signup)
+        .post("/v1/agents/handoff", start_handoff)
+        .get("/v1/agents/handoff/{token}", handoff_summary)
+        .post("/v1/agents/handoff/{token}/claim", claim);
 }
 
 #[derive(Serialize, ToSchema)]

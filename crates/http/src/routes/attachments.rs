@@ -3,6 +3,7 @@
 //! uses, and pre-signed uploads (`POST /v1/attachments/upload-url`, then a `PUT` with no
 //! Authorization).
 
+use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::attachments::{AttachmentError, AttachmentView, ProcessingStatus, Submitted};
@@ -16,20 +17,21 @@ use crate::auth::ApiPrincipal;
 use crate::body::JsonBody;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::{pump, stream_form, too_large};
-use crate::routes::jobs::Query;
+use crate::query::Query;
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn configure(routes: &mut Routes<'_>) {
     // Fixed paths before `/v1/attachments/{attachment_id}`, which would take them.
-    cfg.route("/v1/attachments/upload", web::post().to(upload))
-        .route("/v1/attachments/upload-url", web::post().to(upload_url))
-        .route("/v1/attachments/upload/{token}", web::put().to(put_upload))
-        .route("/v1/attachments/search", web::get().to(search))
-        .route("/v1/attachments/status/{job_id}", web::get().to(status))
-        .route("/v1/attachments", web::get().to(list))
-        .route("/v1/attachments/{attachment_id}", web::get().to(get_attachment))
-        .route("/v1/attachments/{attachment_id}", web::delete().to(delete_attachment));
+    routes
+        .post("/v1/attachments/upload", upload)
+        .post("/v1/attachments/upload-url", upload_url)
+        .put("/v1/attachments/upload/{token}", put_upload)
+        .get("/v1/attachments/search", search)
+        .get("/v1/attachments/status/{job_id}", status)
+        .get("/v1/attachments", list)
+        .get("/v1/attachments/{attachment_id}", get_attachment)
+        .delete("/v1/attachments/{attachment_id}", delete_attachment);
 }
 
 /// Passages a search answers by default, and at most.

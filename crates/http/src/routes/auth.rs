@@ -1,5 +1,6 @@
 //! Web-app accounts: `POST /v1/auth/signup`, `/login`, `/logout` (decisions.md §2).
 
+use super::Routes;
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::time_util::iso8601;
@@ -17,10 +18,8 @@ use crate::validation::Fields;
 /// Lifetime of the session cookie: that of the session token (decisions.md §2, 30 days).
 const SESSION_COOKIE_MAX_AGE_SECS: i64 = 30 * 24 * 3600;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/auth/signup", web::post().to(signup))
-        .route("/v1/auth/login", web::post().to(login))
-        .route("/v1/auth/logout", web::post().to(logout));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes.post("/v1/auth/signup", signup).post("/v1/auth/login", login).post("/v1/auth/logout", logout);
 }
 
 /// `{email, password}` of signup and login.

@@ -1,6 +1,7 @@
 //! Chat (decisions.md §5): `POST /v1/chat` (waits), `POST /v1/chat/async` (202 Job, or the
 //! job's event stream), approval of proposed changes, and a session's history and revert.
 
+use super::Routes;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::chat::{ChatRequest, ResponseMode};
@@ -16,12 +17,13 @@ use crate::routes::jobs::event_stream;
 use crate::state::AppState;
 use crate::validation::{Fields, ValidationItem};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/chat", web::post().to(chat))
-        .route("/v1/chat/async", web::post().to(chat_async))
-        .route("/v1/chat/{session_id}/approve", web::post().to(approve))
-        .route("/v1/sessions/{session_id}/history", web::get().to(history))
-        .route("/v1/sessions/{session_id}/revert", web::post().to(revert));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .post("/v1/chat", chat)
+        .post("/v1/chat/async", chat_async)
+        .post("/v1/chat/{session_id}/approve", approve)
+        .get("/v1/sessions/{session_id}/history", history)
+        .post("/v1/sessions/{session_id}/revert", revert);
 }
 
 fn chat_request(body: &Value) -> ApiResult<ChatRequest> {
@@ -158,12 +160,19 @@ pub async fn chat_async(
     body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let request = chat_request(&body.0)?;
-    let job = state.chat.submit(principal.0.owner, request).await?;
-    if wants_event_stream(&req) {
-        return Ok(event_stream(state.into_inner(), job.job_id, 0));
-    }
-    let view = state.chat.job_view(&job, false).await?;
-    Ok(HttpResponse::Accepted().json(view))
+    let owner = principal.0.owner;
+    let job = state.chat.submit(owner, request).await?;
+    // A billable answer carries the `X-Usage-*` headers (decisions.md §7): the turn's
+    // operation is held from now on, so it counts as used.
+    let usage = redline_core::chat::view::usage_json(&state.usage.current(owner).await?);
+    let mut response = if wants_event_stream(&req) {
+        event_stream(state.into_inner(), job.job_id, 0)
+    } else {
+        let view = state.chat.job_view(&job, false).await?;
+        HttpResponse::Accepted().json(view)
+    };
+    usage_headers(&mut response, &usage);
+    Ok(response)
 }
 
 fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {

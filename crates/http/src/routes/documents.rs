@@ -1,5 +1,6 @@
 //! Documents (decisions.md §4): upload, read, save, versions; and deleting a session.
 
+use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::documents::OpenMode;
@@ -17,14 +18,15 @@ use crate::multipart::read_form;
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/documents/upload", web::post().to(upload))
-        .route("/v1/documents/images/{image_id}", web::get().to(get_image))
-        .route("/v1/documents/{session_id}", web::get().to(get_document))
-        .route("/v1/documents/{session_id}", web::put().to(save_document))
-        .route("/v1/documents/{session_id}/versions", web::get().to(list_versions))
-        .route("/v1/documents/{session_id}/versions/{version_id}", web::get().to(get_version))
-        .route("/v1/sessions/{session_id}", web::delete().to(delete_session));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .post("/v1/documents/upload", upload)
+        .get("/v1/documents/images/{image_id}", get_image)
+        .get("/v1/documents/{session_id}", get_document)
+        .put("/v1/documents/{session_id}", save_document)
+        .get("/v1/documents/{session_id}/versions", list_versions)
+        .get("/v1/documents/{session_id}/versions/{version_id}", get_version)
+        .delete("/v1/sessions/{session_id}", delete_session);
 }
 
 #[derive(Serialize, ToSchema)]
@@ -107,7 +109,7 @@ pub async fn upload(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let form = read_form(&req, payload.into_inner(), &state, "file", state.config.max_upload_bytes).await?;
-    let mut query = crate::routes::jobs::Query::parse(&req);
+    let mut query = crate::query::Query::parse(&req);
     let index = query.boolean("index");
     let mut errors = query.into_errors();
     let session = match form.text("session_id") {

@@ -1,6 +1,7 @@
 //! Export (interface.md POST /v1/documents/export, Errors 413 Details 8, Versioning 3;
 //! decisions.md §8): the file at once, or by an e-mailed signed link.
 
+use super::Routes;
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType, HeaderValue};
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 use redline_core::exports::ExportedFile;
@@ -17,10 +18,11 @@ use crate::middleware::RequestId;
 use crate::state::AppState;
 use crate::validation::Fields;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/documents/export", web::post().to(export))
-        .route("/v1/documents/export/email-request", web::post().to(email_request))
-        .route("/v1/documents/export/download/{token}", web::get().to(download));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .post("/v1/documents/export", export)
+        .post("/v1/documents/export/email-request", email_request)
+        .get("/v1/documents/export/download/{token}", download);
 }
 
 /// The strict enum of `format`, with the legacy alias `doc` (served as DOCX).

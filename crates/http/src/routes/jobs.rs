@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::Routes;
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::job::{JobStatus, JobType};
@@ -13,17 +14,18 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::auth::ApiPrincipal;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
+use crate::query::Query;
 use crate::routes::documents::path_session;
 use crate::state::AppState;
-use crate::validation::ValidationItem;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/jobs", web::get().to(list_jobs))
-        .route("/v1/jobs/{job_id}", web::get().to(get_job))
-        .route("/v1/jobs/{job_id}/cancel", web::post().to(cancel_job))
-        .route("/v1/jobs/{job_id}/events", web::get().to(job_events))
-        .route("/v1/sessions/{session_id}/jobs", web::get().to(session_jobs));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .get("/v1/jobs", list_jobs)
+        .get("/v1/jobs/{job_id}", get_job)
+        .post("/v1/jobs/{job_id}/cancel", cancel_job)
+        .get("/v1/jobs/{job_id}/events", job_events)
+        .get("/v1/sessions/{session_id}/jobs", session_jobs);
 }
 
 /// The heartbeat period of event streams.
@@ -32,83 +34,6 @@ const HEARTBEAT: Duration = Duration::from_secs(15);
 const POLL: Duration = Duration::from_secs(5);
 /// Most jobs a listing returns.
 const MAX_LIMIT: i64 = 100;
-
-/// Query parameters, decoded, with FastAPI-style 422s.
-pub(crate) struct Query {
-    pairs: Vec<(String, String)>,
-    errors: Vec<ValidationItem>,
-}
-
-impl Query {
-    pub(crate) fn parse(req: &HttpRequest) -> Self {
-        let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
-            .map(|q| q.into_inner())
-            .unwrap_or_default();
-        Self { pairs, errors: Vec::new() }
-    }
-
-    pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    pub(crate) fn problem(&mut self, name: &str, kind: &str, msg: &str, input: &str) {
-        self.errors.push(ValidationItem::new(kind, vec![json!("query"), json!(name)], msg, json!(input)));
-    }
-
-    pub(crate) fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
-        let Some(raw) = self.get(name).map(str::to_owned) else {
-            return default;
-        };
-        match raw.trim().parse::<i64>() {
-            Ok(v) if v < min => {
-                self.problem(
-                    name,
-                    "greater_than_equal",
-                    &format!("Input should be greater than or equal to {min}"),
-                    &raw,
-                );
-                default
-            }
-            Ok(v) => v.min(max),
-            Err(_) => {
-                self.problem(
-                    name,
-                    "int_parsing",
-                    "Input should be a valid integer, unable to parse string as an integer",
-                    &raw,
-                );
-                default
-            }
-        }
-    }
-
-    pub(crate) fn boolean(&mut self, name: &str) -> bool {
-        let Some(raw) = self.get(name).map(str::to_owned) else {
-            return false;
-        };
-        match raw.to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" | "on" | "t" | "y" => true,
-            "false" | "0" | "no" | "off" | "f" | "n" => false,
-            _ => {
-                self.problem(name, "bool_parsing", "Input should be a valid boolean, unable to interpret input", &raw);
-                false
-            }
-        }
-    }
-
-    /// The problems found, to report with others.
-    pub(crate) fn into_errors(self) -> Vec<ValidationItem> {
-        self.errors
-    }
-
-    pub(crate) fn finish(self) -> ApiResult<()> {
-        if self.errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Validation(self.errors))
-        }
-    }
-}
 
 fn listing(jobs: Vec<Value>) -> HttpResponse {
     let total = jobs.len();

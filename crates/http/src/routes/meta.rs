@@ -1,16 +1,18 @@
 //! Operational endpoints: health, readiness, metrics, the OpenAPI document and its viewer.
 
+use super::Routes;
 use actix_web::{web, HttpResponse};
 use serde_json::json;
 
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz))
-        .route("/metrics", web::get().to(metrics))
-        .route("/openapi.json", web::get().to(openapi))
-        .route("/docs", web::get().to(docs));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .get("/healthz", healthz)
+        .get("/readyz", readyz)
+        .get("/metrics", metrics)
+        .get("/openapi.json", openapi)
+        .get("/docs", docs);
 }
 
 /// The process is up (no dependency is checked).

@@ -1,5 +1,6 @@
 //! `GET /v1/sessions`.
 
+use super::Routes;
 use actix_web::{web, HttpResponse};
 use redline_domain::time_util::iso8601;
 use serde::Serialize;
@@ -9,8 +10,8 @@ use crate::auth::ApiPrincipal;
 use crate::error::ApiResult;
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/sessions", web::get().to(list_sessions));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes.get("/v1/sessions", list_sessions);
 }
 
 /// One session (one document) of the caller.

@@ -1,6 +1,7 @@
 //! Templates (interface.md /v1/templates): built-in ones and the caller's own; applying one
 //! makes it the session's document.
 
+use super::Routes;
 use actix_web::{web, HttpResponse};
 use redline_core::templates::Template;
 use redline_domain::time_util::iso8601;
@@ -15,12 +16,13 @@ use crate::routes::documents::{document_body, DocumentBody};
 use crate::state::AppState;
 use crate::validation::Fields;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/templates", web::get().to(list_templates))
-        .route("/v1/templates", web::post().to(create_template))
-        .route("/v1/templates/{template_id}", web::get().to(get_template))
-        .route("/v1/templates/{template_id}", web::delete().to(delete_template))
-        .route("/v1/templates/{template_id}/apply", web::post().to(apply_template));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .get("/v1/templates", list_templates)
+        .post("/v1/templates", create_template)
+        .get("/v1/templates/{template_id}", get_template)
+        .delete("/v1/templates/{template_id}", delete_template)
+        .post("/v1/templates/{template_id}/apply", apply_template);
 }
 
 /// Longest template name, in characters.

@@ -1,5 +1,6 @@
 //! `GET /v1/usage` and promotion codes (decisions.md §7).
 
+use super::Routes;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{web, HttpResponse, HttpResponseBuilder};
 use redline_core::usage::{PromotionInfo, UsageInfo};
@@ -14,8 +15,8 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::validation::Fields;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/usage", web::get().to(usage)).route("/v1/users/me/promotions/redeem", web::post().to(redeem));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes.get("/v1/usage", usage).post("/v1/users/me/promotions/redeem", redeem);
 }
 
 /// interface.md ActivePromotionInfo.

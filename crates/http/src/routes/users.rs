@@ -1,6 +1,7 @@
 //! `/v1/users/*`: the signed-in web-app user, their API keys and organizations. Web-app
 //! session tokens only; an API key here is a 401 (interface.md Authentication 7).
 
+use super::Routes;
 use actix_web::{web, HttpResponse};
 use redline_domain::keys::redact_prefix;
 use redline_domain::time_util::iso8601;
@@ -16,19 +17,20 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::validation::Fields;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/users/me", web::get().to(me))
-        .route("/v1/users/me/api-keys", web::get().to(list_keys))
-        .route("/v1/users/me/api-keys", web::post().to(create_key))
-        .route("/v1/users/me/api-keys/{key_id}", web::delete().to(revoke_key))
-        .route("/v1/users/me/organizations", web::get().to(list_orgs))
-        .route("/v1/users/me/organizations", web::post().to(create_org))
-        .route("/v1/users/me/organizations/{org_id}", web::get().to(get_org))
-        .route("/v1/users/me/organizations/{org_id}/members", web::get().to(list_members))
-        .route("/v1/users/me/organizations/{org_id}/members", web::post().to(add_member))
-        .route("/v1/users/me/organizations/{org_id}/api-keys", web::get().to(list_org_keys))
-        .route("/v1/users/me/organizations/{org_id}/api-keys", web::post().to(create_org_key))
-        .route("/v1/users/me/organizations/{org_id}/api-keys/{key_id}", web::delete().to(revoke_org_key));
+pub fn configure(routes: &mut Routes<'_>) {
+    routes
+        .get("/v1/users/me", me)
+        .get("/v1/users/me/api-keys", list_keys)
+        .post("/v1/users/me/api-keys", create_key)
+        .delete("/v1/users/me/api-keys/{key_id}", revoke_key)
+        .get("/v1/users/me/organizations", list_orgs)
+        .post("/v1/users/me/organizations", create_org)
+        .get("/v1/users/me/organizations/{org_id}", get_org)
+        .get("/v1/users/me/organizations/{org_id}/members", list_members)
+        .post("/v1/users/me/organizations/{org_id}/members", add_member)
+        .get("/v1/users/me/organizations/{org_id}/api-keys", list_org_keys)
+        .post("/v1/users/me/organizations/{org_id}/api-keys", create_org_key)
+        .delete("/v1/users/me/organizations/{org_id}/api-keys/{key_id}", revoke_org_key);
 }
 
 const NAME_MAX: usize = 200;

@@ -1,0 +1,146 @@
+//! HTTP/1.1 on the wire, with raw sockets: pipelined HEAD requests, stalled bodies, WebSocket
+//! upgrades and HTTP/1.0 event streams (the `protocol` middleware of crates/http).
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::*;
+
+async fn connect(app: &TestApp) -> TcpStream {
+    TcpStream::connect(app.base.trim_start_matches("http://")).await.expect("connect")
+}
+
+/// Everything the server sends until it closes the connection (at most 30 s).
+async fn read_to_close(stream: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut out))
+        .await
+        .expect("the server closes the connection")
+        .expect("read");
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One answer with a `Content-Length` body, read without waiting for the connection to close.
+async fn read_answer(stream: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&out).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_owned))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if body.len() >= length {
+                return text;
+            }
+        }
+        let n = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut buf))
+            .await
+            .expect("an answer within 30 s")
+            .expect("read");
+        assert!(n > 0, "closed before the answer was whole: {text}");
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[tokio::test]
+async fn a_pipelined_head_is_answered_and_so_is_the_request_after_it() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let mut stream = connect(&app).await;
+    let requests = format!(
+        "HEAD /v1/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\r\n\
+         HEAD /v1/jobs/nope HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\r\n\
+         GET /v1/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(requests.as_bytes()).await.expect("write");
+    let answer = read_to_close(&mut stream).await;
+    let statuses: Vec<&str> = answer.lines().filter(|l| l.starts_with("HTTP/1.1 ")).collect();
+    assert_eq!(statuses, ["HTTP/1.1 200 OK", "HTTP/1.1 404 Not Found", "HTTP/1.1 200 OK"], "{answer}");
+    // Only the GET has a body: the sessions list, right after its blank line.
+    assert!(answer.ends_with("\r\n\r\n[]"), "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_stalled_body_is_cut_off_with_408_and_the_connection_closed() {
+    let app = spawn_app_with(&[("REDLINE_BODY_IDLE_TIMEOUT_SECS", "1")]).await;
+    let key = app.agent_key().await;
+    // (path, whether the server can close the connection: a chunked body stalled mid-chunk
+    // is drained by actix until the client goes, so that connection stays open after the 408.)
+    for (path, closes, head) in [
+        ("/v1/documents/slow", true, format!("PUT /v1/documents/slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"html\":")),
+        ("/v1/agents/signup", false, "POST /v1/agents/signup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"na".to_owned()),
+        ("/v1/attachments/upload", true, format!("POST /v1/attachments/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 1000\r\n\r\n--b\r\nContent-Disposition: form-data; name=\"session_id\"\r\n\r\ns\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nsome text")),
+    ] {
+        let mut stream = connect(&app).await;
+        stream.write_all(head.as_bytes()).await.expect("write");
+        let answer = read_answer(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 408 Request Timeout"), "{path}: {answer}");
+        assert!(answer.to_ascii_lowercase().contains("connection: close"), "{path}: {answer}");
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let body: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("{path}: JSON body in {answer}"));
+        assert!(body["detail"].as_str().unwrap_or_default().contains("stopped arriving"), "{path}: {answer}");
+        if closes {
+            assert_eq!(read_to_close(&mut stream).await, "", "{path}: nothing after the 408");
+        }
+    }
+    app.send(app.get("/v1/documents/slow").bearer_auth(&key)).await.expect_status(404);
+    // A body sent slowly but steadily is read.
+    let mut stream = connect(&app).await;
+    let body = json!({"html": "<p>steady</p>"}).to_string();
+    let head = format!(
+        "PUT /v1/documents/steady HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.expect("write");
+    for part in body.as_bytes().chunks(body.len() / 3 + 1) {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        stream.write_all(part).await.expect("write");
+    }
+    let answer = read_to_close(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_websocket_upgrade_is_refused_at_once() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let body = r#"{"html":"<p>x</p>"}"#;
+    let mut stream = connect(&app).await;
+    let request = format!(
+        "PUT /v1/documents/up HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let answer = read_to_close(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 400 Bad Request"), "{answer}");
+    assert!(answer.contains("WebSocket"), "{answer}");
+    app.send(app.get("/v1/documents/up").bearer_auth(&key)).await.expect_status(404);
+}
+
+#[tokio::test]
+async fn an_http_1_0_event_stream_is_not_chunked() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let r = app
+        .send(app.post("/v1/chat").bearer_auth(&key).json(&json!({"session_id": "h", "message": "what is here?"})))
+        .await;
+    r.expect_status(200);
+    let jobs = app.send(app.get("/v1/jobs").bearer_auth(&key)).await;
+    let id = jobs.json["jobs"][0]["job_id"].as_str().expect("a job").to_owned();
+    let mut stream = connect(&app).await;
+    let request = format!("GET /v1/jobs/{id}/events HTTP/1.0\r\nAuthorization: Bearer {key}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let answer = read_to_close(&mut stream).await;
+    let (head, body) = answer.split_once("\r\n\r\n").expect("head and body");
+    assert!(head.starts_with("HTTP/1.0 200 OK"), "{answer}");
+    assert!(!head.to_ascii_lowercase().contains("transfer-encoding"), "{head}");
+    assert!(body.starts_with("id: "), "the events themselves, no chunk sizes: {body:?}");
+    assert!(body.contains("event: final"), "{body}");
+}
