@@ -24,6 +24,9 @@ pub struct Config {
     /// `REDLINE_BODY_IDLE_TIMEOUT_SECS`: a request body that sends nothing for this long is cut
     /// off with 408.
     pub body_idle_timeout: Duration,
+    /// `REDLINE_KEEP_ALIVE_SECS`: how long an idle keep-alive connection stays open; `None`
+    /// (the value 0) closes each connection after its answer.
+    pub keep_alive: Option<Duration>,
     pub signup_cooldown: Duration,
     pub handoff_ttl: Duration,
     pub http_workers: usize,
@@ -125,11 +128,15 @@ impl Config {
         if body_idle_timeout.is_zero() {
             return Err(anyhow!("REDLINE_BODY_IDLE_TIMEOUT_SECS must be at least 1"));
         }
+        // Longer than the idle timeout of the proxies put in front (AWS's load balancers: 60 s),
+        // so a proxy never sends on a connection this server is closing (a 502 for the client).
+        let keep_alive = Some(secs("REDLINE_KEEP_ALIVE_SECS", 75)?).filter(|d| !d.is_zero());
         Ok(Self {
             bind,
             database_url,
             presign_ttl,
             body_idle_timeout,
+            keep_alive,
             public_base_url,
             max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
             max_attachment_bytes: num("REDLINE_MAX_ATTACHMENT_BYTES", get("REDLINE_MAX_ATTACHMENT_BYTES"), 52_428_800)?,
@@ -171,12 +178,14 @@ mod tests {
         assert_eq!(c.signup_cooldown, Duration::from_secs(10));
         assert_eq!(c.presign_ttl, Duration::from_secs(900));
         assert_eq!(c.max_attachment_bytes, 52_428_800);
+        assert_eq!(c.keep_alive, Some(Duration::from_secs(75)));
 
         let vars: HashMap<String, String> = [
             ("REDLINE_BIND", "0.0.0.0:9000"),
             ("REDLINE_DATA_DIR", "/tmp/x"),
             ("REDLINE_MAX_BODY_BYTES", "1048576"),
             ("REDLINE_PUBLIC_BASE_URL", "https://redline.example/"),
+            ("REDLINE_KEEP_ALIVE_SECS", "0"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -185,6 +194,7 @@ mod tests {
         assert_eq!(c.database_url, "sqlite:///tmp/x/redline.db");
         assert_eq!(c.max_body_bytes, 1_048_576);
         assert_eq!(c.public_base_url.as_deref(), Some("https://redline.example"));
+        assert_eq!(c.keep_alive, None);
     }
 
     #[test]

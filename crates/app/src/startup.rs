@@ -230,7 +230,15 @@ impl Application {
                 body_idle_timeout: config.body_idle_timeout,
             },
         });
-        let server = redline_http::server(listener, state, config.http_workers, config.shutdown_timeout)?;
+        let server = redline_http::server(
+            listener,
+            state,
+            redline_http::ServerOptions {
+                workers: config.http_workers,
+                shutdown_timeout: config.shutdown_timeout,
+                keep_alive: config.keep_alive,
+            },
+        )?;
         let (stop_workers, stopped) = tokio::sync::watch::channel(false);
         let workers = services.workers.start(config.jobs.workers, stopped, sqlite_lock.is_some());
         tracing::info!(

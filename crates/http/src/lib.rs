@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
-use actix_web::http::{header, Method};
+use actix_web::http::{header, KeepAlive, Method};
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use serde_json::json;
@@ -41,14 +41,21 @@ async fn not_routed(req: HttpRequest) -> HttpResponse {
     HttpResponse::MethodNotAllowed().insert_header((header::ALLOW, allow)).json(json!({"detail": "Method Not Allowed"}))
 }
 
+/// How the HTTP server itself behaves (the app's configuration fills it in).
+#[derive(Clone, Copy, Debug)]
+pub struct ServerOptions {
+    /// Worker threads (at least one).
+    pub workers: usize,
+    /// In-flight requests get this long to finish when the server stops.
+    pub shutdown_timeout: Duration,
+    /// How long an idle keep-alive connection stays open; `None` closes each connection after
+    /// its answer.
+    pub keep_alive: Option<Duration>,
+}
+
 /// Builds the server on a bound listener. It stops gracefully on SIGTERM/SIGINT (in-flight
-/// requests get `shutdown_timeout` to finish).
-pub fn server(
-    listener: TcpListener,
-    state: Arc<AppState>,
-    workers: usize,
-    shutdown_timeout: Duration,
-) -> std::io::Result<Server> {
+/// requests get [`ServerOptions::shutdown_timeout`] to finish).
+pub fn server(listener: TcpListener, state: Arc<AppState>, options: ServerOptions) -> std::io::Result<Server> {
     let data = web::Data::from(state);
     let server = HttpServer::new(move || {
         App::new()
@@ -58,8 +65,9 @@ pub fn server(
             .configure(routes::configure)
             .default_service(web::to(not_routed))
     })
-    .workers(workers.max(1))
-    .shutdown_timeout(shutdown_timeout.as_secs())
+    .workers(options.workers.max(1))
+    .shutdown_timeout(options.shutdown_timeout.as_secs())
+    .keep_alive(options.keep_alive.map_or(KeepAlive::Disabled, KeepAlive::Timeout))
     .listen(listener)?
     .run();
     Ok(server)

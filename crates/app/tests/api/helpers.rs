@@ -38,9 +38,9 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(120))
-        // The server closes a keep-alive connection after 5 s idle. A client that keeps idle
-        // connections longer can send on one at the moment the server closes it and get
-        // `IncompleteMessage` (a CI run failed so); it drops them sooner instead.
+        // A client must drop an idle connection before the server does, or it can send on one
+        // at the moment the server closes it and get `IncompleteMessage` (a CI run failed so
+        // while the server's keep-alive was actix's 5 s; it is REDLINE_KEEP_ALIVE_SECS now).
         .pool_idle_timeout(Duration::from_secs(2))
         .build()
         .expect("reqwest client")

@@ -144,3 +144,35 @@ async fn an_http_1_0_event_stream_is_not_chunked() {
     assert!(body.starts_with("id: "), "the events themselves, no chunk sizes: {body:?}");
     assert!(body.contains("event: final"), "{body}");
 }
+
+/// `REDLINE_KEEP_ALIVE_SECS`: by default an idle connection outlives the 60 s of the usual
+/// proxies' idle timeout (here: still usable after actix's own default of 5 s); a short value
+/// closes it; 0 closes each connection after its answer.
+#[tokio::test]
+async fn idle_connections_are_kept_as_configured() {
+    let request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+
+    let app = spawn_app().await;
+    let mut stream = connect(&app).await;
+    stream.write_all(request.as_bytes()).await.expect("write");
+    assert!(read_answer(&mut stream).await.starts_with("HTTP/1.1 200 OK"));
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    stream.write_all(request.as_bytes()).await.expect("write after 6 s idle");
+    assert!(read_answer(&mut stream).await.starts_with("HTTP/1.1 200 OK"), "the connection was kept");
+
+    let app = spawn_app_with(&[("REDLINE_KEEP_ALIVE_SECS", "1")]).await;
+    let mut stream = connect(&app).await;
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let answer = read_answer(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    let idle = std::time::Instant::now();
+    assert_eq!(read_to_close(&mut stream).await, "", "nothing more, then the close");
+    assert!(idle.elapsed() < Duration::from_secs(4), "closed after {:?}, not after 1 s", idle.elapsed());
+
+    let app = spawn_app_with(&[("REDLINE_KEEP_ALIVE_SECS", "0")]).await;
+    let mut stream = connect(&app).await;
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let answer = read_to_close(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer}");
+}
