@@ -41,15 +41,35 @@ impl Workers {
     /// Starts `n` workers (0: this replica only serves HTTP) and the sweeper on the current
     /// runtime; they stop when `shutdown` turns true (a job being run is finished first).
     /// With `sole_runner` (this process alone runs jobs on the database: the embedded
-    /// SQLite, whose data folder it has locked) the first sweep requeues every job found in
-    /// progress at once, since their workers died with an earlier process; otherwise they
-    /// wait for their lease to run out.
+    /// SQLite, whose data folder it has locked) every job found in progress is requeued at
+    /// once, since its worker died with an earlier process, and only then do the workers
+    /// start: a job they claim is never taken for one of those. Otherwise such jobs wait for
+    /// their lease to run out.
     pub fn start(
         self: &Arc<Self>,
         n: usize,
         shutdown: watch::Receiver<bool>,
         sole_runner: bool,
     ) -> Vec<tokio::task::JoinHandle<()>> {
+        let me = self.clone();
+        vec![tokio::spawn(async move { me.serve(n, shutdown, sole_runner).await })]
+    }
+
+    async fn serve(self: Arc<Self>, n: usize, mut shutdown: watch::Receiver<bool>, sole_runner: bool) {
+        if sole_runner {
+            // Until it succeeds (the database may still be coming up): a worker started
+            // before it would have its job requeued under it and run twice.
+            while let Err(e) = self.chat.sweep(true).await {
+                tracing::warn!(error = %e, "job sweep failed; workers wait for it");
+                tokio::select! {
+                    _ = tokio::time::sleep(SWEEP_EVERY) => {}
+                    _ = shutdown.changed() => {}
+                }
+                if *shutdown.borrow() {
+                    return;
+                }
+            }
+        }
         let mut handles = Vec::new();
         for i in 0..n {
             let me = self.clone();
@@ -57,8 +77,8 @@ impl Workers {
             handles.push(tokio::spawn(async move { me.work(i, stop).await }));
         }
         let me = self.clone();
-        handles.push(tokio::spawn(async move { me.sweep_loop(shutdown, sole_runner).await }));
-        handles
+        handles.push(tokio::spawn(async move { me.sweep_loop(shutdown).await }));
+        futures_util::future::join_all(handles).await;
     }
 
     async fn claim(&self) -> Option<JobRecord> {
@@ -126,19 +146,17 @@ impl Workers {
         }
     }
 
-    async fn sweep_loop(&self, mut shutdown: watch::Receiver<bool>, sole_runner: bool) {
-        let mut first = sole_runner;
+    async fn sweep_loop(&self, mut shutdown: watch::Receiver<bool>) {
         loop {
-            match self.chat.sweep(first).await {
-                Ok(()) => first = false,
-                Err(e) => tracing::warn!(error = %e, "job sweep failed"),
-            }
             tokio::select! {
                 _ = tokio::time::sleep(SWEEP_EVERY) => {}
                 _ = shutdown.changed() => {}
             }
             if *shutdown.borrow() {
                 return;
+            }
+            if let Err(e) = self.chat.sweep(false).await {
+                tracing::warn!(error = %e, "job sweep failed");
             }
         }
     }

@@ -1,9 +1,11 @@
 //! The real binary `redline serve`: secrets never reach the log while requests do; SIGTERM
-//! stops it gracefully (in-flight requests drained, exit code 0).
+//! stops it gracefully (in-flight requests drained, exit code 0); a restart runs the turns
+//! left in the queue once each.
 
 use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -18,7 +20,7 @@ struct Serve {
     child: Option<Child>,
     base: String,
     log_path: PathBuf,
-    _dir: tempfile::TempDir,
+    _dir: Arc<tempfile::TempDir>,
 }
 
 impl Drop for Serve {
@@ -36,10 +38,15 @@ fn free_port() -> u16 {
 
 impl Serve {
     async fn start() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let log_path = dir.path().join("redline.log");
-        let log = File::create(&log_path).expect("log file");
+        Self::start_in(Arc::new(tempfile::tempdir().expect("temp dir")), &[]).await
+    }
+
+    /// A server on the data folder in `dir` (which may have served before), with `extra`
+    /// variables; its log is a new file there.
+    async fn start_in(dir: Arc<tempfile::TempDir>, extra: &[(&str, &str)]) -> Self {
         let port = free_port();
+        let log_path = dir.path().join(format!("redline-{port}.log"));
+        let log = File::create(&log_path).expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_redline"))
             .arg("serve")
             .env_clear()
@@ -48,6 +55,7 @@ impl Serve {
             .env("REDLINE_LOG", "debug")
             .env("REDLINE_SIGNUP_COOLDOWN_SECS", "0")
             .env("REDLINE_HTTP_WORKERS", "2")
+            .envs(extra.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone log handle"))
             .stderr(log)
@@ -246,4 +254,58 @@ async fn secrets_never_reach_the_log() {
     ];
     let leaked: Vec<&str> = secrets.iter().filter(|(_, s)| text.contains(s)).map(|(what, _)| *what).collect();
     assert!(leaked.is_empty(), "secrets in the log: {leaked:?}\nlog:\n{text}");
+}
+
+/// Turns queued when the server stops are each run once by the next start. Its first sweep
+/// (every job in progress was left by the process before) used to run after the workers had
+/// started: it requeued the jobs they had just taken, and other workers ran them again at the
+/// same time (edits applied twice, failed turns that kept their edits).
+#[tokio::test]
+async fn a_restart_runs_each_queued_turn_once() {
+    let dir = Arc::new(tempfile::tempdir().expect("temp dir"));
+    let mut first = Serve::start_in(dir.clone(), &[("REDLINE_WORKERS", "0")]).await;
+    let client = client();
+    let r = send(client.post(format!("{}/v1/agents/signup", first.base)).json(&json!({}))).await;
+    r.expect_status(201);
+    let key = r.json["api_key"].as_str().expect("api_key").to_owned();
+    let mut jobs = Vec::new();
+    for i in 0..4 {
+        let url = format!("{}/v1/documents/queued-{i}", first.base);
+        send(client.put(url).bearer_auth(&key).json(&json!({"html": "<h1>T</h1><p>a foo</p>"})))
+            .await
+            .expect_status(200);
+        let message = json!({"session_id": format!("queued-{i}"), "message": "replace \"foo\" with \"foo-foo\""});
+        let r = send(client.post(format!("{}/v1/chat/async", first.base)).bearer_auth(&key).json(&message)).await;
+        r.expect_status(202);
+        jobs.push(r.json["job_id"].as_str().expect("job_id").to_owned());
+    }
+    first.sigterm();
+    assert!(first.wait_exit(Duration::from_secs(15)).await.success(), "{}", first.log());
+
+    let second = Serve::start_in(dir, &[("REDLINE_WORKERS", "4")]).await;
+    let get = |path: String| send(client.get(format!("{}{path}", second.base)).bearer_auth(&key));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for job in &jobs {
+        loop {
+            let r = get(format!("/v1/jobs/{job}")).await;
+            let status = r.json["status"].as_str().unwrap_or_default().to_owned();
+            if status == "completed" {
+                break;
+            }
+            assert!(["pending", "in_progress"].contains(&status.as_str()), "job {job}: {r:?}\n{}", second.log());
+            assert!(Instant::now() < deadline, "job {job} did not complete: {r:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    for i in 0..4 {
+        let doc = get(format!("/v1/documents/queued-{i}")).await;
+        let html = doc.json["html"].as_str().unwrap_or_default();
+        assert!(html.contains("a foo-foo<") && !html.contains("foo-foo-foo"), "edited once: {html}");
+        let history = get(format!("/v1/sessions/queued-{i}/history")).await;
+        assert_eq!(history.json["messages"].as_array().map(Vec::len), Some(2), "{}", history.text);
+    }
+    assert_eq!(get("/v1/usage".to_owned()).await.json["monthly_used"], 4, "each turn billed once");
+    let log = second.log();
+    assert!(!log.contains("requeued jobs whose worker stopped"), "a job was taken from a worker:\n{log}");
+    assert_eq!(log.matches("running job").count(), 4, "each job run once:\n{log}");
 }
