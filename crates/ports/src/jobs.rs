@@ -148,8 +148,9 @@ pub trait JobStore: Send + Sync {
     /// Whether a chat job of this session is pending, in progress or awaiting approval.
     async fn has_active_chat(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError>;
 
-    /// Deletes every job of the session (and their events).
-    async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> Result<(), StoreError>;
+    /// Deletes every job of the session (and their events) in one transaction; gives back
+    /// the jobs it deleted, as they were.
+    async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> Result<Vec<JobRecord>, StoreError>;
 }
 
 /// A message of a session's chat history (decisions.md §4).

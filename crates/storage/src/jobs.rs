@@ -426,21 +426,22 @@ impl JobStore for Db {
         Ok(n? > 0)
     }
 
-    async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> Result<(), StoreError> {
+    async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> Result<Vec<JobRecord>, StoreError> {
         let owner = owner.to_string();
         let sid = session.as_str();
-        let r: DbResult<usize> = with_tx!(self, |conn| {
-            let ids: Vec<String> = jobs::table
+        let r: DbResult<Vec<JobRow>> = with_tx!(self, |conn| {
+            let rows: Vec<JobRow> = jobs::table
                 .filter(jobs::owner.eq(&owner))
                 .filter(jobs::session_id.eq(sid))
-                .select(jobs::job_id)
+                .select(JobRow::as_select())
                 .load(conn)
                 .await?;
+            let ids: Vec<&str> = rows.iter().map(|r| r.job_id.as_str()).collect();
             diesel::delete(job_events::table.filter(job_events::job_id.eq_any(&ids))).execute(conn).await?;
-            Ok(diesel::delete(jobs::table.filter(jobs::job_id.eq_any(&ids))).execute(conn).await?)
+            diesel::delete(jobs::table.filter(jobs::job_id.eq_any(&ids))).execute(conn).await?;
+            Ok(rows)
         });
-        r?;
-        Ok(())
+        r?.into_iter().map(JobRecord::try_from).collect()
     }
 }
 

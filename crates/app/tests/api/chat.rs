@@ -573,3 +573,84 @@ async fn reviewer_feedback_goes_back_to_the_ai_which_proposes_again() {
     assert!(doc(&app, &key, "f").await["html"].as_str().unwrap().contains("gamma text"));
     assert_eq!(used(&app, &key).await, 1);
 }
+
+/// Two turns on one session at the same moment: reverting the one recorded last undoes its
+/// edits only. Its `version_before` is the version its edits were written onto, which holds
+/// the other turn's edits when those were committed first (it was the version the turn
+/// started from, and the revert threw the other turn's edits away while keeping its messages).
+#[tokio::test]
+async fn reverting_the_later_of_two_concurrent_turns_keeps_the_earlier_ones_edits() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    for round in 0..3 {
+        let sid = format!("two-{round}");
+        seed(&app, &key, &sid, &["a foo", "b foo"]).await;
+        let jobs = futures_util::future::join_all([
+            start(&app, &key, json!({"session_id": sid, "message": "append a section: hello"})),
+            start(&app, &key, json!({"session_id": sid, "message": "replace \"b foo\" with \"B foo\""})),
+        ])
+        .await;
+        for job in &jobs {
+            wait_for(&app, &key, job["job_id"].as_str().unwrap(), &["completed"]).await;
+        }
+        let both = doc(&app, &key, &sid).await["html"].as_str().unwrap_or_default().to_owned();
+        assert!(both.contains("hello") && both.contains("B foo"), "{both}");
+        let history = app.send(app.get(&format!("/v1/sessions/{sid}/history")).bearer_auth(&key)).await;
+        let messages = history.json["messages"].as_array().cloned().unwrap_or_default();
+        assert_eq!(messages.len(), 4, "{}", history.text);
+        let later = &messages[2];
+        let kept = &messages[0];
+        app.send(
+            app.post(&format!("/v1/sessions/{sid}/revert"))
+                .bearer_auth(&key)
+                .json(&json!({"message_id": later["message_id"]})),
+        )
+        .await
+        .expect_status(200);
+        let html = doc(&app, &key, &sid).await["html"].as_str().unwrap_or_default().to_owned();
+        let (kept_edit, undone_edit) = if kept["content"].as_str().unwrap_or_default().contains("append") {
+            ("hello", "B foo")
+        } else {
+            ("B foo", "hello")
+        };
+        assert!(html.contains(kept_edit), "the earlier turn's edit stays: {html}");
+        assert!(!html.contains(undone_edit), "the reverted turn's edit is gone: {html}");
+    }
+}
+
+/// A turn sent while its session is deleted is either deleted with it, its held operation
+/// given back, or runs and is charged: never deleted and charged (a job queued between the
+/// delete's listing and its deletion used to keep its operation for good).
+#[tokio::test]
+async fn a_turn_racing_its_sessions_delete_is_charged_only_if_it_ran() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let mut jobs = Vec::new();
+    for round in 0..8 {
+        let sid = format!("race-{round}");
+        seed(&app, &key, &sid, &["a foo"]).await;
+        let submit = app.send(
+            app.post("/v1/chat/async")
+                .bearer_auth(&key)
+                .json(&json!({"session_id": sid, "message": "append a section: Z"})),
+        );
+        let delete = app.send(app.delete(&format!("/v1/sessions/{sid}")).bearer_auth(&key));
+        let (submitted, deleted) = tokio::join!(submit, delete);
+        submitted.expect_status(202);
+        deleted.expect_status(204);
+        jobs.push(submitted.json["job_id"].as_str().unwrap().to_owned());
+    }
+    let mut completed = 0;
+    for job in &jobs {
+        let r = app.send(app.get(&format!("/v1/jobs/{job}")).bearer_auth(&key)).await;
+        if r.status.as_u16() == 404 {
+            continue;
+        }
+        let settled = wait_for(&app, &key, job, &["completed", "failed", "cancelled"]).await;
+        if settled["status"] == "completed" {
+            completed += 1;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(used(&app, &key).await, completed, "only the turns that completed are charged");
+}

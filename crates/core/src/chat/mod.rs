@@ -524,11 +524,11 @@ impl Chat {
 
     /// Deletes the session's jobs (with the session). A turn that had not finished is not
     /// billable: its held operation is given back, as a cancel would (a turn that completed
-    /// meanwhile keeps its charge: a charged row is not released).
+    /// meanwhile keeps its charge: a charged row is not released). The jobs given back are the
+    /// ones the store deleted, so a turn queued while the session is deleted is either among
+    /// them or left to run.
     pub async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> ChatResult<()> {
-        let filter = JobFilter { session_id: Some(session.clone()), limit: i64::MAX, ..Default::default() };
-        let doomed = self.ports.jobs.list_jobs(owner, &filter).await?;
-        self.ports.jobs.delete_session_jobs(owner, session).await?;
+        let doomed = self.ports.jobs.delete_session_jobs(owner, session).await?;
         self.finished.evict_session(owner, session);
         for j in doomed {
             if j.job_type == JobType::Chat && !j.status.is_finished() {

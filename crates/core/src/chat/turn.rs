@@ -573,11 +573,13 @@ impl Chat {
             return Ok(());
         }
         let owner = job.owner;
-        let (doc_record, applied) = if ws.changes().is_empty() {
-            (record, Vec::new())
+        // `version_before`: the version the turn's edits were written onto (a revert to the
+        // turn undoes them and keeps what other writers committed before them).
+        let (doc_record, applied, version_before) = if ws.changes().is_empty() {
+            (record, Vec::new(), base_version)
         } else {
             match self.commit(job, base_version.clone(), &ws.working, "chat").await? {
-                Commit::Done(r) => (Some(r), ws.changes().to_vec()),
+                Commit::Done(r) => (Some(r), ws.changes().to_vec(), base_version),
                 // Cancelled meanwhile: the cancel won, nothing is written.
                 Commit::JobNotRunning => return Ok(()),
                 Commit::Stale => {
@@ -593,9 +595,9 @@ impl Chat {
                             return Ok(());
                         };
                         let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
-                        match self.commit(job, expected, &rebased, "chat").await? {
+                        match self.commit(job, expected.clone(), &rebased, "chat").await? {
                             Commit::Done(r) => {
-                                committed = Some(r);
+                                committed = Some((r, expected));
                                 break;
                             }
                             Commit::JobNotRunning => return Ok(()),
@@ -603,7 +605,7 @@ impl Chat {
                         }
                     }
                     match committed {
-                        Some(r) => (Some(r), ws.changes().to_vec()),
+                        Some((r, onto)) => (Some(r), ws.changes().to_vec(), onto),
                         None => {
                             self.fail(
                                 job,
@@ -617,7 +619,6 @@ impl Chat {
                 }
             }
         };
-        let version_before = base_version;
         self.complete(job, doc_record, version_before, &applied, response).await
     }
 

@@ -117,7 +117,10 @@ pub async fn listings_are_owner_scoped_newest_first(db: &Db) {
     assert!(db.list_jobs(me, &done).await.unwrap().is_empty());
     assert!(db.has_active_chat(me, &sid("odd")).await.unwrap());
     assert!(!db.has_active_chat(me, &sid("none")).await.unwrap());
-    db.delete_session_jobs(me, &sid("even")).await.unwrap();
+    let mut deleted: Vec<String> =
+        db.delete_session_jobs(me, &sid("even")).await.unwrap().into_iter().map(|j| j.job_id).collect();
+    deleted.sort_unstable();
+    assert_eq!(deleted, ["a0", "a2", "a4"], "the deleted jobs are given back");
     assert!(db.job("a0").await.unwrap().is_none());
     assert!(db.job("b0").await.unwrap().is_some(), "another owner's session of the same name stays");
 }
