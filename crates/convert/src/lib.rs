@@ -41,6 +41,14 @@ impl DocumentConverter for Converters {
 /// How much of a file the encoding detector reads ([`decode`]).
 const DETECTION_SAMPLE: usize = 1 << 20;
 
+/// A NUL is never in text: it is a binary file (a PDF, a zip) under a text extension.
+pub(crate) fn refuse_binary(text: &str, format: &str) -> Result<(), ConvertError> {
+    if text.contains('\0') {
+        return Err(ConvertError::Corrupt { format: format.to_owned(), reason: "the file holds binary data".into() });
+    }
+    Ok(())
+}
+
 /// Reads text: UTF-8 in place (the common case, no copy); otherwise decoded into a new string.
 ///
 /// - A byte order mark decides: UTF-8 (dropped), UTF-16LE or UTF-16BE.

@@ -8,6 +8,7 @@ use crate::decode;
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let text = decode(bytes, "Markdown", None)?;
     let text = text.as_ref();
+    crate::refuse_binary(text, "Markdown")?;
     if text.trim().is_empty() {
         return Err(ConvertError::Empty);
     }
@@ -21,6 +22,14 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binary_bytes_are_refused() {
+        let zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00word/document.xml";
+        let Err(ConvertError::Corrupt { format, reason }) = convert(zip) else { panic!("a zip as Markdown was taken") };
+        assert_eq!((format.as_str(), reason.as_str()), ("Markdown", "the file holds binary data"));
+        assert!(convert(b"# Title\n\nplain text").is_ok());
+    }
 
     #[test]
     fn headings_lists_tables() {

@@ -2,7 +2,7 @@
 
 use redline_ports::documents::{ConvertError, Converted};
 
-use crate::{decode, escape_into};
+use crate::{decode, escape_into, refuse_binary};
 
 /// Paragraphs are separated by blank lines; single line breaks inside a paragraph are kept
 /// as `<br>`. Line ends may be `\n`, `\r\n` or `\r`. UTF-8 text is read in place: the only
@@ -11,9 +11,7 @@ use crate::{decode, escape_into};
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let text = decode(bytes, "text", None)?;
     let text = text.as_ref();
-    if text.contains('\0') {
-        return Err(ConvertError::Corrupt { format: "text".into(), reason: "the file holds binary data".into() });
-    }
+    refuse_binary(text, "text")?;
     let mut html = String::with_capacity(text.len() + text.len() / 16 + 64);
     // The lines of the paragraph in progress (a paragraph ends at an empty line).
     let mut paragraph: Vec<&str> = Vec::new();
@@ -70,9 +68,7 @@ fn push_paragraph(html: &mut String, lines: &[&str]) {
 /// HTML is passed on as it is (the caller sanitizes it); it must be text.
 pub(crate) fn convert_html(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let html = decode(bytes, "HTML", crate::prescan::declared_encoding(bytes))?.into_owned();
-    if html.contains('\0') {
-        return Err(ConvertError::Corrupt { format: "HTML".into(), reason: "the file holds binary data".into() });
-    }
+    refuse_binary(&html, "HTML")?;
     if html.trim().is_empty() {
         return Err(ConvertError::Empty);
     }

@@ -46,6 +46,10 @@ pub enum DocumentError {
     /// `base_version_id` is not the current version (409).
     #[error("stale base version")]
     Stale { current_version: Option<String> },
+    /// An append was built again [`APPEND_ATTEMPTS`] times and each time another change was
+    /// committed first (409).
+    #[error("the document kept changing during the append")]
+    KeptChanging,
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The blob store failed (images of an upload, files of a deleted session).
@@ -72,6 +76,11 @@ impl From<HtmlError> for DocumentError {
 /// The path under which images are served: `GET {IMAGE_PATH}{image_id}`, without
 /// authorization (the id is the capability).
 pub const IMAGE_PATH: &str = "/v1/documents/images/";
+
+/// Builds of an appending upload before a document that keeps changing under it gives 409.
+/// Appends to one session at the same moment each win one round, so this many land
+/// together; each retry waits a little, at random, to let the others through.
+pub const APPEND_ATTEMPTS: u32 = 16;
 
 /// Where extracted images go: their bytes to the blob store under `images/<id>`, their owner
 /// and session to the file index; the HTML refers to them as
@@ -260,43 +269,25 @@ impl Documents {
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
         let (Converted { html, warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
-        let built = match mode {
-            OpenMode::Replace => self.build_version(html, index).await?,
-            OpenMode::Append => {
-                let new_sections = self.sectionize(html).await?;
-                let blocks = if index { TextBlock::of_sections(&new_sections) } else { Vec::new() };
-                let mut doc = self.current(owner, session).await?.1;
-                if doc.len().saturating_add(new_sections.len()) > MAX_SECTIONS {
-                    return Err(DocumentError::TooManySections { limit: MAX_SECTIONS });
+        let title = title_of(filename);
+        // Everything that can be checked before is checked: then the images are stored, then
+        // the version that shows them. A failure on the way removes what was stored.
+        let (committed, blocks) = match mode {
+            OpenMode::Replace => {
+                let built = self.build_version(html, index).await?;
+                if !built.has_content {
+                    return Err(DocumentError::Convert(ConvertError::Empty));
                 }
-                doc.append(new_sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
-                let mut built = VersionHtml::new(0, false);
-                for s in doc.into_sections() {
-                    built.push(s);
-                }
-                built.blocks = blocks;
-                built
+                self.put_images(&pending).await?;
+                let version = self.upload_version(built.html, built.count, &title);
+                (self.commit_upload(owner, session, None, version).await, built.blocks)
             }
-        };
-        if !built.has_content {
-            return Err(DocumentError::Convert(ConvertError::Empty));
-        }
-        let version = NewVersion {
-            version_id: new_version_id(),
-            html: built.html,
-            section_count: i64::try_from(built.count).unwrap_or(i64::MAX),
-            source: "upload".to_owned(),
-            title: Some(title_of(filename)),
-            now: self.clock.now_ms(),
-        };
-        let blocks = built.blocks;
-        // Everything was checked: the images are stored, then the version that shows them.
-        // A failure on the way removes what was stored for this upload.
-        self.put_images(&pending).await?;
-        let committed = match self.store.commit_new_version(owner, session, None, version).await {
-            Ok(CommitOutcome::Committed(document)) => Ok(document),
-            Ok(CommitOutcome::Stale { current_version }) => Err(DocumentError::Stale { current_version }),
-            Err(e) => Err(e.into()),
+            OpenMode::Append => {
+                let new = self.sectionize(html).await?;
+                let blocks = if index { TextBlock::of_sections(&new) } else { Vec::new() };
+                self.put_images(&pending).await?;
+                (self.append(owner, session, new, &title).await, blocks)
+            }
         };
         let document = match committed {
             Ok(document) => document,
@@ -322,6 +313,76 @@ impl Documents {
             return Err(e.into());
         }
         Ok(Uploaded { document, images, warnings, blocks })
+    }
+
+    fn upload_version(&self, html: String, count: usize, title: &str) -> NewVersion {
+        NewVersion {
+            version_id: new_version_id(),
+            html,
+            section_count: i64::try_from(count).unwrap_or(i64::MAX),
+            source: "upload".to_owned(),
+            title: Some(title.to_owned()),
+            now: self.clock.now_ms(),
+        }
+    }
+
+    async fn commit_upload(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        expected: Option<Option<String>>,
+        version: NewVersion,
+    ) -> DocumentResult<DocumentRecord> {
+        match self.store.commit_new_version(owner, session, expected, version).await? {
+            CommitOutcome::Committed(document) => Ok(document),
+            CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
+        }
+    }
+
+    /// Appends `new` to the session's document as an upload's version. The version is
+    /// committed only over the one it was built on, so that of appends at the same moment
+    /// none is lost: a change in between makes it build again on the newer version (at most
+    /// [`APPEND_ATTEMPTS`] times). The new sections' ids that the document already uses are
+    /// replaced (an upload of the document's own HTML export keeps its `data-chunk-id`s).
+    async fn append(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        mut new: Vec<Section>,
+        title: &str,
+    ) -> DocumentResult<DocumentRecord> {
+        let mut attempt = 1;
+        loop {
+            let (record, doc) = self.current(owner, session).await?;
+            // The version it is built on (the record's HTML is dropped here).
+            let base = record.and_then(|r| r.version_id);
+            if doc.len().saturating_add(new.len()) > MAX_SECTIONS {
+                return Err(DocumentError::TooManySections { limit: MAX_SECTIONS });
+            }
+            crate::chat::tools::settle_ids_in_place(&doc, &mut new, None, &mut new_chunk_id);
+            let mut built = VersionHtml::new(0, false);
+            for s in doc.into_sections() {
+                built.push(s);
+            }
+            for s in &new {
+                built.push_html(s);
+            }
+            if !built.has_content {
+                return Err(DocumentError::Convert(ConvertError::Empty));
+            }
+            let version = self.upload_version(built.html, built.count, title);
+            match self.commit_upload(owner, session, Some(base), version).await {
+                Err(DocumentError::Stale { .. }) if attempt >= APPEND_ATTEMPTS => {
+                    return Err(DocumentError::KeptChanging)
+                }
+                Err(DocumentError::Stale { .. }) => {
+                    let wait = rand::thread_rng().next_u32() % (2 * attempt + 1);
+                    tokio::time::sleep(std::time::Duration::from_millis(u64::from(wait))).await;
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Sanitizes and sections `html` on the blocking pool into the HTML of a version
@@ -492,13 +553,18 @@ impl VersionHtml {
     }
 
     fn push(&mut self, section: Section) {
+        self.push_html(&section);
+        if self.keep_blocks {
+            self.blocks.extend(TextBlock::of_section(section));
+        }
+    }
+
+    /// `push` without keeping the section's text.
+    fn push_html(&mut self, section: &Section) {
         self.html.push_str(&section.html);
         self.html.push('\n');
         self.count += 1;
         self.has_content |= section.shows_content();
-        if self.keep_blocks {
-            self.blocks.extend(TextBlock::of_section(section));
-        }
     }
 }
 

@@ -312,6 +312,10 @@ impl From<DocumentError> for ApiError {
                 "The document changed since the version in base_version_id: the current version is {}. Reload it and apply your edit again.",
                 current_version.as_deref().unwrap_or("none")
             )),
+            DocumentError::KeptChanging => ApiError::Conflict(format!(
+                "The document kept changing while the file was appended ({} tries); nothing was appended. Send it again.",
+                redline_core::documents::APPEND_ATTEMPTS
+            )),
             DocumentError::Store(e) => e.into(),
             DocumentError::Worker(cause) => ApiError::Internal(cause),
             DocumentError::ImageNotFound => ApiError::NotFound("Image not found".to_owned()),

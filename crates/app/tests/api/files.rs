@@ -17,12 +17,18 @@ pub fn docx_with_image() -> Vec<u8> {
 
 /// `POST /v1/documents/upload` with a hand-made multipart body.
 pub async fn upload(app: &TestApp, key: &str, session_id: &str, filename: &str, bytes: &[u8]) -> Reply {
+    upload_with(app, key, &[("session_id", session_id)], filename, bytes).await
+}
+
+/// [`upload`] with form fields of the caller's choice before the file.
+pub async fn upload_with(app: &TestApp, key: &str, fields: &[(&str, &str)], filename: &str, bytes: &[u8]) -> Reply {
     let boundary = format!("redline-{}", random_hex());
     let mut body = Vec::new();
-    body.extend_from_slice(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"session_id\"\r\n\r\n{session_id}\r\n")
-            .as_bytes(),
-    );
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes(),
+        );
+    }
     body.extend_from_slice(
         format!(
             "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\n\
@@ -293,4 +299,75 @@ async fn a_document_of_more_than_100_000_sections_is_refused() {
     let doc = app.send(app.get("/v1/documents/many").bearer_auth(&key)).await;
     assert_eq!(doc.json["section_count"], 100_000);
     assert!(doc.json["html"].as_str().unwrap_or_default().contains("the middle one</p>"), "{}", r.json);
+}
+
+/// Appends sent at the same moment each land: none is built on a version another replaced
+/// (they used to read, append and write over each other, and 200s lost their text).
+#[tokio::test]
+async fn appends_at_the_same_moment_all_land() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    save(&app, &key, "many-appends", "<p>start</p>").await;
+    let fields = [("session_id", "many-appends"), ("open_mode", "append")];
+    let texts: Vec<String> = (0..6).map(|i| format!("paragraph number {i}")).collect();
+    let names: Vec<String> = (0..6).map(|i| format!("f{i}.txt")).collect();
+    let answers = futures_util::future::join_all(
+        texts.iter().zip(&names).map(|(t, name)| upload_with(&app, &key, &fields, name, t.as_bytes())),
+    )
+    .await;
+    for r in &answers {
+        r.expect_status(200);
+    }
+    let doc = app.send(app.get("/v1/documents/many-appends").bearer_auth(&key)).await;
+    let html = doc.json["html"].as_str().unwrap_or_default();
+    for t in &texts {
+        assert!(html.contains(t.as_str()), "{t} was lost: {html}");
+    }
+    assert_eq!(doc.json["section_count"], 7, "{html}");
+    let versions = app.send(app.get("/v1/documents/many-appends/versions").bearer_auth(&key)).await;
+    let mut counts: Vec<i64> = versions.json["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["section_count"].as_i64())
+        .collect();
+    counts.sort_unstable();
+    assert_eq!(counts, [1, 2, 3, 4, 5, 6, 7], "each append is built on the one before: {}", versions.text);
+}
+
+/// An append of HTML carrying ids the document uses (its own HTML export) gets fresh ids for
+/// those sections (it was a 500).
+#[tokio::test]
+async fn an_append_whose_ids_the_document_uses_gets_fresh_ones() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    save(&app, &key, "ids", r#"<h1 data-chunk-id="keep">Title</h1><p data-chunk-id="body">Body</p>"#).await;
+    let fields = [("session_id", "ids"), ("open_mode", "append")];
+    let html = br#"<p data-chunk-id="keep">again</p><p data-chunk-id="keep">twice</p><p data-chunk-id="new">new</p>"#;
+    upload_with(&app, &key, &fields, "export.html", html).await.expect_status(200);
+    let doc = app.send(app.get("/v1/documents/ids").bearer_auth(&key)).await;
+    let html = doc.json["html"].as_str().unwrap_or_default();
+    let ids: Vec<&str> = html.split("data-chunk-id=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
+    assert_eq!(ids.len(), 5, "{html}");
+    assert_eq!(&ids[..2], ["keep", "body"], "the document's own sections keep their ids: {html}");
+    assert_eq!(ids[4], "new", "an id nobody uses is kept: {html}");
+    let unique: std::collections::HashSet<&&str> = ids.iter().collect();
+    assert_eq!(unique.len(), 5, "ids are unique: {html}");
+    for text in ["Title", "Body", "again", "twice", "new"] {
+        assert!(html.contains(&format!(">{text}<")), "{text} in {html}");
+    }
+}
+
+/// Bytes that are no text under a text extension (a zip or a PDF named `.md`) → 422, as for
+/// `.txt` and `.html`.
+#[tokio::test]
+async fn binary_bytes_under_a_text_extension_are_refused() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    for name in ["x.md", "x.txt", "x.html"] {
+        let r = upload(&app, &key, "binary", name, &docx_with_image()).await;
+        r.expect_status(422).expect_json();
+        assert!(r.text.contains("binary data"), "{name}: {r:?}");
+    }
+    app.send(app.get("/v1/documents/binary").bearer_auth(&key)).await.expect_status(404);
 }

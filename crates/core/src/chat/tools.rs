@@ -275,6 +275,17 @@ pub fn settle_ids(
     keep: Option<&ChunkId>,
     fresh: &mut dyn FnMut() -> ChunkId,
 ) -> Vec<Section> {
+    settle_ids_in_place(doc, &mut sections, keep, fresh);
+    sections
+}
+
+/// [`settle_ids`] on sections kept by the caller (an append that may be built again).
+pub fn settle_ids_in_place(
+    doc: &Document,
+    sections: &mut [Section],
+    keep: Option<&ChunkId>,
+    fresh: &mut dyn FnMut() -> ChunkId,
+) {
     // Taken: the document's ids but `keep`, and the ids given so far in this call.
     let mut given: HashSet<ChunkId> = HashSet::new();
     let taken =
@@ -301,7 +312,6 @@ pub fn settle_ids(
         }
         given.insert(s.id.clone());
     }
-    sections
 }
 
 /// The turn's edits so far: the working copy, the document the turn started from, and the
