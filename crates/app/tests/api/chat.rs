@@ -144,6 +144,15 @@ async fn approval_applies_a_subset_refuses_unknown_and_stale_changes() {
         .send(app.post("/v1/chat/h/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve": ["nope"]})))
         .await;
     unknown.expect_status(422);
+    // Under another session's path: 409 (no job of that session awaits), saying whose it is.
+    let elsewhere = app
+        .send(app.post("/v1/chat/other/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve_all": true})))
+        .await;
+    elsewhere.expect_status(409);
+    assert!(
+        elsewhere.detail().contains("in session other: job") && elsewhere.detail().ends_with("session h."),
+        "{elsewhere:?}"
+    );
 
     // A person edits the first section: approving its change is stale (409, named).
     let current = doc(&app, &key, "h").await["html"].as_str().unwrap().replace("alpha one", "alpha one!");

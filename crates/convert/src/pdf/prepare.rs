@@ -54,7 +54,10 @@ pub(super) fn prepare(mut doc: Document, input_len: usize) -> Result<Prepared, C
     }
     let pages = doc.get_pages();
     if pages.len() > MAX_PAGES {
-        return Err(too_complex(format!("the PDF has {} pages; at most {MAX_PAGES} are converted", pages.len())));
+        return Err(too_complex(format!(
+            "the PDF has {} pages, more than the {MAX_PAGES} a conversion takes; nothing was converted",
+            pages.len()
+        )));
     }
     if pages.is_empty() {
         return Err(ConvertError::Corrupt { format: "PDF".into(), reason: "it has no pages".into() });

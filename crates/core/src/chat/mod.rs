@@ -451,12 +451,15 @@ impl Chat {
         feedback: Option<String>,
     ) -> ChatResult<JobRecord> {
         let job = self.job(owner, job_id).await?;
-        if job.session_id != *session || job.status != JobStatus::AwaitingApproval {
+        if job.session_id != *session {
             return Err(ChatError::Conflict(format!(
-                "No job awaiting approval: job {job_id} is {} in session {}.",
-                job.status,
+                "No job awaiting approval in session {}: job {job_id} is a job of session {}.",
+                session.as_str(),
                 job.session_id.as_str()
             )));
+        }
+        if job.status != JobStatus::AwaitingApproval {
+            return Err(ChatError::Conflict(format!("No job awaiting approval: job {job_id} is {}.", job.status)));
         }
         let pending = stored_changes(&job.state);
         let approved = redline_domain::job::select_approved(&pending, req).map_err(|e| match e {
