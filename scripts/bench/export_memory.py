@@ -10,6 +10,7 @@ agent signs up, and a document of SECTIONS paragraphs of 45 random Greek-letter 
 VmHWM (the kernel's high-water mark of resident memory) is read from /proc/<pid>/status
 before and after POST /v1/documents/export {format: pdf}; the export is timed by the client.
 Set OUT=file.pdf to keep the last file (to compare two builds' output byte for byte).
+Set ONE=1 to put all the words in one paragraph (one section of the same size) instead.
 """
 import json
 import os
@@ -67,7 +68,11 @@ def measure(binary, sections):
                 time.sleep(0.05)
         key = call("POST", "/v1/agents/signup", {"name": "bench"})["api_key"]
         rng = random.Random(1)
-        html = "".join("<p>" + " ".join(rng.choice(WORDS) for _ in range(45)) + "</p>" for _ in range(sections))
+        paragraphs = (" ".join(rng.choice(WORDS) for _ in range(45)) for _ in range(sections))
+        if os.environ.get("ONE"):
+            html = "<p>" + " ".join(paragraphs) + "</p>"
+        else:
+            html = "".join("<p>" + p + "</p>" for p in paragraphs)
         call("PUT", "/v1/documents/bench", {"html": html}, key)
         before = peak_mb(server.pid)
         started = time.time()
@@ -77,7 +82,8 @@ def measure(binary, sections):
         if os.environ.get("OUT"):
             with open(os.environ["OUT"], "wb") as f:
                 f.write(pdf)
-        print(f"{sections} sections, HTML {len(html) / 1e6:.1f} MB: PDF {len(pdf) / 1e6:.1f} MB in {took:.1f} s; "
+        shape = "one section of" if os.environ.get("ONE") else "sections,"
+        print(f"{sections} paragraphs' words, {shape} HTML {len(html) / 1e6:.1f} MB: PDF {len(pdf) / 1e6:.1f} MB in {took:.1f} s; "
               f"VmHWM {before} MB before the export, {after} MB after (+{after - before} MB)")
     finally:
         server.terminate()

@@ -272,11 +272,18 @@ impl<'a> Layout<'a> {
     /// Inline content as atoms. Pictures are sized to fit `max_w` × `max_h`.
     pub(crate) fn atoms(&mut self, content: &[Inline], base: TextBase, max_w: f32, max_h: f32) -> Vec<Atom> {
         let mut atoms = Vec::new();
+        self.each_atom(content, base, max_w, max_h, &mut |atom| atoms.push(atom));
+        atoms
+    }
+
+    /// [`Layout::atoms`] handed to `f` one by one as they are made, so that a paragraph of
+    /// any length never holds more than a word of them.
+    fn each_atom(&mut self, content: &[Inline], base: TextBase, max_w: f32, max_h: f32, f: &mut dyn FnMut(Atom)) {
         let mut word: Vec<Piece> = Vec::new();
-        let flush = |word: &mut Vec<Piece>, atoms: &mut Vec<Atom>| {
+        let flush = |word: &mut Vec<Piece>, f: &mut dyn FnMut(Atom)| {
             if !word.is_empty() {
                 let w = word.iter().map(|p| p.width).sum();
-                atoms.push(Atom::Word(std::mem::take(word), w));
+                f(Atom::Word(std::mem::take(word), w));
             }
         };
         for inline in content {
@@ -285,11 +292,11 @@ impl<'a> Layout<'a> {
                     let proto = self.piece(style, base);
                     for (i, part) in text.split(' ').enumerate() {
                         if i > 0 {
-                            flush(&mut word, &mut atoms);
+                            flush(&mut word, f);
                             let mut space = Vec::new();
                             self.shape(" ", &proto, &mut space);
                             if let Some(p) = space.pop() {
-                                atoms.push(Atom::Space(p));
+                                f(Atom::Space(p));
                             }
                         }
                         if !part.is_empty() {
@@ -298,17 +305,17 @@ impl<'a> Layout<'a> {
                     }
                 }
                 Inline::Break => {
-                    flush(&mut word, &mut atoms);
-                    atoms.push(Atom::Break);
+                    flush(&mut word, f);
+                    f(Atom::Break);
                 }
                 Inline::Image(img) => {
-                    flush(&mut word, &mut atoms);
-                    atoms.push(self.image_atom(img, base, max_w, max_h));
+                    flush(&mut word, f);
+                    let atom = self.image_atom(img, base, max_w, max_h);
+                    f(atom);
                 }
             }
         }
-        flush(&mut word, &mut atoms);
-        atoms
+        flush(&mut word, f);
     }
 
     fn image_atom(&mut self, img: &ImageRef, base: TextBase, max_w: f32, max_h: f32) -> Atom {
@@ -336,86 +343,22 @@ impl<'a> Layout<'a> {
         }
     }
 
-    /// Breaks inline content into lines of at most `width`.
+    /// Breaks inline content into lines of at most `width`, each handed to `out` as soon as
+    /// it is set.
     pub(crate) fn paragraph(
         &mut self,
         content: &[Inline],
         look: ParaLook,
         width: f32,
         max_h: f32,
-        out: &mut Vec<Line>,
+        out: &mut dyn Lines,
     ) {
-        let atoms = self.atoms(content, look.base, width, max_h);
-        let mut line = LineBuilder { pieces: Vec::new(), used: 0.0, width, look };
-        let mut space: Option<Piece> = None;
-        for atom in atoms {
-            match atom {
-                Atom::Break => {
-                    space = None;
-                    line.finish(out);
-                }
-                Atom::Space(p) => {
-                    if !line.pieces.is_empty() && space.is_none() {
-                        space = Some(p);
-                    }
-                }
-                Atom::Word(pieces, w) => {
-                    let sw = if line.pieces.is_empty() { 0.0 } else { space.as_ref().map_or(0.0, |s| s.width) };
-                    if line.used + sw + w <= width {
-                        if let Some(s) = space.take() {
-                            if !line.pieces.is_empty() {
-                                line.push(s);
-                            }
-                        }
-                        line.extend(pieces, w);
-                    } else {
-                        space = None;
-                        if !line.pieces.is_empty() {
-                            line.finish(out);
-                        }
-                        if w <= width {
-                            line.extend(pieces, w);
-                        } else {
-                            self.split_word(pieces, &mut line, out);
-                        }
-                    }
-                }
-            }
-        }
-        if !line.pieces.is_empty() {
-            line.finish(out);
-        }
-    }
-
-    /// Places a word wider than the line, breaking it between glyphs.
-    fn split_word(&self, pieces: Vec<Piece>, line: &mut LineBuilder, out: &mut Vec<Line>) {
-        let width = line.width;
-        for piece in pieces {
-            if piece.image.is_some() || piece.glyphs.is_empty() {
-                if !line.pieces.is_empty() && line.used + piece.width > width {
-                    line.finish(out);
-                }
-                line.push(piece);
-                continue;
-            }
-            let mut piece = piece;
-            let glyphs = std::mem::take(&mut piece.glyphs);
-            let empty = Piece { width: 0.0, ..piece };
-            let mut part = empty.clone();
-            for (gid, c) in glyphs {
-                let adv = self.fonts.glyph(part.font, c).advance * part.size;
-                if line.used + part.width + adv > width && (!line.pieces.is_empty() || !part.glyphs.is_empty()) {
-                    if !part.glyphs.is_empty() {
-                        line.push(std::mem::replace(&mut part, empty.clone()));
-                    }
-                    line.finish(out);
-                }
-                part.glyphs.push((gid, c));
-                part.width += adv;
-            }
-            if !part.glyphs.is_empty() {
-                line.push(part);
-            }
+        let fonts = self.fonts;
+        let mut breaker =
+            Breaker { line: LineBuilder { pieces: Vec::new(), used: 0.0, width, look }, space: None, fonts };
+        self.each_atom(content, look.base, width, max_h, &mut |atom| breaker.take(atom, out));
+        if !breaker.line.pieces.is_empty() {
+            breaker.line.finish(out);
         }
     }
 
@@ -427,21 +370,11 @@ impl<'a> Layout<'a> {
     }
 
     pub(crate) fn block(&mut self, block: &Block, width: f32, ctx: Ctx, out: &mut Vec<Line>) {
+        if self.flow(block, width, ctx, out) {
+            return;
+        }
         let gap = if ctx.tight { 3.0 } else { 7.0 };
         match block {
-            Block::Paragraph { align, content } => {
-                let look =
-                    ParaLook { base: TextBase { size: BODY_SIZE, bold: false }, align: *align, kind: Kind::Content };
-                self.paragraph(content, look, width, ctx.max_h, out);
-                out.push(Line::spacer(gap));
-            }
-            Block::Heading { level, align, content } => {
-                let size = HEADING_SIZES[usize::from((*level).clamp(1, 6)) - 1];
-                out.push(Line::spacer(size * 0.6));
-                let look = ParaLook { base: TextBase { size, bold: true }, align: *align, kind: Kind::KeepWithNext };
-                self.paragraph(content, look, width, ctx.max_h, out);
-                out.push(Line::spacer(4.0));
-            }
             Block::List(list) => {
                 self.list(list, width, ctx, out);
                 if !ctx.tight {
@@ -465,22 +398,47 @@ impl<'a> Layout<'a> {
                 }
                 out.push(Line::spacer(gap));
             }
+            Block::Paragraph { .. } | Block::Heading { .. } | Block::Code(_) | Block::Rule => {}
+        }
+    }
+
+    /// Lays out a block whose lines are final as they are set (a paragraph, heading, code or
+    /// rule), handing them to `out` one by one: at the top level they go straight onto the
+    /// pages, so a huge paragraph is never held whole. False for other blocks (nothing done).
+    pub(crate) fn flow(&mut self, block: &Block, width: f32, ctx: Ctx, out: &mut dyn Lines) -> bool {
+        let gap = if ctx.tight { 3.0 } else { 7.0 };
+        match block {
+            Block::Paragraph { align, content } => {
+                let look =
+                    ParaLook { base: TextBase { size: BODY_SIZE, bold: false }, align: *align, kind: Kind::Content };
+                self.paragraph(content, look, width, ctx.max_h, out);
+                out.put(Line::spacer(gap));
+            }
+            Block::Heading { level, align, content } => {
+                let size = HEADING_SIZES[usize::from((*level).clamp(1, 6)) - 1];
+                out.put(Line::spacer(size * 0.6));
+                let look = ParaLook { base: TextBase { size, bold: true }, align: *align, kind: Kind::KeepWithNext };
+                self.paragraph(content, look, width, ctx.max_h, out);
+                out.put(Line::spacer(4.0));
+            }
             Block::Code(text) => {
                 self.code(text, width, out);
-                out.push(Line::spacer(gap));
+                out.put(Line::spacer(gap));
             }
             Block::Rule => {
-                out.push(Line {
+                out.put(Line {
                     height: 10.0,
                     ops: vec![Op::Fill { x: 0.0, y: 4.6, w: width, h: 0.8, color: GREY }],
                     kind: Kind::Content,
                 });
-                out.push(Line::spacer(4.0));
+                out.put(Line::spacer(4.0));
             }
+            Block::List(_) | Block::Table(_) | Block::Quote(_) => return false,
         }
+        true
     }
 
-    fn code(&mut self, text: &str, width: f32, out: &mut Vec<Line>) {
+    fn code(&mut self, text: &str, width: f32, out: &mut dyn Lines) {
         let proto = self.piece(&Style { code: true, ..Style::default() }, TextBase { size: CODE_SIZE, bold: false });
         let line_h = CODE_SIZE * (ASCENT + DESCENT + LEADING);
         let inner = (width - 8.0).max(CODE_SIZE);
@@ -526,7 +484,7 @@ impl<'a> Layout<'a> {
                     ops.push(Op::Text { x, y: baseline, font: p.font, size: p.size, color: BLACK, glyphs: p.glyphs });
                     x += w;
                 }
-                out.push(Line { height: line_h, ops, kind: Kind::Content });
+                out.put(Line { height: line_h, ops, kind: Kind::Content });
             }
         }
     }
@@ -584,6 +542,98 @@ impl<'a> Layout<'a> {
         }
         while out.last().is_some_and(|l| l.kind == Kind::Spacer) {
             out.pop();
+        }
+    }
+}
+
+/// Where laid-out lines go: a list (whose lines are moved or measured afterwards) or, at the
+/// top level, straight onto the pages.
+pub(crate) trait Lines {
+    fn put(&mut self, line: Line);
+}
+
+impl Lines for Vec<Line> {
+    fn put(&mut self, line: Line) {
+        self.push(line);
+    }
+}
+
+/// Greedy line breaking over atoms as they come: the line being filled and the space that
+/// would go before the next word.
+struct Breaker<'f> {
+    line: LineBuilder,
+    space: Option<Piece>,
+    fonts: &'f Fonts,
+}
+
+impl Breaker<'_> {
+    fn take(&mut self, atom: Atom, out: &mut dyn Lines) {
+        let width = self.line.width;
+        match atom {
+            Atom::Break => {
+                self.space = None;
+                self.line.finish(out);
+            }
+            Atom::Space(p) => {
+                if !self.line.pieces.is_empty() && self.space.is_none() {
+                    self.space = Some(p);
+                }
+            }
+            Atom::Word(pieces, w) => {
+                let line = &mut self.line;
+                let sw = if line.pieces.is_empty() { 0.0 } else { self.space.as_ref().map_or(0.0, |s| s.width) };
+                if line.used + sw + w <= width {
+                    if let Some(s) = self.space.take() {
+                        if !line.pieces.is_empty() {
+                            line.push(s);
+                        }
+                    }
+                    line.extend(pieces, w);
+                } else {
+                    self.space = None;
+                    if !line.pieces.is_empty() {
+                        line.finish(out);
+                    }
+                    if w <= width {
+                        line.extend(pieces, w);
+                    } else {
+                        self.split_word(pieces, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Places a word wider than the line, breaking it between glyphs.
+    fn split_word(&mut self, pieces: Vec<Piece>, out: &mut dyn Lines) {
+        let line = &mut self.line;
+        let width = line.width;
+        for piece in pieces {
+            if piece.image.is_some() || piece.glyphs.is_empty() {
+                if !line.pieces.is_empty() && line.used + piece.width > width {
+                    line.finish(out);
+                }
+                line.push(piece);
+                continue;
+            }
+            let mut piece = piece;
+            let glyphs = std::mem::take(&mut piece.glyphs);
+            let empty = Piece { width: 0.0, ..piece };
+            let mut part = empty.clone();
+            for (gid, c) in glyphs {
+                let adv = self.fonts.glyph(part.font, c).advance * part.size;
+                if line.used + part.width + adv > width && (!line.pieces.is_empty() || !part.glyphs.is_empty()) {
+                    if !part.glyphs.is_empty() {
+                        line.push(std::mem::replace(&mut part, empty.clone()));
+                    }
+                    line.finish(out);
+                }
+                part.glyphs.push((gid, c));
+                part.width += adv;
+            }
+            if !part.glyphs.is_empty() {
+                line.push(part);
+            }
         }
     }
 }

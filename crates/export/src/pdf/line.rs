@@ -2,7 +2,7 @@
 //! underline and strike-through, link areas; runs of one look drawn as one text operation.
 
 use super::fonts::{ASCENT, DESCENT};
-use super::layout::{Line, Op, ParaLook, Piece, LEADING};
+use super::layout::{Line, Lines, Op, ParaLook, Piece, LEADING};
 use crate::model::Align;
 
 /// The line being filled.
@@ -24,8 +24,8 @@ impl LineBuilder {
         self.pieces.extend(pieces);
     }
 
-    pub(crate) fn finish(&mut self, out: &mut Vec<Line>) {
-        out.push(set_line(std::mem::take(&mut self.pieces), self.used, self.width, self.look));
+    pub(crate) fn finish(&mut self, out: &mut dyn Lines) {
+        out.put(set_line(std::mem::take(&mut self.pieces), self.used, self.width, self.look));
         self.used = 0.0;
     }
 }

@@ -40,6 +40,8 @@ pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) ->
                 layout.table(table, CONTENT_W, ctx, &mut pager);
                 pager.push(Line::spacer(layout::TABLE_GAP));
             }
+            // Paragraphs, headings and code go to the pages line by line as they are set.
+            _ if layout.flow(block, CONTENT_W, ctx, &mut pager) => {}
             _ => {
                 layout.block(block, CONTENT_W, ctx, &mut lines);
                 for line in lines.drain(..) {
@@ -153,6 +155,12 @@ impl<S: PageSink> Pager<S> {
     }
 }
 
+impl<S: PageSink> layout::Lines for Pager<S> {
+    fn put(&mut self, line: Line) {
+        self.push(line);
+    }
+}
+
 /// Where a table's lines go, and how tall a cut row may be.
 pub(crate) trait LineSink {
     /// The tallest the next line should be.
@@ -189,6 +197,7 @@ impl LineSink for Nested<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use layout::Op;
 
     fn content(h: f32) -> Line {
         Line { height: h, ops: Vec::new(), kind: Kind::Content }
@@ -233,6 +242,40 @@ mod tests {
         let pages = pager.finish();
         assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [60, 1]);
         assert_eq!(Pager::new(Vec::new()).finish().len(), 1, "no line: one empty page");
+    }
+
+    struct NoImages;
+    impl ImageSource for NoImages {
+        fn image(&self, _: &str) -> Option<(String, Vec<u8>)> {
+            None
+        }
+    }
+
+    /// A paragraph laid out straight onto the pages (`Layout::flow`) makes the pages that its
+    /// lines collected in a list would, and they leave the pager as the paragraph is set.
+    #[test]
+    fn a_long_paragraph_flows_onto_the_pages_as_its_lines_are_set() {
+        use crate::model::{Inline, Style};
+        let fonts = Fonts::new().expect("fonts");
+        let mut layout = Layout::new(&fonts, &NoImages);
+        let text: String = (0..20_000).map(|i| format!("word{} ", i % 97)).collect();
+        let block = Block::Paragraph { align: Default::default(), content: vec![Inline::Text(text, Style::default())] };
+        let ctx = Ctx { tight: false, lists: 0, max_h: CONTENT_H };
+        let mut listed = Vec::new();
+        layout.block(&block, CONTENT_W, ctx, &mut listed);
+        let expected = paginate(listed);
+        assert!(expected.len() > 20, "{} pages", expected.len());
+
+        let mut pager = Pager::new(Vec::new());
+        assert!(layout.flow(&block, CONTENT_W, ctx, &mut pager));
+        assert_eq!(pager.sink.len(), expected.len() - 1, "every page but the open one has left");
+        let pages = pager.finish();
+        let shape = |pages: &[Page]| -> Vec<Vec<(f32, f32, usize)>> {
+            pages.iter().map(|p| p.iter().map(|(y, l)| (*y, l.height, l.ops.len())).collect()).collect()
+        };
+        assert_eq!(shape(&pages), shape(&expected));
+        let ops = |pages: &[Page]| -> Vec<Op> { pages.iter().flatten().flat_map(|(_, l)| l.ops.clone()).collect() };
+        assert!(ops(&pages) == ops(&expected), "the same drawing operations");
     }
 
     #[test]
