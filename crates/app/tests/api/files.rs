@@ -371,3 +371,26 @@ async fn binary_bytes_under_a_text_extension_are_refused() {
     }
     app.send(app.get("/v1/documents/binary").bearer_auth(&key)).await.expect_status(404);
 }
+
+/// The upload's file name is data: folders, control and invisible characters are dropped and
+/// it is cut to 255 characters before it is echoed or makes the session's title; too-deep
+/// nesting from a file is a problem of the file (422 at `["body", "file"]`).
+#[tokio::test]
+async fn an_uploads_file_name_is_neutralised_and_its_problems_are_the_files() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let r = upload(&app, &key, "names", "../../etc/pass\u{202e}wd.txt", b"some text").await;
+    r.expect_status(200);
+    assert_eq!(r.json["filename"], "passwd.txt", "{r:?}");
+    let long = format!("{}.md", "n".repeat(400));
+    let r = upload(&app, &key, "names", &long, b"# Heading").await;
+    r.expect_status(200);
+    let echoed = r.json["filename"].as_str().unwrap_or_default();
+    assert!(echoed.ends_with(".md") && echoed.chars().count() == 255, "{echoed}");
+
+    let deep = format!("{}x{}", "<div>".repeat(2_000), "</div>".repeat(2_000));
+    let r = upload(&app, &key, "deep", "deep.html", deep.as_bytes()).await;
+    let item = r.expect_422_at(&[json!("body"), json!("file")]);
+    assert!(item["msg"].as_str().unwrap_or_default().contains("nested too deeply"), "{item}");
+    app.send(app.get("/v1/documents/deep").bearer_auth(&key)).await.expect_status(404);
+}

@@ -3,7 +3,7 @@
 use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use redline_core::documents::OpenMode;
+use redline_core::documents::{DocumentError, OpenMode};
 use redline_domain::time_util::iso8601;
 use redline_domain::SessionId;
 use redline_ports::documents::DocumentRecord;
@@ -152,9 +152,24 @@ pub async fn upload(
     let (Some(session), Some(file), true) = (session, form.file, errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
-    let filename = file.filename.clone();
+    // The name as given is data: shown, echoed and used for the title only once neutralised
+    // (no folders, control or invisible characters, at most 255 characters), as an
+    // attachment's is.
+    let filename = redline_domain::attachment::neutralise_filename(&file.filename);
     let size = file.bytes.len() as u64;
-    let out = state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode, index).await?;
+    let out =
+        state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode, index).await.map_err(|e| {
+            match e {
+                // What is nested too deeply is the file's content, not an `html` field.
+                DocumentError::TooDeep => ApiError::Validation(vec![ValidationItem::new(
+                    "file_invalid",
+                    vec![json!("body"), json!("file")],
+                    "The file could not be converted: its content is nested too deeply to process.",
+                    Value::Null,
+                )]),
+                e => ApiError::from(e),
+            }
+        })?;
     let mut warnings = out.warnings;
     let mut attachment_id = None;
     if index {
