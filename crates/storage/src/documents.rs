@@ -244,14 +244,14 @@ async fn commit(
         // them (`WriteHtml`).
         let deferred = conn.defers_html(html.len());
         let inline: &str = if deferred { "" } else { html.as_str() };
-        let existing: Option<(Option<String>, Option<String>, i64)> = sessions::table
+        let existing: Option<(Option<String>, Option<String>, i64, i64)> = sessions::table
             .find((&owner_s, sid))
-            .select((sessions::version_id, sessions::title, sessions::created_at))
+            .select((sessions::version_id, sessions::title, sessions::created_at, sessions::updated_at))
             .get_result(conn)
             .await
             .optional()?;
         if let Some(expected) = &expected_version {
-            let current = existing.as_ref().and_then(|(v, _, _)| v.clone());
+            let current = existing.as_ref().and_then(|(v, _, _, _)| v.clone());
             if &current != expected {
                 return Ok(Err(Refused::Stale(current)));
             }
@@ -263,9 +263,13 @@ async fn commit(
                 return Ok(Err(Refused::JobNotRunning));
             }
         }
+        // The commit's time: after the session's last change, even within one millisecond
+        // or with a replica's clock behind, so that versions listed newest first are in the
+        // order they were committed (the lock above orders the commits).
+        let at = existing.as_ref().map_or(new.now, |(_, _, _, last)| new.now.max(last.saturating_add(1)));
         // What every commit sets on the session's row, new or not.
         let current = (
-            sessions::updated_at.eq(new.now),
+            sessions::updated_at.eq(at),
             sessions::version_id.eq(&new.version_id),
             sessions::section_count.eq(new.section_count),
             sessions::html.eq(inline),
@@ -284,7 +288,7 @@ async fn commit(
                     .await?;
                 new.now
             }
-            Some((_, title, created_at)) => {
+            Some((_, title, created_at, _)) => {
                 let title = title.clone().or_else(|| new.title.clone());
                 diesel::update(sessions::table.find((&owner_s, sid)))
                     .set((sessions::title.eq(title), current))
@@ -301,14 +305,14 @@ async fn commit(
                 document_versions::html.eq(inline),
                 document_versions::section_count.eq(new.section_count),
                 document_versions::source.eq(&new.source),
-                document_versions::created_at.eq(new.now),
+                document_versions::created_at.eq(at),
             ))
             .execute(conn)
             .await?;
         if deferred {
             conn.write_html(&owner_s, sid, &new.version_id, html.clone()).await?;
         }
-        Ok(Ok((Some(new.version_id.clone()), new.section_count, created_at, new.now)))
+        Ok(Ok((Some(new.version_id.clone()), new.section_count, created_at, at)))
     });
     db.sessions_changed(&owner_s);
     Ok(match r? {

@@ -1037,6 +1037,22 @@ async fn versions_of_any_size_round_trip(db: &Db) {
         // Version ids are global: the next session uses the same ones after this is gone.
         assert!(db.delete_session(ann, &s).await.unwrap());
     }
+
+    // Commits in one millisecond (or stamped earlier than the last: a replica's clock
+    // behind) are listed newest first in the order they were made.
+    let s = redline_domain::SessionId::parse("same-millisecond").unwrap();
+    let small =
+        |id: &str, now: Millis| NewVersion { html: format!("<p>{id}</p>\n"), ..version(id, String::new(), now) };
+    let ids: Vec<String> = (0..8).map(|i| format!("z{}", 8 - i)).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let now = if i == 5 { T0 + 5 } else { T0 + 10 };
+        db.commit_new_version(ann, &s, None, small(id, now)).await.unwrap();
+    }
+    let listed: Vec<String> = db.versions(ann, &s).await.unwrap().into_iter().map(|v| v.version_id).collect();
+    let newest_first: Vec<String> = ids.iter().rev().cloned().collect();
+    assert_eq!(listed, newest_first);
+    let doc = db.document(ann, &s).await.unwrap().unwrap();
+    assert_eq!(doc.updated_at, T0 + 10 + 7, "each commit a millisecond after the one before");
 }
 
 // ---------------------------------------------------------------------------------------------
