@@ -583,6 +583,45 @@ async fn reviewer_feedback_goes_back_to_the_ai_which_proposes_again() {
     assert_eq!(used(&app, &key).await, 1);
 }
 
+/// After a partial approval with feedback, the turn's result describes every change it
+/// applied, the first round's too (it described the last round only).
+#[tokio::test]
+async fn the_result_of_a_turn_in_rounds_lists_every_round() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "rounds", &["alpha one", "alpha two"]).await;
+    let job = start(
+        &app,
+        &key,
+        json!({"session_id": "rounds", "message": "replace \"alpha\" with \"omega\"", "require_approval": true}),
+    )
+    .await;
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    let waiting = wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    let pending = waiting["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    let change = |text: &str| {
+        pending.iter().find(|p| p["old_html"].as_str().unwrap_or_default().contains(text)).unwrap()["change_id"].clone()
+    };
+    app.send(app.post("/v1/chat/rounds/approve").bearer_auth(&key).json(&json!({
+        "job_id": id, "approve": [change("alpha one")], "reject": [change("alpha two")],
+        "feedback": "replace \"alpha\" with \"gamma\""
+    })))
+    .await
+    .expect_status(200);
+    wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    app.send(app.post("/v1/chat/rounds/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve_all": true})))
+        .await
+        .expect_status(200);
+    let done = wait_for(&app, &key, &id, &["completed"]).await;
+    let changes = done["result"]["document_changes"]["changes"].as_array().cloned().unwrap_or_default();
+    let written: Vec<String> = changes.iter().map(|c| c["new_html"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    assert!(written[0].contains("omega one") && written[1].contains("gamma two"), "{written:?}");
+    assert_eq!(done["result"]["usage"]["ops_charged"], 1);
+    let html = doc(&app, &key, "rounds").await["html"].as_str().unwrap_or_default().to_owned();
+    assert!(html.contains("omega one") && html.contains("gamma two"), "{html}");
+}
+
 /// Two turns on one session at the same moment: reverting the one recorded last undoes its
 /// edits only. Its `version_before` is the version its edits were written onto, which holds
 /// the other turn's edits when those were committed first (it was the version the turn

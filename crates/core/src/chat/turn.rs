@@ -559,6 +559,7 @@ impl Chat {
                     "base_version": base_version,
                     "response": response,
                     "applied_sections": prior_sections(&job.state),
+                    "applied": job.state.get("applied").cloned().unwrap_or_else(|| json!([])),
                 })),
                 lease_until: Some(None),
                 ..Default::default()
@@ -661,6 +662,11 @@ impl Chat {
         response: String,
     ) -> ChatResult<()> {
         let sections = sections_edited(applied) + prior_sections(&job.state);
+        // The result describes what the whole turn applied: the rounds approved before the
+        // reviewer's feedback, then this one.
+        let mut all = prior_changes(&job.state);
+        all.extend_from_slice(applied);
+        let applied = all.as_slice();
         let usage = match self.usage.charge(&admission_of(job), sections).await {
             Ok(u) => u,
             Err(e) => {
@@ -795,6 +801,9 @@ impl Chat {
             if !rejected.is_empty() {
                 // The reviewer's feedback goes back to the AI, which may propose again in this
                 // job: the job is queued again with what happened so far.
+                let mut applied_so_far = prior_changes(&job.state);
+                applied_so_far.extend(approved.iter().cloned());
+                let applied_so_far = changes_to_json(&applied_so_far);
                 let state = json!({
                     "continuation": {
                         "feedback": f,
@@ -803,6 +812,7 @@ impl Chat {
                         "rejected": rejected,
                     },
                     "applied_sections": prior_sections(&job.state) + sections_edited(&approved),
+                    "applied": applied_so_far,
                 });
                 let mut metadata = job.metadata.clone();
                 if let Some(m) = metadata.as_object_mut() {
@@ -830,6 +840,11 @@ impl Chat {
 }
 
 /// Sections applied by earlier rounds of the same job (after reviewer feedback).
+/// The changes applied in the turn's earlier rounds (approved before the reviewer's feedback).
+fn prior_changes(state: &Value) -> Vec<Change> {
+    state.get("applied").and_then(|a| changes_from_json(a).ok()).unwrap_or_default()
+}
+
 fn prior_sections(state: &Value) -> u64 {
     state.get("applied_sections").and_then(Value::as_u64).unwrap_or(0)
 }
