@@ -80,6 +80,29 @@ impl FromRequest for JsonBody {
     }
 }
 
+/// A [`JsonBody`] whose problem (413, 415, 422) is kept for the handler, for endpoints that
+/// authenticate: actix runs a handler's extractors side by side, and a bad body, found at
+/// once, would otherwise be answered before the key's check ends, so that a caller without
+/// a valid key learnt about its body instead of getting its 401. The handler takes it with
+/// [`BodyOf::checked`] once its caller is known.
+pub struct BodyOf(Result<JsonBody, ApiError>);
+
+impl BodyOf {
+    pub fn checked(self) -> Result<JsonBody, ApiError> {
+        self.0
+    }
+}
+
+impl FromRequest for BodyOf {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = JsonBody::from_request(req, payload);
+        Box::pin(async move { Ok(BodyOf(body.await)) })
+    }
+}
+
 /// Reads and discards up to `limit` bytes; returns how many were read.
 async fn drain(payload: &mut Payload, limit: u64) -> u64 {
     let mut seen = 0u64;

@@ -109,3 +109,36 @@ async fn an_authorization_header_sent_twice_is_the_format_401() {
     app.send(app.get("/v1/users/me").header(AUTHORIZATION, session.as_str())).await.expect_status(200);
     app.assert_key_works(&key).await;
 }
+
+/// A caller without a valid key gets its 401 whatever its body: the body's problems (415,
+/// 422, 413) are answered only to a known caller. They were answered first, since the body
+/// is read while the key is checked.
+#[tokio::test]
+async fn a_bad_body_is_not_looked_at_before_the_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let unknown = format!("sk_{}", random_hex());
+    let bodies: [(&str, &str, u16); 3] = [
+        ("text/plain", "hello", 415),
+        ("application/json", "{bad", 422),
+        ("application/x-www-form-urlencoded", "a=b", 415),
+    ];
+    for path in ["/v1/chat", "/v1/chat/async", "/v1/attachments/upload-url", "/v1/documents/export", "/v1/templates"] {
+        for (content_type, body, status) in bodies {
+            let send = |auth: Option<&str>| {
+                let req = app.post(path).header("content-type", content_type).body(body);
+                app.send(match auth {
+                    Some(k) => req.bearer_auth(k),
+                    None => req,
+                })
+            };
+            assert_eq!(send(None).await.expect_401(), MISSING_HEADER, "{path} {content_type}");
+            send(Some(&unknown)).await.expect_401();
+            send(Some(&key)).await.expect_status(status);
+        }
+    }
+    let r = app
+        .send(app.client.put(app.url("/v1/documents/s")).header("content-type", "application/json").body("{bad"))
+        .await;
+    assert_eq!(r.expect_401(), MISSING_HEADER);
+}

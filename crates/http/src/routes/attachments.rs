@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use crate::auth::ApiPrincipal;
-use crate::body::JsonBody;
+use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::{pump, stream_form, too_large};
 use crate::query::Query;
@@ -393,8 +393,9 @@ pub async fn upload_url(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     req: HttpRequest,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
     let session = f.session_id("session_id");
     let filename = f.required_str("filename");

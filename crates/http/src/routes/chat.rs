@@ -10,7 +10,7 @@ use redline_domain::time_util::iso8601;
 use serde_json::{json, Value};
 
 use crate::auth::ApiPrincipal;
-use crate::body::JsonBody;
+use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::routes::documents::path_session;
 use crate::routes::jobs::event_stream;
@@ -75,7 +75,8 @@ fn usage_headers(response: &mut HttpResponse, usage: &Value) {
         (status = 502, description = "The AI model failed", body = crate::openapi::ErrorBody),
         (status = 504, description = "The turn took longer than the cap; use /v1/chat/async", body = crate::openapi::ErrorBody),
     ))]
-pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: JsonBody) -> ApiResult<HttpResponse> {
+pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: BodyOf) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let request = chat_request(&body.0)?;
     let job = state.chat.submit(principal.0.owner, request).await?;
     let timeout = state.chat.config().chat_timeout;
@@ -157,8 +158,9 @@ pub async fn chat_async(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     req: HttpRequest,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let request = chat_request(&body.0)?;
     let owner = principal.0.owner;
     let job = state.chat.submit(owner, request).await?;
@@ -204,8 +206,9 @@ pub async fn approve(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     path: web::Path<String>,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let session = path_session(&path)?;
     let mut f = Fields::body(&body.0)?;
     let job_id = f.required_str("job_id");
@@ -281,8 +284,9 @@ pub async fn revert(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     path: web::Path<String>,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let session = path_session(&path)?;
     let mut f = Fields::body(&body.0)?;
     let message_id = f.required_str("message_id");

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use crate::auth::ApiPrincipal;
-use crate::body::JsonBody;
+use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::read_form;
 use crate::state::AppState;
@@ -356,8 +356,9 @@ pub async fn save_document(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     path: web::Path<String>,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let session = path_session(&path);
     let mut f = Fields::body(&body.0)?;
     let html = f.required_str("html");

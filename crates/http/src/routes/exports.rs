@@ -12,7 +12,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::auth::ApiPrincipal;
-use crate::body::JsonBody;
+use crate::body::BodyOf;
 use crate::error::{export_error, ApiError, ApiResult};
 use crate::middleware::RequestId;
 use crate::state::AppState;
@@ -104,8 +104,9 @@ pub async fn export(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     req: HttpRequest,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
     let (session, format) = session_and_format(&mut f);
     f.finish()?;
@@ -134,8 +135,9 @@ pub async fn email_request(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     req: HttpRequest,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
     let (session, format) = session_and_format(&mut f);
     let email = match f.optional_str("email") {

@@ -10,7 +10,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::auth::ApiPrincipal;
-use crate::body::JsonBody;
+use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::routes::documents::{document_body, DocumentBody};
 use crate::state::AppState;
@@ -107,8 +107,9 @@ pub async fn list_templates(state: web::Data<AppState>, principal: ApiPrincipal)
 pub async fn create_template(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
-    body_json: JsonBody,
+    body_json: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body_json = body_json.checked()?;
     let mut f = Fields::body(&body_json.0)?;
     let name = f.required_str("name").map(str::trim);
     if let Some(n) = name {
@@ -170,8 +171,9 @@ pub async fn apply_template(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     path: web::Path<String>,
-    body_json: JsonBody,
+    body_json: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body_json = body_json.checked()?;
     let mut f = Fields::body(&body_json.0)?;
     let session = f.session_id("session_id");
     f.finish()?;

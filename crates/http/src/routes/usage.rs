@@ -10,7 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::{ApiPrincipal, WebUser};
-use crate::body::JsonBody;
+use crate::body::BodyOf;
 use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::validation::Fields;
@@ -105,7 +105,8 @@ pub async fn usage(state: web::Data<AppState>, principal: ApiPrincipal) -> ApiRe
         (status = 409, description = "Already redeemed by this account", body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody),
     ))]
-pub async fn redeem(state: web::Data<AppState>, web_user: WebUser, body: JsonBody) -> ApiResult<HttpResponse> {
+pub async fn redeem(state: web::Data<AppState>, web_user: WebUser, body: BodyOf) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
     let code = f.required_str("code");
     f.finish()?;

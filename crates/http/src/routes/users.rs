@@ -12,7 +12,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::auth::WebUser;
-use crate::body::JsonBody;
+use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::validation::Fields;
@@ -194,7 +194,8 @@ pub async fn list_keys(state: web::Data<AppState>, web_user: WebUser) -> ApiResu
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 409, description = "Plan's key limit reached (Free 5, others 25)", body = crate::openapi::ErrorBody),
     ))]
-pub async fn create_key(state: web::Data<AppState>, web_user: WebUser, body: JsonBody) -> ApiResult<HttpResponse> {
+pub async fn create_key(state: web::Data<AppState>, web_user: WebUser, body: BodyOf) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     create_key_response(&state, Owner::User(web_user.user.id), &body.0).await
 }
 
@@ -224,7 +225,8 @@ pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser) -> ApiResu
 #[utoipa::path(post, path = "/v1/users/me/organizations", tag = "organizations", security(("session" = [])),
     request_body(content = Object, description = "`{name}`"),
     responses((status = 201, body = OrgInfo), (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
-pub async fn create_org(state: web::Data<AppState>, web_user: WebUser, body: JsonBody) -> ApiResult<HttpResponse> {
+pub async fn create_org(state: web::Data<AppState>, web_user: WebUser, body: BodyOf) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
     let name = f.required_str("name").map(str::trim);
     match name {
@@ -276,8 +278,9 @@ pub async fn add_member(
     state: web::Data<AppState>,
     web_user: WebUser,
     path: web::Path<String>,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let org = parse_org_id(&path)?;
     let mut f = Fields::body(&body.0)?;
     let email = f.required_str("email");
@@ -315,8 +318,9 @@ pub async fn create_org_key(
     state: web::Data<AppState>,
     web_user: WebUser,
     path: web::Path<String>,
-    body: JsonBody,
+    body: BodyOf,
 ) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
     let owner = state.identity.org_admin(web_user.user.id, parse_org_id(&path)?).await?;
     create_key_response(&state, owner, &body.0).await
 }
