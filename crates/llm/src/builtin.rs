@@ -379,20 +379,26 @@ impl Builtin {
                     call(0, 1, "search_attachments", json!({"query": q, "limit": 5})),
                 ]),
                 _ => {
+                    // Every section and passage the searches found answers in part (their
+                    // stemming and tokens see more than a literal match: "harvest" finds
+                    // "harvested", and words of one or two letters count). The share of
+                    // the question's words a text holds ranks them, and the searches' own
+                    // order breaks ties; a document section wins a tie with a passage.
+                    let found = |rank: usize| 1e-3 / (rank as f64 + 1.0);
                     let mut best: Option<(f64, String)> = None;
-                    for (_, html) in sections(&res) {
+                    for (rank, (_, html)) in sections(&res).into_iter().enumerate() {
                         let t = text_of(&html);
-                        let score = overlap(&q, &t);
-                        if score > 0.0 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+                        let score = overlap(&q, &t) + found(rank);
+                        if best.as_ref().is_none_or(|(b, _)| score > *b) {
                             best = Some((score, format!("The document says: \"{t}\"")));
                         }
                     }
                     let passages = res.iter().filter_map(|r| r.get("passages").and_then(Value::as_array)).flatten();
-                    for p in passages {
+                    for (rank, p) in passages.enumerate() {
                         let t = p.get("text").and_then(Value::as_str).unwrap_or_default();
                         let file = p.get("filename").and_then(Value::as_str).unwrap_or("an attachment");
-                        let score = overlap(&q, t);
-                        if score > 0.0 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+                        let score = overlap(&q, t) + found(rank);
+                        if best.as_ref().is_none_or(|(b, _)| score > *b) {
                             best = Some((score, format!("From {file}: \"{}\"", t.trim())));
                         }
                     }

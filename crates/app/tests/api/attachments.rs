@@ -180,6 +180,28 @@ async fn an_upload_is_processed_searchable_listed_and_quoted() {
     assert_eq!(jobs.json["jobs"].as_array().unwrap().len(), 1);
 }
 
+/// The builtin AI quotes what its search found even when the question's words are not in the
+/// passage as written: a stemmed form ("harvest" finds "harvested"), a short word, or a
+/// word inside a run of Japanese. It used to filter the search's passages again by literal
+/// words of three letters or more, and said it found nothing.
+#[tokio::test]
+async fn the_builtin_quotes_what_the_search_found() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let text =
+        "# Notes\n\nThe farmers harvested wheat in the north.\n\n都市: 東京 大阪 京都\n\nThe mu particle decays.\n";
+    attach_processed(&app, &key, "quotes", "notes.md", text.as_bytes()).await;
+    for (question, quoted) in [("harvest", "harvested wheat"), ("東京", "東京 大阪"), ("mu", "mu particle")] {
+        assert!(!search(&app, &key, "quotes", question).await.is_empty(), "the search finds {question:?}");
+        let chat = app
+            .send(app.post("/v1/chat").bearer_auth(&key).json(&json!({"session_id": "quotes", "message": question})));
+        let chat = chat.await;
+        chat.expect_status(200);
+        let response = chat.json["response"].as_str().unwrap_or_default();
+        assert!(response.contains(quoted) && response.contains("notes.md"), "{question:?}: {response}");
+    }
+}
+
 #[tokio::test]
 async fn refused_uploads_leave_nothing_behind() {
     let app = spawn_app_with(&[("REDLINE_MAX_ATTACHMENT_BYTES", "2048")]).await;
