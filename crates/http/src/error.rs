@@ -123,8 +123,10 @@ impl ResponseError for ApiError {
                 ),
             }),
             ApiError::PayloadTooLarge { request_bytes, max_bytes, contact_email, support_event_id } => json!({
+                // The bytes too: in MB a small cap rounds to nothing ("0.0001 MB exceeds the
+                // 0 MB limit" for a pre-signed upload of 11 bytes).
                 "detail": format!(
-                    "Request body too large: {} MB exceeds the {} MB limit.",
+                    "Request body too large: {} MB ({request_bytes} bytes) exceeds the {} MB limit ({max_bytes} bytes).",
                     observed_mb(*request_bytes),
                     cap_mb(*max_bytes)
                 ),

@@ -451,7 +451,11 @@ async fn pre_signed_uploads() {
     app.send(app.client.put(forged).body(data.clone())).await.expect_status(404);
     let mut more = data.clone();
     more.push(b'!');
-    app.send(app.client.put(&url).body(more)).await.expect_status(413);
+    let over = app.send(app.client.put(&url).body(more.clone())).await;
+    over.expect_status(413);
+    let detail = over.json["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains(&format!("({} bytes) exceeds", more.len())), "{detail}");
+    assert!(detail.contains(&format!("({} bytes).", data.len())), "the declared size is the limit: {detail}");
 
     let put = app.send(app.client.put(&url).header("content-type", "text/plain").body(data.clone())).await;
     put.expect_status(202);
