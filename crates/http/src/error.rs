@@ -440,9 +440,9 @@ impl From<redline_core::attachments::AttachmentError> for ApiError {
             AttachmentError::UploadNotFound => ApiError::NotFound(
                 "Upload URL not found or expired. Ask for a new one: POST /v1/attachments/upload-url.".to_owned(),
             ),
-            AttachmentError::AlreadyUploaded => {
-                ApiError::Conflict("This upload URL was already used: its file is being processed.".to_owned())
-            }
+            AttachmentError::AlreadyUploaded(id) => ApiError::Conflict(format!(
+                "This upload URL was already used; its file is attachment {id} (GET /v1/attachments/{id})."
+            )),
             AttachmentError::Store(e) => e.into(),
             AttachmentError::Blob(BlobError::NotFound) => ApiError::NotFound("File not found".to_owned()),
             AttachmentError::Blob(e @ (BlobError::Unavailable(_) | BlobError::TooLarge { .. })) => {

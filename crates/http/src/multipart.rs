@@ -84,6 +84,24 @@ fn windows_path_file_name(headers: &header::HeaderMap) -> Option<String> {
     (!name.is_empty()).then(|| name.to_owned())
 }
 
+/// A part's file name: the last part of a Windows path sent unescaped, else `filename*`
+/// (RFC 5987: percent-encoded UTF-8 or ISO-8859-1; it wins over `filename`, RFC 6266 §4.3),
+/// else `filename`. `None` for a part that is not a file.
+fn file_name_of(headers: &header::HeaderMap) -> Option<String> {
+    if let Some(name) = windows_path_file_name(headers) {
+        return Some(name);
+    }
+    let disposition = header::ContentDisposition::from_raw(headers.get(header::CONTENT_DISPOSITION)?).ok()?;
+    if let Some(ext) = disposition.get_filename_ext() {
+        return Some(if ext.charset.to_string().eq_ignore_ascii_case("ISO-8859-1") {
+            ext.value.iter().map(|&b| char::from(b)).collect()
+        } else {
+            String::from_utf8_lossy(&ext.value).into_owned()
+        });
+    }
+    disposition.get_filename().map(str::to_owned)
+}
+
 /// Reads a `multipart/form-data` body whose file field is `file_field`, capped at
 /// `max_file_bytes` (413 JSON beyond it). A body that is not multipart → 415.
 pub async fn read_form(
@@ -118,8 +136,7 @@ pub async fn read_form(
             )])
         })?;
         let name = field.name().unwrap_or_default().to_owned();
-        let filename = windows_path_file_name(field.headers())
-            .or_else(|| field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned));
+        let filename = file_name_of(field.headers());
         if name == file_field && form.file.is_none() {
             let content_type = field.content_type().map(|m| m.essence_str().to_owned());
             // Room for the whole file at once (the body's declared length, under the cap):
@@ -261,8 +278,7 @@ where
             )])
         })?;
         let name = field.name().unwrap_or_default().to_owned();
-        let filename = windows_path_file_name(field.headers())
-            .or_else(|| field.content_disposition().and_then(|cd| cd.get_filename()).map(str::to_owned));
+        let filename = file_name_of(field.headers());
         if name == file_field && form.file.is_none() {
             let Some(consume) = consume.take() else { continue };
             let start = FileStart {
@@ -319,5 +335,22 @@ mod tests {
         ] {
             assert_eq!(name_of(&other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn file_names_are_read_from_either_form() {
+        let of = |d: &str| {
+            let mut headers = header::HeaderMap::new();
+            headers.insert(header::CONTENT_DISPOSITION, header::HeaderValue::from_str(d).unwrap());
+            file_name_of(&headers)
+        };
+        assert_eq!(of("form-data; name=\"file\"; filename=\"a.txt\"").as_deref(), Some("a.txt"));
+        assert_eq!(of("form-data; name=\"file\"; filename*=UTF-8''r%C3%A9sum%C3%A9.md").as_deref(), Some("résumé.md"));
+        assert_eq!(of("form-data; name=\"file\"; filename*=iso-8859-1'fr'caf%E9.txt").as_deref(), Some("café.txt"));
+        // Both: `filename*` wins (the plain one is the fallback for old parsers).
+        let both = "form-data; name=\"file\"; filename=\"resume.md\"; filename*=UTF-8''r%C3%A9sum%C3%A9.md";
+        assert_eq!(of(both).as_deref(), Some("résumé.md"));
+        assert_eq!(of(&format!("form-data; name=\"file\"; filename=\"{}\"", r"C:\u\a.pdf")).as_deref(), Some("a.pdf"));
+        assert_eq!(of("form-data; name=\"session_id\""), None);
     }
 }

@@ -74,6 +74,8 @@ pub enum AttachmentState {
     Ready,
     /// Processing failed; `error` says why.
     Failed,
+    /// Its processing job was cancelled (copied from the job when the job is deleted).
+    Cancelled,
 }
 
 impl AttachmentState {
@@ -83,6 +85,7 @@ impl AttachmentState {
             AttachmentState::Processing => "processing",
             AttachmentState::Ready => "ready",
             AttachmentState::Failed => "failed",
+            AttachmentState::Cancelled => "cancelled",
         }
     }
 
@@ -92,6 +95,7 @@ impl AttachmentState {
             "processing" => AttachmentState::Processing,
             "ready" => AttachmentState::Ready,
             "failed" => AttachmentState::Failed,
+            "cancelled" => AttachmentState::Cancelled,
             _ => return None,
         })
     }
@@ -153,6 +157,9 @@ pub struct AttachmentRecord {
     pub updated_at: Millis,
     /// Until when a pre-signed upload is accepted.
     pub upload_expires_at: Option<Millis>,
+    /// How far processing got, once its job is gone (`Failed` or `Cancelled`); while the job
+    /// exists, the job's own progress is the one shown.
+    pub progress: i32,
 }
 
 /// The extracted text of an attachment, cut into passages for the index.

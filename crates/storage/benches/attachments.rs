@@ -173,6 +173,7 @@ fn record(id: &str, owner: Owner, session: &SessionId, bytes: usize) -> Attachme
         created_at: now,
         updated_at: now,
         upload_expires_at: None,
+        progress: 0,
     }
 }
 

@@ -87,6 +87,7 @@ struct AttachmentRow {
     created_at: i64,
     updated_at: i64,
     upload_expires_at: Option<i64>,
+    progress: i32,
 }
 
 impl From<&AttachmentRecord> for AttachmentRow {
@@ -108,6 +109,7 @@ impl From<&AttachmentRecord> for AttachmentRow {
             created_at: a.created_at,
             updated_at: a.updated_at,
             upload_expires_at: a.upload_expires_at,
+            progress: a.progress,
         }
     }
 }
@@ -133,6 +135,7 @@ impl TryFrom<AttachmentRow> for AttachmentRecord {
             created_at: r.created_at,
             updated_at: r.updated_at,
             upload_expires_at: r.upload_expires_at,
+            progress: r.progress,
         })
     }
 }

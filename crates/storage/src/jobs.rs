@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::db::{BackendOps, Db};
 use crate::error::DbResult;
-use crate::schema::{chat_messages, job_events, jobs};
+use crate::schema::{attachments, chat_messages, job_events, jobs};
 
 /// A job as `JobRecord` needs it (`committed_version` is not read: cancel and recovery filter
 /// on it in SQL).
@@ -113,6 +113,7 @@ fn statuses(from: &[JobStatus]) -> Vec<&'static str> {
 const ACTIVE: [&str; 3] = ["pending", "in_progress", "awaiting_approval"];
 
 #[async_trait::async_trait]
+
 impl JobStore for Db {
     async fn insert_job(&self, job: &JobRecord) -> Result<(), StoreError> {
         let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::insert_into(jobs::table)
@@ -403,6 +404,38 @@ impl JobStore for Db {
                 .load(conn)
                 .await?;
             if !old.is_empty() {
+                // Before processing jobs that failed or were cancelled go, their end (state,
+                // error, progress, time) is copied onto their attachments, which would otherwise
+                // be left `processing` with no job to speak for them.
+                use redline_ports::attachments::AttachmentState::{Cancelled, Failed, Processing};
+                let ended: Vec<(String, String, Option<String>, i32, i64)> = jobs::table
+                    .filter(jobs::job_id.eq_any(&old))
+                    .filter(jobs::job_type.eq(JobType::AttachmentProcessing.as_str()))
+                    .filter(jobs::status.eq_any([JobStatus::Failed.as_str(), JobStatus::Cancelled.as_str()]))
+                    .select((jobs::job_id, jobs::status, jobs::error, jobs::progress, jobs::updated_at))
+                    .load(conn)
+                    .await?;
+                for (job_id, status, error, progress, ended_at) in ended {
+                    // The job's status names the attachment's state: `failed` or `cancelled`.
+                    let state = if status == JobStatus::Cancelled.as_str() { Cancelled } else { Failed };
+                    let rows: Vec<(String, i64)> = attachments::table
+                        .filter(attachments::job_id.eq(&job_id))
+                        .filter(attachments::state.eq_any([Processing.as_str(), Failed.as_str()]))
+                        .select((attachments::attachment_id, attachments::updated_at))
+                        .load(conn)
+                        .await?;
+                    for (attachment_id, was) in rows {
+                        diesel::update(attachments::table.find(&attachment_id))
+                            .set((
+                                attachments::state.eq(state.as_str()),
+                                attachments::error.eq(&error),
+                                attachments::progress.eq(progress),
+                                attachments::updated_at.eq(was.max(ended_at)),
+                            ))
+                            .execute(conn)
+                            .await?;
+                    }
+                }
                 diesel::delete(job_events::table.filter(job_events::job_id.eq_any(&old))).execute(conn).await?;
                 sweep.deleted =
                     diesel::delete(jobs::table.filter(jobs::job_id.eq_any(&old))).execute(conn).await? as u64;

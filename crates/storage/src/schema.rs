@@ -273,6 +273,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         upload_expires_at -> Nullable<BigInt>,
+        progress -> Integer,
     }
 }
 

@@ -266,6 +266,27 @@ async fn file_names_are_data() {
         assert_eq!(body["filename"], kept.as_str(), "sent {sent:?}");
     }
     assert!(attachment_blobs(&app).iter().all(|f| f.starts_with("att_")), "{:?}", attachment_blobs(&app));
+
+    // RFC 5987's `filename*` (what curl and most HTTP libraries send for a name beyond
+    // ASCII) is read, and wins over the plain `filename` sent next to it for old parsers.
+    for disposition in
+        ["filename*=UTF-8''r%C3%A9sum%C3%A9.md", "filename=\"resume.md\"; filename*=UTF-8''r%C3%A9sum%C3%A9.md"]
+    {
+        let body = format!(
+            "--b0\r\nContent-Disposition: form-data; name=\"session_id\"\r\n\r\nnames\r\n\
+             --b0\r\nContent-Disposition: form-data; name=\"file\"; {disposition}\r\n\r\nSome text.\r\n--b0--\r\n"
+        );
+        let r = app
+            .send(
+                app.post("/v1/attachments/upload")
+                    .bearer_auth(&key)
+                    .header("content-type", "multipart/form-data; boundary=b0")
+                    .body(body),
+            )
+            .await;
+        r.expect_status(202);
+        assert_eq!(r.json["filename"], "résumé.md", "{disposition}");
+    }
 }
 
 #[tokio::test]
@@ -284,6 +305,39 @@ async fn a_file_that_cannot_be_read_fails_with_a_clear_error() {
         .send(app.get(&format!("/v1/attachments/{}", r.json["attachment_id"].as_str().unwrap())).bearer_auth(&key))
         .await;
     assert_eq!((&one.json["status"], &one.json["error"]), (&json!("failed"), &json!(error)));
+}
+
+/// A cancelled processing job's attachment says `cancelled`, with the job's error and
+/// progress, also once the job is deleted (here after 1 s instead of an hour): the sweeper
+/// copies the job's end onto the attachment first. It used to turn `failed`, progress 0.
+#[tokio::test]
+async fn a_cancelled_attachment_stays_cancelled_after_its_job_is_gone() {
+    let app = spawn_app_with(&[("REDLINE_WORKERS", "0"), ("REDLINE_JOB_RETENTION_SECS", "1")]).await;
+    let key = app.agent_key().await;
+    let r = attach(&app, &key, "s1", "notes.txt", b"Kelp grows at dawn.").await;
+    r.expect_status(202);
+    let job_id = r.json["job_id"].as_str().unwrap().to_owned();
+    let attachment_id = r.json["attachment_id"].as_str().unwrap().to_owned();
+    app.send(app.post(&format!("/v1/jobs/{job_id}/cancel")).bearer_auth(&key)).await.expect_status(200);
+    let shown = |r: &Reply| (r.json["status"].clone(), r.json["error"].clone(), r.json["progress"].clone());
+    let expected = (json!("cancelled"), json!("The job was cancelled."), json!(0));
+    let before = app.send(app.get(&format!("/v1/attachments/{attachment_id}")).bearer_auth(&key)).await;
+    assert_eq!(shown(&before), expected);
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await.status != 404 {
+        assert!(Instant::now() < deadline, "the cancelled job was never deleted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let one = app.send(app.get(&format!("/v1/attachments/{attachment_id}")).bearer_auth(&key)).await;
+    one.expect_status(200);
+    assert_eq!(shown(&one), expected, "{:?}", one.json);
+    let listed = app.send(app.get("/v1/attachments?session_id=s1").bearer_auth(&key)).await;
+    let listed = &listed.json["attachments"][0];
+    assert_eq!((listed["status"].clone(), listed["error"].clone()), (expected.0.clone(), expected.1.clone()));
+    let status = app.send(app.get(&format!("/v1/attachments/status/{job_id}")).bearer_auth(&key)).await;
+    status.expect_status(200);
+    assert_eq!(shown(&status), expected, "{:?}", status.json);
 }
 
 /// A text file saved in Windows' "ANSI" code page (Windows-1252) is read, not refused as
@@ -466,7 +520,9 @@ async fn pre_signed_uploads() {
     let one = app.send(app.get(&format!("/v1/attachments/{aid}")).bearer_auth(&key)).await;
     assert_eq!((&one.json["source"], &one.json["file_size"]), (&json!("presigned"), &json!(data.len())));
     // Used once.
-    app.send(app.client.put(&url).body(data.clone())).await.expect_status(409);
+    let again = app.send(app.client.put(&url).body(data.clone())).await;
+    again.expect_status(409);
+    assert!(again.detail().contains(&format!("attachment {aid}")), "{}", again.detail());
     // The path alone works too (the URL carries no credentials of the client).
     let r = upload_url(&app, &key, json!({"session_id": "p1", "filename": "two.md", "file_size": 5})).await;
     let put = app.send(app.client.put(app.url(path_of(r.json["upload_url"].as_str().unwrap()))).body("hello")).await;

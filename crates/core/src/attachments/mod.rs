@@ -102,9 +102,9 @@ pub enum AttachmentError {
     /// An unknown, forged or expired pre-signed upload URL (404).
     #[error("upload URL not found or expired")]
     UploadNotFound,
-    /// The pre-signed upload already received its file (409).
+    /// The pre-signed upload already received its file (409); the attachment's id.
     #[error("this upload URL was already used")]
-    AlreadyUploaded,
+    AlreadyUploaded(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -180,8 +180,8 @@ pub struct ProcessingStatus {
     pub error: Option<String>,
 }
 
-/// What is said of an attachment whose job is gone before it finished (cancelled or stopped,
-/// and deleted an hour later).
+/// What is said of an attachment whose job is gone before it finished, when the job's end was
+/// not copied onto it (the sweeper copies a failed or cancelled job's end before deleting it).
 const STOPPED: &str = "Processing stopped before it finished; upload the file again.";
 
 /// The view of an attachment given its job (when the job still exists). While the job decides
@@ -191,8 +191,13 @@ pub fn view(mut record: AttachmentRecord, job: Option<&JobRecord>) -> Attachment
         AttachmentState::AwaitingUpload => ("awaiting_upload".to_owned(), 0, None),
         AttachmentState::Ready => (JobStatus::Completed.as_str().to_owned(), 100, None),
         AttachmentState::Failed => {
-            (JobStatus::Failed.as_str().to_owned(), job.map_or(0, |j| j.progress), record.error.clone())
+            (JobStatus::Failed.as_str().to_owned(), job.map_or(record.progress, |j| j.progress), record.error.clone())
         }
+        AttachmentState::Cancelled => (
+            JobStatus::Cancelled.as_str().to_owned(),
+            job.map_or(record.progress, |j| j.progress),
+            record.error.clone(),
+        ),
         AttachmentState::Processing => match job {
             Some(j) => {
                 record.updated_at = record.updated_at.max(j.updated_at);
@@ -366,6 +371,7 @@ impl Attachments {
             created_at: now,
             updated_at: now,
             upload_expires_at: None,
+            progress: 0,
         };
         let job = self.processing_job(owner, session, &attachment, &received.blob_key);
         attachment.job_id = Some(job.job_id.clone());
@@ -400,7 +406,7 @@ impl Attachments {
 
     async fn view_of(&self, record: AttachmentRecord) -> AttachmentResult<AttachmentView> {
         let job = match (&record.state, &record.job_id) {
-            (AttachmentState::Processing | AttachmentState::Failed, Some(job_id)) => {
+            (AttachmentState::Processing | AttachmentState::Failed | AttachmentState::Cancelled, Some(job_id)) => {
                 self.ports.jobs.job(job_id).await?
             }
             _ => None,
@@ -551,6 +557,7 @@ impl Attachments {
             created_at: now,
             updated_at: now,
             upload_expires_at: Some(expires_at),
+            progress: 0,
         };
         self.ports.sessions.ensure_session(owner, session, now).await?;
         // Tidy the owner's uploads that never came while we are here.
@@ -578,7 +585,7 @@ impl Attachments {
             return Err(AttachmentError::UploadNotFound);
         }
         if attachment.state != AttachmentState::AwaitingUpload {
-            return Err(AttachmentError::AlreadyUploaded);
+            return Err(AttachmentError::AlreadyUploaded(attachment.attachment_id));
         }
         let max_bytes = u64::try_from(attachment.size_bytes).unwrap_or(0).min(self.config.max_bytes);
         Ok(UploadSlot { attachment, max_bytes })
@@ -613,7 +620,9 @@ impl Attachments {
                 discard(blob_key).await;
                 let now_state = self.ports.store.attachment(&attachment.attachment_id).await?;
                 return Err(match now_state {
-                    Some(a) if a.state != AttachmentState::AwaitingUpload => AttachmentError::AlreadyUploaded,
+                    Some(a) if a.state != AttachmentState::AwaitingUpload => {
+                        AttachmentError::AlreadyUploaded(a.attachment_id)
+                    }
                     _ => AttachmentError::UploadNotFound,
                 });
             }
@@ -659,6 +668,7 @@ impl Attachments {
             created_at: now,
             updated_at: now,
             upload_expires_at: None,
+            progress: 0,
         };
         let text = tokio::task::spawn_blocking(move || extracted_text(&blocks))
             .await

@@ -195,7 +195,9 @@ impl Attachments {
             .await
             .map_err(|e| Stop::Fail(format!("Splitting the text stopped unexpectedly: {e}.")))?;
         if text.passages.is_empty() {
-            return Err(Stop::Fail(format!("No text could be extracted from {filename}.")));
+            return Err(Stop::Fail(format!(
+                "Could not extract text from {filename}: it holds no text (an image-only or empty file)."
+            )));
         }
         still_ours()?;
 

@@ -26,6 +26,7 @@ fn record(state: AttachmentState) -> AttachmentRecord {
         created_at: T0,
         updated_at: T0,
         upload_expires_at: None,
+        progress: 0,
     }
 }
 
@@ -81,6 +82,10 @@ fn finished_attachments_speak_for_themselves() {
         ("failed".into(), 25, Some("the file is corrupt".into()))
     );
     assert_eq!(shown(view(record(AttachmentState::AwaitingUpload), None)), ("awaiting_upload".into(), 0, None));
+    // Once its job is deleted, the end the sweeper copied onto the row is shown.
+    let kept = |state| AttachmentRecord { progress: 40, error: Some("why".into()), ..record(state) };
+    assert_eq!(shown(view(kept(AttachmentState::Failed), None)), ("failed".into(), 40, Some("why".into())));
+    assert_eq!(shown(view(kept(AttachmentState::Cancelled), None)), ("cancelled".into(), 40, Some("why".into())));
 }
 
 #[test]

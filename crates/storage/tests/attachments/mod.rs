@@ -55,6 +55,7 @@ fn attachment(id: &str, owner: Owner, session: &str, created_at: Millis) -> Atta
         created_at,
         updated_at: created_at,
         upload_expires_at: None,
+        progress: 0,
     }
 }
 
@@ -107,6 +108,92 @@ async fn check_index(db: &Db) {
         let mut raw = RawConn::open(db).await;
         raw.execute("INSERT INTO attachment_fts (attachment_fts) VALUES ('integrity-check')").await;
     }
+}
+
+/// When the sweeper deletes a finished processing job, an attachment whose job failed or was
+/// cancelled keeps the job's end: its state, error and progress. A completed job's attachment
+/// (ready) and other owners' rows are left as they are.
+pub async fn an_ended_job_leaves_its_end_on_the_attachment(db: &Db) {
+    use redline_ports::jobs::SweepRules;
+    let ann = owner(db, "ann-ends@example.com").await;
+    session(db, ann, "s1").await;
+    for id in ["cancelled", "failed", "marked", "ready", "running"] {
+        let att = attachment(&format!("att_{id}"), ann, "s1", T0);
+        db.insert_attachment(&att, Some(&job(ann, &format!("job-att_{id}"), "s1"))).await.unwrap();
+    }
+    let start =
+        JobUpdate { status: Some(JobStatus::InProgress), lease_until: Some(Some(T0 + 60_000)), ..Default::default() };
+    for id in ["cancelled", "failed", "marked", "ready", "running"] {
+        let job_id = format!("job-att_{id}");
+        db.update_job(&job_id, &[JobStatus::Pending], &start, T0 + 1).await.unwrap().unwrap();
+        let step = JobUpdate { progress: Some(40), ..Default::default() };
+        db.update_job(&job_id, &[JobStatus::InProgress], &step, T0 + 2).await.unwrap().unwrap();
+    }
+    let end = |status, error: &str| JobUpdate {
+        status: Some(status),
+        error: Some(error.to_owned()),
+        lease_until: Some(None),
+        ..Default::default()
+    };
+    db.update_job(
+        "job-att_cancelled",
+        &[JobStatus::InProgress],
+        &end(JobStatus::Cancelled, "The job was cancelled."),
+        T0 + 10,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    db.update_job("job-att_failed", &[JobStatus::InProgress], &end(JobStatus::Failed, "interrupted 3 times"), T0 + 11)
+        .await
+        .unwrap()
+        .unwrap();
+    // A failure the worker wrote onto the attachment itself.
+    assert!(db.mark_failed("att_marked", "the file is corrupt", T0 + 12).await.unwrap());
+    db.update_job("job-att_marked", &[JobStatus::InProgress], &end(JobStatus::Failed, "the file is corrupt"), T0 + 12)
+        .await
+        .unwrap()
+        .unwrap();
+    let done = JobUpdate { status: Some(JobStatus::Completed), progress: Some(100), ..Default::default() };
+    let kelp = text(&["Kelp."]);
+    let replaced = db.replace_passages("att_ready", &kelp, Some(("job-att_ready", &done)), T0 + 13).await.unwrap();
+    assert_eq!(replaced, Replaced::Ready);
+
+    let sweep = db
+        .sweep_jobs(&SweepRules {
+            now: T0 + 100,
+            delete_finished_before: T0 + 50,
+            cancel_awaiting_before: T0,
+            max_attempts: 3,
+            requeue_leases_before: T0,
+        })
+        .await
+        .unwrap();
+    assert_eq!(sweep.deleted, 4);
+    let row = |id: &'static str| async move { db.attachment(id).await.unwrap().unwrap() };
+    let cancelled = row("att_cancelled").await;
+    assert_eq!(
+        (cancelled.state, cancelled.error.as_deref(), cancelled.progress, cancelled.updated_at),
+        (AttachmentState::Cancelled, Some("The job was cancelled."), 40, T0 + 10)
+    );
+    let failed = row("att_failed").await;
+    assert_eq!(
+        (failed.state, failed.error.as_deref(), failed.progress, failed.updated_at),
+        (AttachmentState::Failed, Some("interrupted 3 times"), 40, T0 + 11)
+    );
+    let marked = row("att_marked").await;
+    assert_eq!(
+        (marked.state, marked.error.as_deref(), marked.progress),
+        (AttachmentState::Failed, Some("the file is corrupt"), 40)
+    );
+    let ready = row("att_ready").await;
+    assert_eq!(
+        (ready.state, ready.error, ready.progress, ready.updated_at),
+        (AttachmentState::Ready, None, 0, T0 + 13)
+    );
+    let running = row("att_running").await;
+    assert_eq!((running.state, running.progress), (AttachmentState::Processing, 0), "a job still running is its own");
+    assert!(db.job("job-att_running").await.unwrap().is_some());
 }
 
 /// An attachment of 300 passages (written in parts, one per core, from 128 passages on):
