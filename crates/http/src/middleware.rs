@@ -112,6 +112,12 @@ pub async fn protocol<B: MessageBody + 'static>(
         );
         return Ok(req.into_response(res).map_into_right_body());
     }
+    if let Some(coding) = content_coding(&req) {
+        let res = HttpResponse::UnsupportedMediaType().json(json!({"detail": format!(
+            "Content-Encoding '{coding}' is not supported: send the request body uncompressed."
+        )}));
+        return Ok(req.into_response(res).map_into_right_body());
+    }
     let stalled = has_body(&req).then(|| {
         let idle = req.app_data::<Data<AppState>>().map_or(DEFAULT_BODY_IDLE, |s| s.config.body_idle_timeout);
         let stalled = Rc::new(Cell::new(false));
@@ -135,6 +141,11 @@ pub async fn protocol<B: MessageBody + 'static>(
     if http10 {
         res.response_mut().head_mut().no_chunking(true);
     }
+    // Answers carry accounts' documents, keys and tokens: no shared or private cache keeps
+    // them unless the route says otherwise (the content-addressed images do).
+    if !res.headers().contains_key(header::CACHE_CONTROL) {
+        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
     Ok(if head { res.map_body(|_, _| EitherBody::right(BoxBody::new(HeadBody))) } else { res.map_into_left_body() })
 }
 
@@ -154,6 +165,16 @@ impl MessageBody for HeadBody {
     fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Bytes, Self::Error>>> {
         Poll::Ready(None)
     }
+}
+
+/// A request body's `Content-Encoding` other than `identity` (RFC 9110 §8.4): the service
+/// reads no compressed bodies, and reading one as if it were plain would be wrong (RFC 9110
+/// §15.5.16: 415 for a content coding that is not supported).
+fn content_coding(req: &ServiceRequest) -> Option<String> {
+    let value = req.headers().get(header::CONTENT_ENCODING)?;
+    let coding = String::from_utf8_lossy(value.as_bytes()).trim().to_owned();
+    let identity = coding.split(',').all(|c| c.trim().eq_ignore_ascii_case("identity") || c.trim().is_empty());
+    (!identity).then_some(coding)
 }
 
 fn wants_websocket(req: &ServiceRequest) -> bool {

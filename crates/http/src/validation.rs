@@ -24,12 +24,29 @@ pub struct ValidationItem {
 
 impl ValidationItem {
     pub fn new(kind: &str, loc: Vec<Value>, msg: impl Into<String>, input: Value) -> Self {
-        Self { kind: kind.to_owned(), loc, msg: msg.into(), input, ctx: None }
+        Self { kind: kind.to_owned(), loc, msg: msg.into(), input: clipped(input), ctx: None }
     }
 
     pub fn with_ctx(mut self, ctx: Value) -> Self {
         self.ctx = Some(ctx);
         self
+    }
+}
+
+/// Characters of a string echoed in `input`; a longer one is cut there and ends with `…`.
+pub const ECHO_CHARS: usize = 1_000;
+
+/// `input` with its long strings cut to [`ECHO_CHARS`]: a 50 MB field is not sent back whole
+/// (nor held twice while its answer is written).
+fn clipped(input: Value) -> Value {
+    match input {
+        Value::String(s) => match s.char_indices().nth(ECHO_CHARS) {
+            Some((at, _)) => Value::String(format!("{}…", &s[..at])),
+            None => Value::String(s),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(clipped).collect()),
+        Value::Object(fields) => Value::Object(fields.into_iter().map(|(k, v)| (k, clipped(v))).collect()),
+        other => other,
     }
 }
 
@@ -57,6 +74,10 @@ pub fn session_id_at(value: &str, loc: Vec<Value>) -> Result<SessionId, Box<Vali
 /// let msg = f.required_str("message");
 /// f.finish()?;                                 // 422 with every item collected
 /// ```
+/// Body fields never echoed back in a 422's `input`: passwords, and the code of an agent's
+/// handoff (what gives the account away).
+pub const SECRET_FIELDS: &[&str] = &["password", "code"];
+
 pub struct Fields<'a> {
     object: &'a Map<String, Value>,
     root: &'static str,
@@ -95,8 +116,25 @@ impl<'a> Fields<'a> {
         vec![json!(self.root), json!(field)]
     }
 
+    /// The body, echoed as the `input` of a problem of the body as a whole (a missing field):
+    /// secrets in it ([`SECRET_FIELDS`]) are `null`, as they are in their own problems.
     fn input(&self) -> Value {
-        Value::Object(self.object.clone())
+        let mut object = self.object.clone();
+        for field in SECRET_FIELDS {
+            if let Some(v) = object.get_mut(*field) {
+                *v = Value::Null;
+            }
+        }
+        Value::Object(object)
+    }
+
+    /// A password that [`Password::parse`](redline_domain::account::Password::parse) refused.
+    pub fn password_problem(&mut self, field: &str, e: &redline_domain::account::PasswordError) {
+        let kind = match e {
+            redline_domain::account::PasswordError::TooShort => "string_too_short",
+            redline_domain::account::PasswordError::TooLong => "string_too_long",
+        };
+        self.problem(field, kind, e.to_string(), Value::Null);
     }
 
     fn push(&mut self, item: ValidationItem) {
@@ -307,6 +345,24 @@ mod tests {
         f.required_secret("password");
         let errors = f.finish().unwrap_err();
         assert_eq!(errors[0].input, Value::Null);
+        // A missing field echoes the body, without its secrets.
+        let body = json!({"password": "hunter22", "code": "123456", "name": "x"});
+        let mut f = Fields::body(&body).unwrap();
+        f.required_str("email");
+        let errors = f.finish().unwrap_err();
+        assert_eq!(errors[0].input, json!({"password": null, "code": null, "name": "x"}));
+    }
+
+    #[test]
+    fn long_inputs_are_cut() {
+        let long = "é".repeat(ECHO_CHARS + 5);
+        let item = ValidationItem::new("x", vec![], "m", json!({"a": [long.clone()], "b": "short", "n": 3}));
+        let cut = item.input["a"][0].as_str().unwrap();
+        assert_eq!(cut.chars().count(), ECHO_CHARS + 1);
+        assert!(cut.ends_with('…') && long.starts_with(cut.trim_end_matches('…')));
+        assert_eq!((&item.input["b"], &item.input["n"]), (&json!("short"), &json!(3)));
+        let exact = "a".repeat(ECHO_CHARS);
+        assert_eq!(ValidationItem::new("x", vec![], "m", json!(exact)).input, json!(exact));
     }
 
     #[test]

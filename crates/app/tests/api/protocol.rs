@@ -176,3 +176,53 @@ async fn idle_connections_are_kept_as_configured() {
     assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
     assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer}");
 }
+
+/// A compressed request body is refused with 415 naming its coding, not read as if it were
+/// plain (a gzipped JSON body got 422 `json_invalid`; a plain one labelled `br` was taken).
+/// `identity` is no coding.
+#[tokio::test]
+async fn a_content_encoding_is_refused_with_415() {
+    let app = spawn_app().await;
+    for coding in ["gzip", "br", "deflate, identity"] {
+        let r = app
+            .send(
+                app.post("/v1/agents/signup")
+                    .header("content-type", "application/json")
+                    .header("content-encoding", coding)
+                    .body("{}"),
+            )
+            .await;
+        r.expect_status(415);
+        assert!(r.detail().contains(coding), "{coding}: {}", r.detail());
+    }
+    let r = app
+        .send(
+            app.post("/v1/agents/signup")
+                .header("content-type", "application/json")
+                .header("content-encoding", "identity")
+                .body("{}"),
+        )
+        .await;
+    r.expect_status(201);
+}
+
+/// Answers that carry keys, tokens and documents are not to be cached (`no-store`), errors
+/// too; a route that chose its own caching keeps it (event streams say `no-cache`).
+#[tokio::test]
+async fn answers_are_not_cached() {
+    let app = spawn_app().await;
+    let signup = app.send(app.post("/v1/agents/signup").json(&json!({}))).await;
+    signup.expect_status(201);
+    assert_eq!(signup.header("cache-control"), Some("no-store"));
+    let key = signup.json["api_key"].as_str().unwrap().to_owned();
+    for r in [
+        app.send(app.get("/v1/sessions").bearer_auth(&key)).await,
+        app.send(app.get("/v1/sessions")).await,
+        app.send(app.get("/v1/usage").bearer_auth(&key)).await,
+    ] {
+        assert_eq!(r.header("cache-control"), Some("no-store"), "{:?}", r.json);
+    }
+    let (_, _, token) = app.web_user().await;
+    let created = app.create_key(&token, "ci").await;
+    assert_eq!(created.header("cache-control"), Some("no-store"));
+}

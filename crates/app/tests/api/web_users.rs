@@ -48,6 +48,21 @@ async fn short_password_is_422_at_body_password_and_not_echoed() {
     let r = app.web_signup(&unique_email(), password).await;
     r.expect_422_at(&[json!("body"), json!("password")]);
     assert!(!r.text.contains(password), "the password is echoed: {}", r.text);
+    // Nor inside the body echoed for a missing field, on any endpoint that takes one; a
+    // handoff's code neither. An over-long password is `string_too_long` on each.
+    let secret = "MySecretPass1";
+    for path in ["/v1/auth/signup", "/v1/auth/login", "/v1/agents/handoff/ho_unknown/claim"] {
+        let r = app.send(app.post(path).json(&json!({"password": secret, "code": "482913"}))).await;
+        r.expect_422_at(&[json!("body"), json!("email")]);
+        assert!(!r.text.contains(secret) && !r.text.contains("482913"), "{path} echoes a secret: {}", r.text);
+    }
+    let long = "p".repeat(1025);
+    for path in ["/v1/auth/signup", "/v1/agents/handoff/ho_unknown/claim"] {
+        let body = json!({"email": unique_email(), "password": long, "code": "1"});
+        let r = app.send(app.post(path).json(&body)).await;
+        let item = r.expect_422_at(&[json!("body"), json!("password")]);
+        assert_eq!(item["type"], "string_too_long", "{path}: {item}");
+    }
 }
 
 #[tokio::test]

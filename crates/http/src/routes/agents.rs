@@ -134,7 +134,7 @@ pub async fn handoff_summary(state: web::Data<AppState>, path: web::Path<String>
     ))]
 pub async fn claim(state: web::Data<AppState>, path: web::Path<String>, body: JsonBody) -> ApiResult<HttpResponse> {
     let mut f = Fields::body(&body.0)?;
-    let code = f.required_str("code");
+    let code = f.required_secret("code");
     let email = f.required_str("email");
     let password = f.required_secret("password");
     let parsed_email = email.and_then(|e| Email::parse(e).ok());
@@ -144,7 +144,7 @@ pub async fn claim(state: web::Data<AppState>, path: web::Path<String>, body: Js
     let parsed_password = match password.map(Password::parse) {
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => {
-            f.problem("password", "string_too_short", e.to_string(), serde_json::Value::Null);
+            f.password_problem("password", &e);
             None
         }
         None => None,

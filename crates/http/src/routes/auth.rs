@@ -63,11 +63,7 @@ fn parse_credentials(body: &serde_json::Value, check_password: bool) -> ApiResul
     if let Some(p) = password {
         if check_password {
             if let Err(e) = Password::parse(p) {
-                let kind = match e {
-                    redline_domain::account::PasswordError::TooShort => "string_too_short",
-                    redline_domain::account::PasswordError::TooLong => "string_too_long",
-                };
-                f.problem("password", kind, e.to_string(), serde_json::Value::Null);
+                f.password_problem("password", &e);
             }
         }
     }
