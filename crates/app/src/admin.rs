@@ -102,12 +102,33 @@ fn expiry(s: &Option<String>) -> anyhow::Result<Option<i64>> {
     let Some(t) = s.as_deref() else {
         return Ok(None);
     };
-    let at = parse_iso8601(t).ok_or_else(|| anyhow!("--expires-at {t:?} is not an ISO 8601 timestamp"))?;
+    let at = parse_iso8601(t)
+        .or_else(|| {
+            // A date alone is its first instant, a date-time without a zone is UTC.
+            let zoned = if t.len() == 10 { format!("{t}T00:00:00Z") } else { format!("{t}Z") };
+            parse_iso8601(&zoned)
+        })
+        .ok_or_else(|| {
+            anyhow!("--expires-at {t:?} is not an ISO 8601 date or date-time (2027-01-31, 2027-01-31T12:00:00Z)")
+        })?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     if i128::from(at) <= i128::try_from(now).unwrap_or(i128::MAX) {
         bail!("--expires-at {t:?} is in the past");
     }
     Ok(Some(at))
+}
+
+/// A promotion's name, shown to the accounts that get it: trimmed, 1 to 200 characters, no
+/// control characters.
+fn promo_name(name: &str) -> anyhow::Result<String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        bail!("--name must be 1 to 200 characters");
+    }
+    if name.chars().any(char::is_control) {
+        bail!("--name must not hold control characters");
+    }
+    Ok(name.to_owned())
 }
 
 fn positive_ops(ops: i64) -> anyhow::Result<i64> {
@@ -151,15 +172,14 @@ pub async fn run(services: &Services, command: AdminCommand) -> anyhow::Result<V
             json!({"subscription_tier": settings.plan.as_str(), "monthly_limit": limit})
         }
         AdminCommand::CreatePromo { code, name, ops, expires_at } => {
-            let code = code.trim().to_owned();
-            if code.is_empty() || code.len() > 64 {
-                bail!("--code must be 1 to 64 characters");
-            }
+            let code = redline_domain::usage::promo_code(&code).map_err(|e| anyhow!("--code: {e}"))?;
+            let name = promo_name(&name)?;
             let expires = expiry(&expires_at)?;
             identity.create_promo_code(&code, &name, positive_ops(ops)?, expires).await?;
             json!({"code": code, "name": name, "ops": ops, "expires_at": expires.map(iso8601)})
         }
         AdminCommand::GrantPromo { owner, name, ops, expires_at } => {
+            let name = promo_name(&name)?;
             let expires = expiry(&expires_at)?;
             let id = identity.grant_promo(owner.owner()?, &name, positive_ops(ops)?, expires).await?;
             json!({"redemption_id": id, "name": name, "ops_granted": ops, "expires_at": expires.map(iso8601)})

@@ -95,7 +95,7 @@ impl Config {
             .context("REDLINE_BIND must be host:port, e.g. 127.0.0.1:8080")?;
         let data_dir = PathBuf::from(get("REDLINE_DATA_DIR").unwrap_or("./data"));
         let database_url = match get("REDLINE_DATABASE_URL") {
-            Some(url) => url.to_owned(),
+            Some(url) => known_database_url(url)?,
             None => format!("sqlite://{}", data_dir.join("redline.db").display()),
         };
         let public_base_url = get("REDLINE_PUBLIC_BASE_URL").map(|u| u.trim_end_matches('/').to_owned());
@@ -163,6 +163,22 @@ impl Config {
     }
 }
 
+/// `sqlite://…`, `sqlite:…`, `postgres://…`, `postgresql://…` or a bare file path. Any other
+/// `scheme://` is a mistake (`postgress://`, `mysql://`), not a file name: taken as a path, it
+/// would quietly make a new SQLite database in the working folder.
+fn known_database_url(url: &str) -> anyhow::Result<String> {
+    if let Some((scheme, _)) = url.split_once("://") {
+        let is_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if is_scheme && !["sqlite", "postgres", "postgresql"].contains(&scheme) {
+            anyhow::bail!(
+                "REDLINE_DATABASE_URL has an unknown scheme '{scheme}://': use sqlite://<path>, postgres://… or a file path"
+            );
+        }
+    }
+    Ok(url.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +219,22 @@ mod tests {
             [("REDLINE_MAX_BODY_BYTES".to_owned(), "lots".to_owned())].into_iter().collect();
         let err = Config::from_vars(&vars).unwrap_err().to_string();
         assert!(err.contains("REDLINE_MAX_BODY_BYTES"), "{err}");
+    }
+
+    #[test]
+    fn a_database_url_of_an_unknown_scheme_is_refused() {
+        let with = |url: &str| {
+            let vars: HashMap<String, String> =
+                [("REDLINE_DATABASE_URL".to_owned(), url.to_owned())].into_iter().collect();
+            Config::from_vars(&vars).map(|c| c.database_url).map_err(|e| e.to_string())
+        };
+        for bad in ["postgress://127.0.0.1/x", "mysql://h/db", "garbage://x", "Postgres://h/db"] {
+            let err = with(bad).unwrap_err();
+            assert!(err.contains("unknown scheme") && err.contains("REDLINE_DATABASE_URL"), "{bad}: {err}");
+        }
+        for good in ["sqlite:///tmp/r.db", "sqlite:r.db", "postgres://u@h/db", "postgresql://h/db", "/var/r.db", "r.db"]
+        {
+            assert_eq!(with(good).unwrap(), good);
+        }
     }
 }

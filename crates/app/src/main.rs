@@ -70,8 +70,17 @@ fn main() -> ExitCode {
             });
             match result {
                 Ok(value) => {
-                    println!("{value}");
-                    ExitCode::SUCCESS
+                    // Not `println!`, which panics when stdout is closed or full. The change is
+                    // made by now: say so, without its output (which may hold a new key).
+                    use std::io::Write;
+                    let mut out = std::io::stdout().lock();
+                    match writeln!(out, "{value}").and_then(|()| out.flush()) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => {
+                            eprintln!("redline admin: the change was made, but its result could not be written to stdout: {e}");
+                            ExitCode::FAILURE
+                        }
+                    }
                 }
                 Err(e) => {
                     eprintln!("redline admin: {e:#}");

@@ -214,7 +214,8 @@ impl Usage {
     /// Redeems a promotion code for the owner.
     pub async fn redeem(&self, owner: Owner, code: &str) -> UsageResult<PromotionInfo> {
         let redemption_id = format!("red_{}", KeyId::new().as_uuid().simple());
-        match self.ledger.redeem_code(owner, code.trim(), &redemption_id, self.clock.now_ms()).await {
+        let redeemed = self.ledger.redeem_code(owner, code.trim(), &redemption_id, self.clock.now_ms()).await;
+        match redeemed {
             Ok(g) => Ok(PromotionInfo {
                 redemption_id: g.redemption_id,
                 name: g.name,

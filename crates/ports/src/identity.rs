@@ -87,7 +87,8 @@ pub trait IdentityStore: Send + Sync {
         now: Millis,
     ) -> Result<UserId, StoreError>;
 
-    /// Inserts a promotion code. MUST return `Duplicate` for a code that exists.
+    /// Inserts a promotion code. MUST return `Duplicate` for a code that exists, also when it
+    /// differs from this one only in ASCII case.
     async fn create_promo_code(&self, code: &PromoCodeRecord) -> Result<(), StoreError>;
 
     /// Inserts a grant of promotion operations to an owner.

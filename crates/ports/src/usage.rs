@@ -118,8 +118,9 @@ pub trait UsageStore: Send + Sync {
 
     async fn ledger_entry(&self, request_id: &str) -> Result<Option<LedgerEntry>, StoreError>;
 
-    /// Redeems a promotion code for `owner`: adds a grant of its operations. `NotFound` for
-    /// an unknown or expired code; `Duplicate` when this owner already redeemed it.
+    /// Redeems a promotion code for `owner`: adds a grant of its operations. The code as
+    /// written, else one that differs from it only in ASCII case. `NotFound` for an unknown or
+    /// expired code; `Duplicate` when this owner already redeemed it.
     async fn redeem_code(
         &self,
         owner: Owner,

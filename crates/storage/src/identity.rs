@@ -323,8 +323,18 @@ impl IdentityStore for Db {
             expires_at: code.expires_at,
             created_at: code.created_at,
         };
-        let r: DbResult<usize> =
-            with_write!(self, |conn| Ok(diesel::insert_into(promo_codes::table).values(&row).execute(conn).await?));
+        let r: DbResult<usize> = with_tx!(self, |conn| {
+            // Codes are matched without regard to case: one differing only in case is taken.
+            let taken: i64 = promo_codes::table
+                .filter(crate::sql::lower(promo_codes::code).eq(row.code.to_ascii_lowercase()))
+                .count()
+                .get_result(conn)
+                .await?;
+            if taken > 0 {
+                return Err(StoreError::Duplicate("promotion code".to_owned()).into());
+            }
+            Ok(diesel::insert_into(promo_codes::table).values(&row).execute(conn).await?)
+        });
         r?;
         Ok(())
     }

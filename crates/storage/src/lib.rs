@@ -20,6 +20,7 @@ mod rows;
 mod schema;
 mod session_cache;
 mod sessions;
+mod sql;
 mod templates;
 mod usage;
 

@@ -253,8 +253,18 @@ impl UsageStore for Db {
     ) -> Result<PromoGrantRecord, StoreError> {
         let owner_s = owner.to_string();
         let r: DbResult<PromoGrantRow> = with_tx!(self, |conn| {
-            let promo: Option<PromoCodeRow> =
+            // The code as written, else one that differs only in case (`launch1` for `LAUNCH1`).
+            let mut promo: Option<PromoCodeRow> =
                 promo_codes::table.find(code).select(PromoCodeRow::as_select()).get_result(conn).await.optional()?;
+            if promo.is_none() {
+                promo = promo_codes::table
+                    .filter(crate::sql::lower(promo_codes::code).eq(code.to_ascii_lowercase()))
+                    .order(promo_codes::code)
+                    .select(PromoCodeRow::as_select())
+                    .first(conn)
+                    .await
+                    .optional()?;
+            }
             let Some(promo) = promo.filter(|p| p.expires_at.is_none_or(|at| at > now)) else {
                 return Err(StoreError::NotFound.into());
             };

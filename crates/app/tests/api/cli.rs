@@ -81,6 +81,82 @@ async fn promotions_from_the_cli() {
     let user_id = agent["user_id"].as_str().expect("user_id");
     let out = app.admin(&["grant-promo", "--user-id", user_id, "--name", "Launch credit", "--ops", "50"]);
     assert!(out["redemption_id"].as_str().is_some_and(|s| !s.is_empty()), "{out}");
+
+    // Codes are kept as written and redeemed in any case; a code differing only in case is
+    // the same code. A date alone is accepted as an expiry (its first instant, UTC).
+    let lower = format!("spring-{}", &random_hex()[..6]);
+    let out = app.admin(&[
+        "create-promo",
+        "--code",
+        &lower,
+        "--name",
+        " Spring ",
+        "--ops",
+        "7",
+        "--expires-at",
+        "2099-03-01",
+    ]);
+    assert_eq!(
+        (&out["code"], &out["name"], &out["expires_at"]),
+        (&json!(lower), &json!("Spring"), &json!("2099-03-01T00:00:00Z"))
+    );
+    app.admin_fails(&["create-promo", "--code", &lower.to_uppercase(), "--name", "Again", "--ops", "1"]);
+    let (_, _, token) = app.web_user().await;
+    let redeem =
+        |code: String| app.post("/v1/users/me/promotions/redeem").bearer_auth(&token).json(&json!({"code": code}));
+    let r = app.send(redeem(format!("  {} ", lower.to_uppercase()))).await;
+    r.expect_status(201);
+    assert_eq!((&r.json["name"], &r.json["ops_granted"]), (&json!("Spring"), &json!(7)));
+    app.send(redeem(lower.clone())).await.expect_status(409);
+}
+
+/// Promotion codes and names are checked: what a user has to type, and what the accounts
+/// that get it are shown.
+#[tokio::test]
+async fn promotion_codes_and_names_are_checked() {
+    let app = spawn_app().await;
+    let user_id = app.agent_signup().await["user_id"].as_str().unwrap().to_owned();
+    let long_code = "c".repeat(65);
+    for code in ["two words", "CTRL\u{1}\u{1b}[31m", "", long_code.as_str()] {
+        let err = app.admin_fails(&["create-promo", "--code", code, "--name", "n", "--ops", "1"]);
+        assert!(err.contains("--code"), "{code:?}: {err}");
+    }
+    let long = "n".repeat(201);
+    for name in ["  ", "", "tab\there", long.as_str()] {
+        let err = app.admin_fails(&["create-promo", "--code", "OKCODE", "--name", name, "--ops", "1"]);
+        assert!(err.contains("--name"), "{name:?}: {err}");
+        let err = app.admin_fails(&["grant-promo", "--user-id", &user_id, "--name", name, "--ops", "1"]);
+        assert!(err.contains("--name"), "{name:?}: {err}");
+    }
+    let out = app.admin(&[
+        "grant-promo",
+        "--user-id",
+        &user_id,
+        "--name",
+        "n",
+        "--ops",
+        "1",
+        "--expires-at",
+        "2099-01-01T08:30:00",
+    ]);
+    assert_eq!(out["expires_at"], "2099-01-01T08:30:00Z", "a date-time without a zone is UTC");
+}
+
+/// The change is made before its result is printed: when stdout cannot be written (a full
+/// disk, a closed pipe) the command says so on stderr and fails, without a panic.
+#[tokio::test]
+async fn an_unwritable_stdout_is_a_failure_not_a_panic() {
+    let app = spawn_app().await;
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let mut cmd = app.cli_command();
+    cmd.stdout(full);
+    let code = format!("FULL{}", &random_hex()[..6]);
+    let out = cmd.args(["admin", "create-promo", "--code", &code, "--name", "n", "--ops", "1"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the change was made") && !stderr.contains("panicked"), "{stderr}");
+    // It was made: the same code is now taken.
+    app.admin_fails(&["create-promo", "--code", &code, "--name", "n", "--ops", "1"]);
 }
 
 #[tokio::test]

@@ -233,14 +233,19 @@ impl TestApp {
 
     /// Runs `redline <args>` on this app's database and configuration.
     pub fn cli(&self, args: &[&str]) -> Output {
+        self.cli_command().args(args).output().expect("the redline binary runs")
+    }
+
+    /// The `redline` binary on this app's database, without arguments.
+    pub fn cli_command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_redline"));
-        cmd.env_clear().args(args);
+        cmd.env_clear();
         for key in ["REDLINE_DATA_DIR", "REDLINE_DATABASE_URL"] {
             if let Some(v) = self.vars.get(key) {
                 cmd.env(key, v);
             }
         }
-        cmd.output().expect("the redline binary runs")
+        cmd
     }
 
     /// Runs an admin command that must succeed; returns the one JSON object it printed.

@@ -568,6 +568,17 @@ pub(crate) async fn redeem_code_grants_once_per_owner(db: &Db) {
     assert_eq!((forever.ops_granted, forever.expires_at, forever.name.as_str()), (3, None, "Campaign FOREVER"));
     assert_eq!(remaining(db, ann).await, balances(&[("red-1", 9), ("red-5", 3)]));
     assert_eq!(remaining(db, bob).await, balances(&[("red-4", 10)]));
+
+    // Codes match without regard to ASCII case: the grant names the code as it was created,
+    // and it is still once per owner. A code differing only in case cannot be created.
+    let cat = account(db, "cat@example.com").await;
+    let g = db.redeem_code(cat, "launch", "red-6", NOV + 6).await.unwrap();
+    assert_eq!((g.code.as_deref(), g.ops_granted), (Some("LAUNCH"), 10));
+    assert_duplicate(db.redeem_code(cat, "Launch", "red-7", NOV + 7).await, "redeem the code in another case");
+    assert_not_found(db.redeem_code(cat, "old", "red-8", NOV + 8).await, "an expired code in another case");
+    assert_duplicate(db.create_promo_code(&code("Launch", 1, None)).await, "a code differing only in case");
+    db.create_promo_code(&code("mixedCase", 2, None)).await.unwrap();
+    assert_eq!(db.redeem_code(cat, "MIXEDCASE", "red-9", NOV + 9).await.unwrap().code.as_deref(), Some("mixedCase"));
 }
 
 // ---------------------------------------------------------------------------------------------
