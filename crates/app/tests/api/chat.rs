@@ -451,6 +451,43 @@ async fn a_sync_turn_over_the_time_limit_is_a_504_every_time() {
     }
 }
 
+/// A sync turn whose section was changed by another writer while the model worked cannot
+/// apply its edit onto the new text: it fails, unbilled, and answers 409 with the job's error,
+/// not 502 as if the model had failed.
+#[tokio::test]
+async fn a_sync_turn_whose_section_changed_meanwhile_is_a_409() {
+    let edit = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": "edit_section",
+            "arguments": json!({"chunk_id": "c000000000001", "new_html": "<p>AI text</p>", "explanation": "x"}).to_string()}}]}}]});
+    let done = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Edited."}}]});
+    let (url, _) = fake_model_after(Duration::from_millis(1_500), move |n| {
+        (200, if n == 0 { edit.to_string() } else { done.to_string() })
+    })
+    .await;
+    let app = openai_app(&url).await;
+    let key = app.agent_key().await;
+    let put = |text: &str| {
+        app.client
+            .put(app.url("/v1/documents/clash"))
+            .bearer_auth(&key)
+            .json(&json!({"html": format!("<p data-chunk-id=\"c000000000001\">{text}</p>")}))
+    };
+    app.send(put("original")).await.expect_status(200);
+    let chat =
+        app.send(app.post("/v1/chat").bearer_auth(&key).json(&json!({"session_id": "clash", "message": "edit it"})));
+    let human = async {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        app.send(put("human text")).await
+    };
+    let (r, saved) = tokio::join!(chat, human);
+    saved.expect_status(200);
+    r.expect_status(409);
+    assert!(r.detail().contains("changed by someone else"), "{}", r.detail());
+    let html = doc(&app, &key, "clash").await["html"].as_str().unwrap_or_default().to_owned();
+    assert!(html.contains("human text") && !html.contains("AI text"), "{html}");
+    assert_eq!(used(&app, &key).await, 0);
+}
+
 #[tokio::test]
 async fn a_model_answering_garbage_fails_the_job_without_touching_anything() {
     let (url, _) = fake_model(|_| (200, "this is not json".to_owned())).await;

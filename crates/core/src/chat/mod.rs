@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use crate::documents::{DocumentError, Documents};
 use crate::usage::{Admission, Usage, UsageError};
 
-pub use turn::ResponseMode;
+pub use turn::{ResponseMode, FAILURE_CONFLICT};
 
 /// Tunables of the chat machinery (decisions.md §10).
 #[derive(Debug, Clone)]

@@ -142,6 +142,9 @@ enum Commit {
     JobNotRunning,
 }
 
+/// `state.failure` of a job that failed on other writers' edits (see `fail_conflict`).
+pub const FAILURE_CONFLICT: &str = "conflict";
+
 /// What the loop ended with.
 enum Ending {
     /// The model answered; apply or propose the changes.
@@ -240,8 +243,28 @@ impl Chat {
 
     /// Ends a job as failed (nothing written, nothing charged).
     async fn fail(&self, job: &JobRecord, error: String) {
+        self.fail_with(job, error, None).await;
+    }
+
+    /// Ends a job as failed because other writers changed the sections it edited: its state
+    /// says `"failure": "conflict"`, which `POST /v1/chat` answers with 409, not as a failure
+    /// of the AI model (502).
+    async fn fail_conflict(&self, job: &JobRecord, error: String) {
+        self.fail_with(job, error, Some(FAILURE_CONFLICT)).await;
+    }
+
+    async fn fail_with(&self, job: &JobRecord, error: String, failure: Option<&str>) {
         tracing::warn!(job_id = %job.job_id, %error, "chat job failed");
-        let update = JobUpdate { status: Some(JobStatus::Failed), error: Some(error), ..Default::default() };
+        let state = failure.map(|kind| {
+            let mut state = job.state.clone();
+            if let Some(o) = state.as_object_mut() {
+                o.insert("failure".to_owned(), json!(kind));
+                state
+            } else {
+                json!({"failure": kind})
+            }
+        });
+        let update = JobUpdate { status: Some(JobStatus::Failed), error: Some(error), state, ..Default::default() };
         if let Ok(Some(_)) =
             self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await
         {
@@ -592,7 +615,7 @@ impl Chat {
                         let (now_record, now_doc) = self.documents.current(owner, &job.session_id).await?;
                         let refs: Vec<&Change> = ws.changes().iter().collect();
                         let Ok(rebased) = redline_domain::job::apply_approved(&now_doc, &refs) else {
-                            self.fail(job, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
+                            self.fail_conflict(job, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
                             return Ok(());
                         };
                         let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
@@ -608,7 +631,7 @@ impl Chat {
                     match committed {
                         Some((r, onto)) => (Some(r), ws.changes().to_vec(), onto),
                         None => {
-                            self.fail(
+                            self.fail_conflict(
                                 job,
                                 "The document kept changing while the AI edited it; nothing was applied. Try again."
                                     .to_owned(),

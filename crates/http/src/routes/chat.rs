@@ -72,6 +72,7 @@ fn usage_headers(response: &mut HttpResponse, usage: &Value) {
         (status = 413, description = "Body above the cap"),
         (status = 422, body = crate::openapi::ValidationErrorBody),
         (status = 429, description = "Monthly operations used up", body = crate::openapi::ErrorBody),
+        (status = 409, description = "Other writers changed the sections the AI edited; nothing was applied", body = crate::openapi::ErrorBody),
         (status = 502, description = "The AI model failed", body = crate::openapi::ErrorBody),
         (status = 504, description = "The turn took longer than the cap; use /v1/chat/async", body = crate::openapi::ErrorBody),
     ))]
@@ -115,7 +116,16 @@ pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: Bod
             usage_headers(&mut response, &usage);
             Ok(response)
         }
-        JobStatus::Failed => Err(ApiError::BadGateway(job.error.unwrap_or_else(|| "The chat turn failed.".to_owned()))),
+        JobStatus::Failed => {
+            let error = job.error.unwrap_or_else(|| "The chat turn failed.".to_owned());
+            // Other writers changed the sections the AI edited: the caller's to resolve, not
+            // a failure of the AI model.
+            if job.state.get("failure").and_then(Value::as_str) == Some(redline_core::chat::FAILURE_CONFLICT) {
+                Err(ApiError::Conflict(error))
+            } else {
+                Err(ApiError::BadGateway(error))
+            }
+        }
         _ => Err(ApiError::Conflict(format!("Job {} was cancelled.", job.job_id))),
     }
 }

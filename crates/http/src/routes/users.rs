@@ -97,6 +97,20 @@ pub struct MemberInfo {
     pub created_at: String,
 }
 
+/// `GET /v1/users/me/organizations`.
+#[derive(Serialize, ToSchema)]
+pub struct OrgList {
+    pub organizations: Vec<OrgInfo>,
+    pub total: usize,
+}
+
+/// `GET /v1/users/me/organizations/{org_id}/members`.
+#[derive(Serialize, ToSchema)]
+pub struct MemberList {
+    pub members: Vec<MemberInfo>,
+    pub total: usize,
+}
+
 fn key_info(k: KeyRecord) -> KeyInfo {
     KeyInfo {
         key_id: k.id.to_string(),
@@ -215,10 +229,11 @@ pub async fn revoke_key(
 
 /// The organizations the user belongs to.
 #[utoipa::path(get, path = "/v1/users/me/organizations", tag = "organizations", security(("session" = [])),
-    responses((status = 200, body = Vec<OrgInfo>), (status = 401, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = OrgList), (status = 401, body = crate::openapi::ErrorBody)))]
 pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
-    let orgs: Vec<OrgInfo> = state.identity.orgs_of(web_user.user.id).await?.into_iter().map(org_info).collect();
-    Ok(HttpResponse::Ok().json(json!({ "organizations": orgs, "total": orgs.len() })))
+    let organizations: Vec<OrgInfo> =
+        state.identity.orgs_of(web_user.user.id).await?.into_iter().map(org_info).collect();
+    Ok(HttpResponse::Ok().json(OrgList { total: organizations.len(), organizations }))
 }
 
 /// Creates an organization with the user as its owner.
@@ -257,7 +272,7 @@ pub async fn get_org(
 /// Members of an organization of the user.
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path)),
-    responses((status = 200, body = Vec<MemberInfo>), (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = MemberList), (status = 404, body = crate::openapi::ErrorBody)))]
 pub async fn list_members(
     state: web::Data<AppState>,
     web_user: WebUser,
@@ -265,7 +280,7 @@ pub async fn list_members(
 ) -> ApiResult<HttpResponse> {
     let members: Vec<MemberInfo> =
         state.identity.members(web_user.user.id, parse_org_id(&path)?).await?.into_iter().map(member_info).collect();
-    Ok(HttpResponse::Ok().json(json!({ "members": members, "total": members.len() })))
+    Ok(HttpResponse::Ok().json(MemberList { total: members.len(), members }))
 }
 
 /// Adds an existing user (by e-mail) to the organization. Owners and admins only.
