@@ -150,14 +150,15 @@ pub async fn run(services: &Services, command: AdminCommand) -> anyhow::Result<V
         }
         AdminCommand::CreateOrg { name, owner_email } => {
             let email = Email::parse(&owner_email).map_err(|e| anyhow!("--owner-email: {e}"))?;
-            if name.trim().is_empty() {
+            let name = redline_domain::account::plain_name(&name);
+            if name.is_empty() {
                 bail!("--name must not be empty");
             }
-            let org = identity.create_org_for_email(name.trim(), &email).await?;
+            let org = identity.create_org_for_email(&name, &email).await?;
             json!({"org_id": org.id.to_string(), "name": org.name, "owner_user_id": org.owner_user_id.to_string()})
         }
         AdminCommand::CreateKey { owner, name } => {
-            let created = identity.create_key(owner.owner()?, &name).await?;
+            let created = identity.create_key(owner.owner()?, &redline_domain::account::plain_name(&name)).await?;
             json!({"key_id": created.record.id.to_string(), "api_key": created.key.expose(), "name": created.record.name})
         }
         AdminCommand::SetPlan { owner, plan: p, monthly_limit } => {

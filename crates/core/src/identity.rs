@@ -367,6 +367,28 @@ impl Identity {
         }
     }
 
+    /// Removes `user` from the organization. Its owner and admins remove any member but the
+    /// owner, who is never removed (409); any member may leave (remove themselves). The
+    /// member's access ends at once; the organization's keys stay the organization's.
+    pub async fn remove_member(&self, actor: UserId, org: OrgId, user: UserId) -> IdentityResult<()> {
+        let (_, me) = self.org_for_member(actor, org).await?;
+        let members = self.store.members(org).await?;
+        let target = members.iter().find(|m| m.user_id == user).ok_or(IdentityError::NotFound("member"))?;
+        if target.role == "owner" {
+            return Err(IdentityError::Conflict("the owner of an organization cannot be removed"));
+        }
+        if actor != user && me.role != "owner" && me.role != "admin" {
+            return Err(IdentityError::Forbidden(
+                "only an owner or admin of the organization can remove other members",
+            ));
+        }
+        if !self.store.remove_member(org, user).await? {
+            // Removed at the same moment by another request.
+            return Err(IdentityError::NotFound("member"));
+        }
+        Ok(())
+    }
+
     pub async fn members(&self, actor: UserId, org: OrgId) -> IdentityResult<Vec<MemberRecord>> {
         self.org_for_member(actor, org).await?;
         Ok(self.store.members(org).await?)

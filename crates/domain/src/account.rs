@@ -159,8 +159,23 @@ impl fmt::Display for Plan {
     }
 }
 
+/// A name people give and see (an API key's, an organization's): control characters, bidi
+/// overrides and zero-width characters removed, surrounding spaces trimmed. What is left may
+/// be empty; the caller decides whether that is allowed.
+pub fn plain_name(raw: &str) -> String {
+    let kept: String = raw.chars().filter(|c| !c.is_control() && !crate::attachment::invisible(*c)).collect();
+    kept.trim().to_owned()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn plain_names_keep_what_shows() {
+        assert_eq!(super::plain_name(" a\u{0}b\u{202e}c\n "), "abc");
+        assert_eq!(super::plain_name("Équipe 東京 ✓"), "Équipe 東京 ✓");
+        assert_eq!(super::plain_name("\u{200b}\t"), "");
+    }
+
     use super::*;
     use proptest::prelude::*;
 

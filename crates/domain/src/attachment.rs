@@ -11,7 +11,7 @@ const FALLBACK_STEM: &str = "file";
 /// Characters that reorder or hide text when a name is displayed (bidirectional overrides
 /// and isolates, zero-width characters): a file name is shown to people, and
 /// `invoice\u{202e}fdp.exe` must not read as `invoiceexe.pdf`.
-fn invisible(c: char) -> bool {
+pub(crate) fn invisible(c: char) -> bool {
     matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 

@@ -67,6 +67,7 @@ impl Modify for Security {
         users::get_org,
         users::list_members,
         users::add_member,
+        users::remove_member,
         users::list_org_keys,
         users::create_org_key,
         users::revoke_org_key,

@@ -37,6 +37,10 @@ pub trait IdentityStore: Send + Sync {
 
     async fn members(&self, org: OrgId) -> Result<Vec<MemberRecord>, StoreError>;
 
+    /// Removes a member. MUST NOT remove the organization's owner (role `owner`): `false` for
+    /// the owner, or for a user who is not a member; `true` when a member was removed.
+    async fn remove_member(&self, org: OrgId, user: UserId) -> Result<bool, StoreError>;
+
     /// Inserts a key unless its owner already holds `max_live` keys that are not revoked, in
     /// which case it MUST return `LimitReached` and insert nothing. Atomic under concurrency:
     /// two concurrent calls never both pass the limit.

@@ -139,6 +139,19 @@ impl IdentityStore for Db {
         convert(rows?)
     }
 
+    async fn remove_member(&self, org: OrgId, user: UserId) -> Result<bool, StoreError> {
+        let (org, user) = (org.to_string(), user.to_string());
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(
+            org_members::table
+                .filter(org_members::org_id.eq(&org))
+                .filter(org_members::user_id.eq(&user))
+                .filter(org_members::role.ne("owner")),
+        )
+        .execute(conn)
+        .await?));
+        Ok(n? > 0)
+    }
+
     async fn insert_key_within_limit(&self, key: &KeyRecord, max_live: u32) -> Result<(), StoreError> {
         let row = KeyRow::from(key);
         let r: DbResult<()> = with_tx!(self, |conn| {

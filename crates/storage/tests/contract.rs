@@ -386,6 +386,14 @@ async fn add_member_errors(db: &Db) {
     assert_not_found(db.add_member(&member(acme.id, UserId::new(), T0 + 2)).await, "add_member of an unknown user");
 
     assert_eq!(db.members(acme.id).await.unwrap(), before, "members unchanged");
+
+    // The owner is never removed; a member is, once; the organization is left with its owner.
+    assert!(!db.remove_member(acme.id, ann.id).await.unwrap(), "the owner stays");
+    assert!(!db.remove_member(OrgId::new(), bob.id).await.unwrap(), "no such organization");
+    assert!(db.remove_member(acme.id, bob.id).await.unwrap());
+    assert!(!db.remove_member(acme.id, bob.id).await.unwrap(), "removed already");
+    assert_eq!(db.members(acme.id).await.unwrap(), before[..1], "the owner alone");
+    db.add_member(&member(acme.id, bob.id, T0 + 3)).await.unwrap();
 }
 
 async fn create_org_errors(db: &Db) {

@@ -29,10 +29,29 @@ async fn create_an_organization_and_see_it() {
 async fn organization_name_is_validated() {
     let app = spawn_app().await;
     let (_, _, token) = app.web_user().await;
-    for body in [json!({}), json!({"name": 7}), json!({"name": "   "})] {
+    for body in [json!({}), json!({"name": 7}), json!({"name": "   "}), json!({"name": "\u{202e}\u{0}"})] {
         let r = app.send(app.post("/v1/users/me/organizations").bearer_auth(&token).json(&body)).await;
         r.expect_422_at(&[json!("body"), json!("name")]);
     }
+    // Names are shown to people: control, bidi and zero-width characters are dropped, from
+    // organization and key names alike.
+    let org_id = create_org(&app, &token, "Acme").await;
+    let r = app
+        .send(app.post("/v1/users/me/organizations").bearer_auth(&token).json(&json!({"name": " Ac\u{0}me\u{202e} "})))
+        .await;
+    r.expect_status(201);
+    assert_eq!(r.json["name"], "Acme");
+    let r = app
+        .send(
+            app.post(&format!("/v1/users/me/organizations/{org_id}/api-keys"))
+                .bearer_auth(&token)
+                .json(&json!({"name": "a\u{0}b\u{202e}c\n"})),
+        )
+        .await;
+    r.expect_status(201);
+    assert_eq!(r.json["name"], "abc");
+    let r = app.create_key(&token, "\u{200b}ci\u{7}").await;
+    assert_eq!(r.json["name"], "ci");
 }
 
 #[tokio::test]
@@ -144,6 +163,59 @@ async fn members_see_the_org_but_only_owners_and_admins_manage_keys() {
     let r = app.send(app.post(&keys).bearer_auth(&admin).json(&json!({}))).await;
     r.expect_status(201);
     assert!(is_org_key(r.json["api_key"].as_str().expect("api_key")));
+}
+
+/// Members are removed by the owner or an admin, or leave by themselves; the owner is never
+/// removed. A removed admin loses the organization at once (its keys included), and the keys
+/// made for the organization keep working.
+#[tokio::test]
+async fn members_are_removed_and_can_leave_but_the_owner_stays() {
+    let app = spawn_app().await;
+    let (_, _, owner) = app.web_user().await;
+    let (admin_email, _, admin) = app.web_user().await;
+    let (member_email, _, member) = app.web_user().await;
+    let (leaver_email, _, leaver) = app.web_user().await;
+    let org_id = create_org(&app, &owner, "Team").await;
+    let members = format!("/v1/users/me/organizations/{org_id}/members");
+    let keys = format!("/v1/users/me/organizations/{org_id}/api-keys");
+    let mut ids = std::collections::HashMap::new();
+    for (email, role) in [(&admin_email, "admin"), (&member_email, "member"), (&leaver_email, "member")] {
+        let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": email, "role": role}))).await;
+        r.expect_status(201);
+        ids.insert(email.clone(), r.json["user_id"].as_str().unwrap().to_owned());
+    }
+    let owner_id =
+        app.send(app.get("/v1/users/me").bearer_auth(&owner)).await.json["user_id"].as_str().unwrap().to_owned();
+    let one = |id: &str| format!("{members}/{id}");
+    let org_key = app.send(app.post(&keys).bearer_auth(&admin).json(&json!({}))).await;
+    org_key.expect_status(201);
+    let org_key = org_key.json["api_key"].as_str().unwrap().to_owned();
+
+    // A plain member removes nobody else; nobody removes the owner, not even the owner.
+    app.send(app.delete(&one(&ids[&admin_email])).bearer_auth(&member)).await.expect_status(403);
+    for who in [&owner, &admin] {
+        let r = app.send(app.delete(&one(&owner_id)).bearer_auth(who)).await;
+        r.expect_status(409);
+        assert!(r.detail().contains("owner"), "{}", r.detail());
+    }
+    // Unknown or malformed member ids are 404, as is an organization the caller is not in.
+    app.send(app.delete(&one(&uuid::Uuid::new_v4().to_string())).bearer_auth(&owner)).await.expect_status(404);
+    app.send(app.delete(&one("not-a-user")).bearer_auth(&owner)).await.expect_status(404);
+    let (_, _, outsider) = app.web_user().await;
+    app.send(app.delete(&one(&ids[&member_email])).bearer_auth(&outsider)).await.expect_status(404);
+
+    // A member leaves; the admin removes a member; the owner removes the admin.
+    app.send(app.delete(&one(&ids[&leaver_email])).bearer_auth(&leaver)).await.expect_status(204);
+    app.send(app.get(&format!("/v1/users/me/organizations/{org_id}")).bearer_auth(&leaver)).await.expect_status(404);
+    app.send(app.delete(&one(&ids[&member_email])).bearer_auth(&admin)).await.expect_status(204);
+    app.send(app.delete(&one(&ids[&member_email])).bearer_auth(&admin)).await.expect_status(404);
+    app.send(app.delete(&one(&ids[&admin_email])).bearer_auth(&owner)).await.expect_status(204);
+    app.send(app.get(&keys).bearer_auth(&admin)).await.expect_status(404);
+    app.send(app.post(&keys).bearer_auth(&admin).json(&json!({}))).await.expect_status(404);
+
+    let left = app.send(app.get(&members).bearer_auth(&owner)).await;
+    assert_eq!(left.json["total"], 1, "{}", left.text);
+    app.assert_key_works(&org_key).await;
 }
 
 #[tokio::test]

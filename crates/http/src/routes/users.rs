@@ -5,7 +5,7 @@ use super::Routes;
 use actix_web::{web, HttpResponse};
 use redline_domain::keys::redact_prefix;
 use redline_domain::time_util::iso8601;
-use redline_domain::{Email, KeyId, OrgId, Owner};
+use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
 use redline_ports::records::{KeyRecord, MemberRecord, OrgRecord};
 use serde::Serialize;
 use serde_json::json;
@@ -28,6 +28,7 @@ pub fn configure(routes: &mut Routes<'_>) {
         .get("/v1/users/me/organizations/{org_id}", get_org)
         .get("/v1/users/me/organizations/{org_id}/members", list_members)
         .post("/v1/users/me/organizations/{org_id}/members", add_member)
+        .delete("/v1/users/me/organizations/{org_id}/members/{user_id}", remove_member)
         .get("/v1/users/me/organizations/{org_id}/api-keys", list_org_keys)
         .post("/v1/users/me/organizations/{org_id}/api-keys", create_org_key)
         .delete("/v1/users/me/organizations/{org_id}/api-keys/{key_id}", revoke_org_key);
@@ -138,7 +139,7 @@ fn member_info(m: MemberRecord) -> MemberInfo {
 
 fn key_name(body: &serde_json::Value) -> ApiResult<String> {
     let mut f = Fields::optional_body(body)?;
-    let name = f.optional_bounded_str("name", NAME_MAX).map(str::trim).map(str::to_owned);
+    let name = f.optional_bounded_str("name", NAME_MAX).map(redline_domain::account::plain_name);
     f.finish()?;
     Ok(name.filter(|n| !n.is_empty()).unwrap_or_else(|| "default".to_owned()))
 }
@@ -243,16 +244,19 @@ pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser) -> ApiResu
 pub async fn create_org(state: web::Data<AppState>, web_user: WebUser, body: BodyOf) -> ApiResult<HttpResponse> {
     let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
-    let name = f.required_str("name").map(str::trim);
-    match name {
-        Some("") => f.problem("name", "string_too_short", "String should have at least 1 character", json!("")),
-        Some(n) if n.chars().count() > NAME_MAX => {
+    let raw = f.required_str("name");
+    let name = raw.map(redline_domain::account::plain_name);
+    match (raw, name.as_deref()) {
+        (Some(raw), Some("")) => {
+            f.problem("name", "string_too_short", "String should have at least 1 character", json!(raw))
+        }
+        (_, Some(n)) if n.chars().count() > NAME_MAX => {
             f.problem("name", "string_too_long", format!("String should have at most {NAME_MAX} characters"), json!(n))
         }
         _ => {}
     }
     f.finish()?;
-    let org = state.identity.create_org(web_user.user.id, name.unwrap_or_default()).await?;
+    let org = state.identity.create_org(web_user.user.id, &name.unwrap_or_default()).await?;
     Ok(HttpResponse::Created().json(org_info(org)))
 }
 
@@ -308,6 +312,31 @@ pub async fn add_member(
     let email = parsed.ok_or_else(|| ApiError::Internal("email validated twice".into()))?;
     let member = state.identity.add_member(web_user.user.id, org, &email, role).await?;
     Ok(HttpResponse::Created().json(member_info(member)))
+}
+
+/// Removes a member (owners and admins; any member may remove themselves). The owner is never
+/// removed (409).
+#[utoipa::path(delete, path = "/v1/users/me/organizations/{org_id}/members/{user_id}", tag = "organizations", security(("session" = [])),
+    params(("org_id" = String, Path), ("user_id" = String, Path)),
+    responses((status = 204, description = "Removed"), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
+pub async fn remove_member(
+    state: web::Data<AppState>,
+    web_user: WebUser,
+    path: web::Path<(String, String)>,
+) -> ApiResult<HttpResponse> {
+    let (org, user) = path.into_inner();
+    let org = parse_org_id(&org)?;
+    // An id that is no user's is no member's either (after the organization is checked).
+    let user = match UserId::parse(&user) {
+        Some(u) => u,
+        None => {
+            state.identity.org_for_member(web_user.user.id, org).await?;
+            return Err(ApiError::NotFound("Member not found".to_owned()));
+        }
+    };
+    state.identity.remove_member(web_user.user.id, org, user).await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// The organization's keys (owners and admins).
