@@ -359,7 +359,7 @@ impl Documents {
             if doc.len().saturating_add(new.len()) > MAX_SECTIONS {
                 return Err(DocumentError::TooManySections { limit: MAX_SECTIONS });
             }
-            crate::chat::tools::settle_ids_in_place(&doc, &mut new, None, &mut new_chunk_id);
+            doc.settle_ids(&mut new, None, &mut new_chunk_id);
             let mut built = VersionHtml::new(0, false);
             for s in doc.into_sections() {
                 built.push(s);
@@ -455,19 +455,6 @@ impl Documents {
     ) -> DocumentResult<DocumentRecord> {
         let sections = self.sectionize(html).await?;
         let doc = Document::new(sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
-        let (existing, existing_doc) = self.current(owner, session).await?;
-        if !doc.has_content() && existing_doc.has_content() {
-            return Err(DocumentError::WouldEmpty);
-        }
-        if let (Some(base), Some(current)) = (&base_version, &existing) {
-            if current.version_id.as_ref() != Some(base) {
-                return Err(DocumentError::Stale { current_version: current.version_id.clone() });
-            }
-        }
-        let expected = match (&base_version, &existing) {
-            (Some(base), _) => Some(Some(base.clone())),
-            (None, _) => None,
-        };
         let version = NewVersion {
             version_id: new_version_id(),
             html: doc.to_html(),
@@ -476,9 +463,31 @@ impl Documents {
             title: None,
             now: self.clock.now_ms(),
         };
-        match self.store.commit_version(owner, session, expected, &version).await? {
-            CommitOutcome::Committed(document) => Ok(document),
-            CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
+        let mut attempts = 0;
+        loop {
+            let (existing, existing_doc) = self.current(owner, session).await?;
+            if !doc.has_content() && existing_doc.has_content() {
+                return Err(DocumentError::WouldEmpty);
+            }
+            let current = existing.and_then(|r| r.version_id);
+            if let Some(base) = &base_version {
+                if current.as_ref() != Some(base) {
+                    return Err(DocumentError::Stale { current_version: current });
+                }
+            }
+            // Over `base_version` when given. Without one the last save wins, but a save with
+            // no content goes only onto the version just found empty: a change committed
+            // in between is checked again, so an empty save never wipes content it did not see.
+            let expected = match (&base_version, doc.has_content()) {
+                (Some(base), _) => Some(Some(base.clone())),
+                (None, false) => Some(current),
+                (None, true) => None,
+            };
+            match self.store.commit_version(owner, session, expected, &version).await? {
+                CommitOutcome::Committed(document) => return Ok(document),
+                CommitOutcome::Stale { .. } if base_version.is_none() && attempts < 8 => attempts += 1,
+                CommitOutcome::Stale { current_version } => return Err(DocumentError::Stale { current_version }),
+            }
         }
     }
 

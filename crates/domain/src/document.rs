@@ -267,6 +267,38 @@ impl Document {
             })
             .collect()
     }
+
+    /// Gives `sections`, about to enter this document, ids that clash with none of its own
+    /// (but `keep` for the first, when given: an edit keeps the section's id) nor with each
+    /// other, drawing new ones from `fresh`; each section's `data-chunk-id` follows its id.
+    pub fn settle_ids(&self, sections: &mut [Section], keep: Option<&ChunkId>, fresh: &mut dyn FnMut() -> ChunkId) {
+        // Taken: the document's ids but `keep`, and the ids given so far in this call.
+        let mut given: HashSet<ChunkId> = HashSet::new();
+        let taken =
+            |id: &ChunkId, given: &HashSet<ChunkId>| (Some(id) != keep && self.get(id).is_some()) || given.contains(id);
+        for (i, s) in sections.iter_mut().enumerate() {
+            let wanted = match (i, keep) {
+                (0, Some(k)) => k.clone(),
+                _ if taken(&s.id, &given) || Some(&s.id) == keep => {
+                    let mut id = fresh();
+                    while taken(&id, &given) {
+                        id = fresh();
+                    }
+                    id
+                }
+                _ => s.id.clone(),
+            };
+            if wanted != s.id {
+                s.html = s.html.replacen(
+                    &format!("data-chunk-id=\"{}\"", s.id.as_str()),
+                    &format!("data-chunk-id=\"{}\"", wanted.as_str()),
+                    1,
+                );
+                s.id = wanted;
+            }
+            given.insert(s.id.clone());
+        }
+    }
 }
 
 /// The change of one section between two documents (`old_html`/`new_html` of a
@@ -315,6 +347,23 @@ mod tests {
             html: format!("<p data-chunk-id=\"{id}\">{text}</p>"),
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn new_sections_never_take_an_existing_id() {
+        let doc = Document::new(vec![sec("a", "one"), sec("b", "two")]).unwrap();
+        let mut n = 0;
+        let mut fresh = || {
+            n += 1;
+            ChunkId::parse(&format!("n{n}")).unwrap()
+        };
+        let mut edited = vec![sec("b", "x"), sec("zz", "y")];
+        doc.settle_ids(&mut edited, Some(&ChunkId::parse("a").unwrap()), &mut fresh);
+        assert_eq!(edited.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["a", "zz"]);
+        assert!(edited[0].html.contains("data-chunk-id=\"a\""));
+        let mut created = vec![sec("a", "x")];
+        doc.settle_ids(&mut created, None, &mut fresh);
+        assert_eq!(created[0].id.as_str(), "n1");
     }
 
     fn ids(d: &Document) -> Vec<&str> {

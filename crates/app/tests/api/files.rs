@@ -335,6 +335,30 @@ async fn appends_at_the_same_moment_all_land() {
     assert_eq!(counts, [1, 2, 3, 4, 5, 6, 7], "each append is built on the one before: {}", versions.text);
 }
 
+/// A save with no content never empties a document whose content it did not see: sent at the
+/// same moment as a save with content onto an empty document, either it lands first (and the
+/// content after it) or it is refused with 400. It used to check the document it read, then
+/// commit without a condition, so the content saved in between could be wiped.
+#[tokio::test]
+async fn an_empty_save_never_wipes_content_saved_at_the_same_moment() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    for round in 0..20 {
+        let sid = format!("race-{round}");
+        save(&app, &key, &sid, "").await;
+        let put = |html: &'static str| {
+            app.send(
+                app.client.put(app.url(&format!("/v1/documents/{sid}"))).bearer_auth(&key).json(&json!({"html": html})),
+            )
+        };
+        let (full, empty) = futures_util::join!(put("<p>kept text</p>"), put("   "));
+        full.expect_status(200);
+        assert!(matches!(empty.status.as_u16(), 200 | 400), "{} {}", empty.status, empty.text);
+        let doc = app.send(app.get(&format!("/v1/documents/{sid}")).bearer_auth(&key)).await;
+        assert!(doc.json["html"].as_str().unwrap_or_default().contains("kept text"), "round {round}: {}", doc.text);
+    }
+}
+
 /// An append of HTML carrying ids the document uses (its own HTML export) gets fresh ids for
 /// those sections (it was a 500).
 #[tokio::test]

@@ -267,53 +267,6 @@ pub fn passages_json(passages: &[Passage]) -> Value {
     })).collect::<Vec<_>>()})
 }
 
-/// Gives new sections ids that clash with nothing in `doc` (but `keep` for the first, when
-/// given: an edit keeps the section's id).
-pub fn settle_ids(
-    doc: &Document,
-    mut sections: Vec<Section>,
-    keep: Option<&ChunkId>,
-    fresh: &mut dyn FnMut() -> ChunkId,
-) -> Vec<Section> {
-    settle_ids_in_place(doc, &mut sections, keep, fresh);
-    sections
-}
-
-/// [`settle_ids`] on sections kept by the caller (an append that may be built again).
-pub fn settle_ids_in_place(
-    doc: &Document,
-    sections: &mut [Section],
-    keep: Option<&ChunkId>,
-    fresh: &mut dyn FnMut() -> ChunkId,
-) {
-    // Taken: the document's ids but `keep`, and the ids given so far in this call.
-    let mut given: HashSet<ChunkId> = HashSet::new();
-    let taken =
-        |id: &ChunkId, given: &HashSet<ChunkId>| (Some(id) != keep && doc.get(id).is_some()) || given.contains(id);
-    for (i, s) in sections.iter_mut().enumerate() {
-        let wanted = match (i, keep) {
-            (0, Some(k)) => k.clone(),
-            _ if taken(&s.id, &given) || Some(&s.id) == keep => {
-                let mut id = fresh();
-                while taken(&id, &given) {
-                    id = fresh();
-                }
-                id
-            }
-            _ => s.id.clone(),
-        };
-        if wanted != s.id {
-            s.html = s.html.replacen(
-                &format!("data-chunk-id=\"{}\"", s.id.as_str()),
-                &format!("data-chunk-id=\"{}\"", wanted.as_str()),
-                1,
-            );
-            s.id = wanted;
-        }
-        given.insert(s.id.clone());
-    }
-}
-
 /// The turn's edits so far: the working copy, the document the turn started from, and the
 /// changes (at most one per section: a second edit of a section updates the first).
 /// Recording an edit costs the same however many changes came before.
@@ -498,21 +451,5 @@ mod tests {
         assert_eq!((ids(&first).len(), first["next_offset"].as_u64()), (2, Some(2)), "cut by the budget, not skipped");
         let last = search(&doc, "match", 100, 4);
         assert_eq!((ids(&last), last.get("next_offset")), (vec!["b4".to_owned()], None));
-    }
-
-    #[test]
-    fn new_sections_never_take_an_existing_id() {
-        let doc = Document::new(vec![sec("a", "one"), sec("b", "two")]).unwrap();
-        let mut n = 0;
-        let mut fresh = || {
-            n += 1;
-            ChunkId::parse(&format!("n{n}")).unwrap()
-        };
-        let edited =
-            settle_ids(&doc, vec![sec("b", "x"), sec("zz", "y")], Some(&ChunkId::parse("a").unwrap()), &mut fresh);
-        assert_eq!(edited.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["a", "zz"]);
-        assert!(edited[0].html.contains("data-chunk-id=\"a\""));
-        let created = settle_ids(&doc, vec![sec("a", "x")], None, &mut fresh);
-        assert_eq!(created[0].id.as_str(), "n1");
     }
 }

@@ -547,7 +547,9 @@ impl Chat {
                 "new_html was refused: the document would have more than {MAX_SECTIONS} sections"
             )}));
         }
-        Ok(tools::settle_ids(&ws.working, sections, keep, &mut new_chunk_id))
+        let mut sections = sections;
+        ws.working.settle_ids(&mut sections, keep, &mut new_chunk_id);
+        Ok(sections)
     }
 
     /// The `change` event of the change at `at`; its id.
