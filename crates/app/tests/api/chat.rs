@@ -620,32 +620,58 @@ async fn reviewer_feedback_goes_back_to_the_ai_which_proposes_again() {
     assert_eq!(used(&app, &key).await, 1);
 }
 
-/// After a partial approval with feedback, the turn's result describes every change it
-/// applied, the first round's too (it described the last round only).
-#[tokio::test]
-async fn the_result_of_a_turn_in_rounds_lists_every_round() {
-    let app = spawn_app().await;
-    let key = app.agent_key().await;
-    seed(&app, &key, "rounds", &["alpha one", "alpha two"]).await;
+/// Starts a turn on "alpha one", "alpha two" that asks for approval, approves the first change
+/// and rejects the second with feedback, and waits for the AI's second proposal. Returns the
+/// job id and the document's html before the turn.
+async fn turn_in_rounds(app: &TestApp, key: &str, sid: &str) -> (String, String) {
+    seed(app, key, sid, &["alpha one", "alpha two"]).await;
+    let original = doc(app, key, sid).await["html"].as_str().unwrap_or_default().to_owned();
     let job = start(
-        &app,
-        &key,
-        json!({"session_id": "rounds", "message": "replace \"alpha\" with \"omega\"", "require_approval": true}),
+        app,
+        key,
+        json!({"session_id": sid, "message": "replace \"alpha\" with \"omega\"", "require_approval": true}),
     )
     .await;
     let id = job["job_id"].as_str().unwrap().to_owned();
-    let waiting = wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    let waiting = wait_for(app, key, &id, &["awaiting_approval"]).await;
     let pending = waiting["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
     let change = |text: &str| {
         pending.iter().find(|p| p["old_html"].as_str().unwrap_or_default().contains(text)).unwrap()["change_id"].clone()
     };
-    app.send(app.post("/v1/chat/rounds/approve").bearer_auth(&key).json(&json!({
+    app.send(app.post(&format!("/v1/chat/{sid}/approve")).bearer_auth(key).json(&json!({
         "job_id": id, "approve": [change("alpha one")], "reject": [change("alpha two")],
         "feedback": "replace \"alpha\" with \"gamma\""
     })))
     .await
     .expect_status(200);
-    wait_for(&app, &key, &id, &["awaiting_approval"]).await;
+    wait_for(app, key, &id, &["awaiting_approval"]).await;
+    (id, original)
+}
+
+async fn history(app: &TestApp, key: &str, sid: &str) -> Vec<Value> {
+    let r = app.send(app.get(&format!("/v1/sessions/{sid}/history")).bearer_auth(key)).await;
+    r.expect_status(200);
+    r.json["messages"].as_array().cloned().unwrap_or_default()
+}
+
+async fn revert(app: &TestApp, key: &str, sid: &str, message: &Value) {
+    app.send(
+        app.post(&format!("/v1/sessions/{sid}/revert"))
+            .bearer_auth(key)
+            .json(&json!({"message_id": message["message_id"]})),
+    )
+    .await
+    .expect_status(200);
+}
+
+/// After a partial approval with feedback, the turn's result describes every change it
+/// applied, the first round's too (it described the last round only), and a revert to the
+/// turn undoes every round (it undid the last one only).
+#[tokio::test]
+async fn a_turn_in_rounds_lists_every_round_and_is_reverted_whole() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (id, original) = turn_in_rounds(&app, &key, "rounds").await;
     app.send(app.post("/v1/chat/rounds/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve_all": true})))
         .await
         .expect_status(200);
@@ -657,6 +683,47 @@ async fn the_result_of_a_turn_in_rounds_lists_every_round() {
     assert_eq!(done["result"]["usage"]["ops_charged"], 1);
     let html = doc(&app, &key, "rounds").await["html"].as_str().unwrap_or_default().to_owned();
     assert!(html.contains("omega one") && html.contains("gamma two"), "{html}");
+
+    let messages = history(&app, &key, "rounds").await;
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[1]["version_after"], done["result"]["document_changes"]["version_id"]);
+    revert(&app, &key, "rounds", &messages[0]).await;
+    assert_eq!(doc(&app, &key, "rounds").await["html"], original);
+}
+
+/// A turn cancelled, or timed out waiting for approval, after a reviewer approved part of it:
+/// the approved edits stay in the document, the turn is in the history (not charged) and a
+/// revert to it undoes them. Before, the document kept edits that no history entry named.
+#[tokio::test]
+async fn a_turn_cancelled_after_an_approved_round_is_in_the_history_and_reverts() {
+    for timeout in [false, true] {
+        let app = if timeout {
+            // Long enough for the test to answer the first proposal (the sweep runs each second).
+            spawn_app_with(&[("REDLINE_APPROVAL_TIMEOUT_SECS", "2")]).await
+        } else {
+            spawn_app().await
+        };
+        let key = app.agent_key().await;
+        let (id, original) = turn_in_rounds(&app, &key, "cut").await;
+        let approved_html = doc(&app, &key, "cut").await["html"].as_str().unwrap_or_default().to_owned();
+        assert!(approved_html.contains("omega one") && approved_html.contains("alpha two"), "{approved_html}");
+        if !timeout {
+            app.send(app.post(&format!("/v1/jobs/{id}/cancel")).bearer_auth(&key)).await.expect_status(200);
+        }
+        let ended = wait_for(&app, &key, &id, &["cancelled"]).await;
+        assert!(ended["result"].is_null(), "{ended}");
+        assert_eq!(doc(&app, &key, "cut").await["html"], approved_html.as_str(), "the approved round stays");
+        assert_eq!(used(&app, &key).await, 0, "a cancelled turn is not billed");
+
+        let messages = history(&app, &key, "cut").await;
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert_eq!(messages[0]["role"], "user");
+        assert_eq!(messages[0]["job_id"], id.as_str());
+        let said = messages[1]["content"].as_str().unwrap_or_default();
+        assert!(said.contains("cancelled") && said.contains("approved 1 change"), "{said}");
+        revert(&app, &key, "cut", &messages[0]).await;
+        assert_eq!(doc(&app, &key, "cut").await["html"], original);
+    }
 }
 
 /// Two turns on one session at the same moment: reverting the one recorded last undoes its

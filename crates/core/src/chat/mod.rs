@@ -423,6 +423,7 @@ impl Chat {
             Some(cancelled) => {
                 if job.job_type == JobType::Chat {
                     let _ = self.usage.release(&admission_of(&cancelled)).await;
+                    self.record_interrupted_turn(&cancelled).await;
                 }
                 self.ports.bus.publish(Signal::Job(job_id.to_owned())).await;
                 Ok(cancelled)
@@ -438,6 +439,46 @@ impl Chat {
                     )))
                 }
             }
+        }
+    }
+
+    /// A chat turn that ended cancelled or failed after a reviewer had approved some of its
+    /// changes (a partial approval with feedback, then a cancel, an approval timeout or a
+    /// failure of the next round): those changes stay in the document, as the reviewer
+    /// accepted them, so the turn goes into the history with the versions they span and a
+    /// revert to it undoes them. The turn is not billed (decisions.md §7). Nothing is written
+    /// for a turn that applied nothing.
+    async fn record_interrupted_turn(&self, job: &JobRecord) {
+        let applied = turn::prior_changes(&job.state);
+        if applied.is_empty() || !job.status.is_finished() || job.status == JobStatus::Completed {
+            return;
+        }
+        let sections = turn::prior_sections(&job.state);
+        let how = if job.status == JobStatus::Cancelled { "cancelled" } else { "failed" };
+        let reason = job.error.as_deref().unwrap_or_default();
+        let content = format!(
+            "This turn {how} after the reviewer had approved {} change{} ({sections} section{} edited);              they stay in the document and the turn was not charged.{}{reason}",
+            applied.len(),
+            if applied.len() == 1 { "" } else { "s" },
+            if sections == 1 { "" } else { "s" },
+            if reason.is_empty() { "" } else { " " },
+        );
+        let version_before = turn::turn_version(&job.state, "turn_version_before");
+        let version_after = turn::turn_version(&job.state, "turn_version_after");
+        let now = self.now();
+        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let entry = |role: &str, content: String| HistoryMessage {
+            message_id: short_id("msg_"),
+            role: role.to_owned(),
+            content,
+            job_id: Some(job.job_id.clone()),
+            version_before: version_before.clone(),
+            version_after: version_after.clone(),
+            created_at: now,
+        };
+        let messages = [entry("user", message), entry("assistant", content)];
+        if let Err(e) = self.ports.history.add_messages(job.owner, &job.session_id, &messages).await {
+            tracing::warn!(job_id = %job.job_id, error = %e, "could not record the interrupted turn in the history");
         }
     }
 
@@ -562,6 +603,7 @@ impl Chat {
             if let Some(job) = self.ports.jobs.job(id).await? {
                 if job.job_type == JobType::Chat {
                     let _ = self.usage.release(&admission_of(&job)).await;
+                    self.record_interrupted_turn(&job).await;
                 }
             }
             self.ports.bus.publish(Signal::Job(id.clone())).await;

@@ -265,10 +265,11 @@ impl Chat {
             }
         });
         let update = JobUpdate { status: Some(JobStatus::Failed), error: Some(error), state, ..Default::default() };
-        if let Ok(Some(_)) =
+        if let Ok(Some(failed)) =
             self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await
         {
             let _ = self.usage.release(&admission_of(job)).await;
+            self.record_interrupted_turn(&failed).await;
         }
         self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
     }
@@ -585,6 +586,8 @@ impl Chat {
                     "response": response,
                     "applied_sections": prior_sections(&job.state),
                     "applied": job.state.get("applied").cloned().unwrap_or_else(|| json!([])),
+                    "turn_version_before": job.state.get("turn_version_before"),
+                    "turn_version_after": job.state.get("turn_version_after"),
                 })),
                 lease_until: Some(None),
                 ..Default::default()
@@ -687,6 +690,9 @@ impl Chat {
         response: String,
     ) -> ChatResult<()> {
         let sections = sections_edited(applied) + prior_sections(&job.state);
+        // A turn in rounds is undone whole: its history starts at the version before its first
+        // approved round.
+        let version_before = turn_version(&job.state, "turn_version_before").or(version_before);
         // The result describes what the whole turn applied: the rounds approved before the
         // reviewer's feedback, then this one.
         let mut all = prior_changes(&job.state);
@@ -829,7 +835,19 @@ impl Chat {
                 let mut applied_so_far = prior_changes(&job.state);
                 applied_so_far.extend(approved.iter().cloned());
                 let applied_so_far = changes_to_json(&applied_so_far);
+                // The versions the turn's approved rounds span, for its history entry however
+                // it ends (completed, or cancelled and failed after this round: `Chat::record_interrupted_turn`).
+                let (first_before, last_after) = if approved.is_empty() {
+                    (turn_version(&job.state, "turn_version_before"), turn_version(&job.state, "turn_version_after"))
+                } else {
+                    (
+                        turn_version(&job.state, "turn_version_before").or_else(|| version_before.clone()),
+                        doc_record.as_ref().and_then(|r| r.version_id.clone()),
+                    )
+                };
                 let state = json!({
+                    "turn_version_before": first_before,
+                    "turn_version_after": last_after,
                     "continuation": {
                         "feedback": f,
                         "previous_response": job.state.get("response"),
@@ -864,13 +882,18 @@ impl Chat {
     }
 }
 
-/// Sections applied by earlier rounds of the same job (after reviewer feedback).
 /// The changes applied in the turn's earlier rounds (approved before the reviewer's feedback).
-fn prior_changes(state: &Value) -> Vec<Change> {
+pub(super) fn prior_changes(state: &Value) -> Vec<Change> {
     state.get("applied").and_then(|a| changes_from_json(a).ok()).unwrap_or_default()
 }
 
-fn prior_sections(state: &Value) -> u64 {
+/// A version id the job's state keeps for its turn (`turn_version_before`: the version before
+/// its first approved round; `turn_version_after`: the one its last approved round committed).
+pub(super) fn turn_version(state: &Value, key: &str) -> Option<String> {
+    state.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+pub(super) fn prior_sections(state: &Value) -> u64 {
     state.get("applied_sections").and_then(Value::as_u64).unwrap_or(0)
 }
 
