@@ -50,7 +50,7 @@ pub fn too_large(req: &HttpRequest, state: &AppState, seen: u64, max: u64) -> Ap
 
 async fn read_field(field: &mut Field, cap: u64, buf: &mut Vec<u8>) -> Result<Option<u64>, ApiError> {
     while let Some(chunk) = field.next().await {
-        let chunk = chunk.map_err(|e| ApiError::BadRequest(format!("Could not read the upload: {e}")))?;
+        let chunk = chunk.map_err(|e| malformed(&e.to_string()))?;
         if (buf.len() + chunk.len()) as u64 > cap {
             return Ok(Some(buf.len() as u64 + chunk.len() as u64));
         }
@@ -127,17 +127,13 @@ pub async fn read_form(
     let mut multipart = Multipart::new(req.headers(), payload);
     let mut form = Form::default();
     while let Some(field) = multipart.next().await {
-        let mut field = field.map_err(|e| {
-            ApiError::Validation(vec![ValidationItem::new(
-                "multipart_invalid",
-                vec![json!("body")],
-                format!("Malformed multipart body: {e}"),
-                serde_json::Value::Null,
-            )])
-        })?;
+        let mut field = field.map_err(|e| malformed(&e.to_string()))?;
         let name = field.name().unwrap_or_default().to_owned();
         let filename = file_name_of(field.headers());
-        if name == file_field && form.file.is_none() {
+        if (name == file_field && form.file.is_some()) || form.text(&name).is_some() {
+            return Err(given_twice(&name));
+        }
+        if name == file_field {
             let content_type = field.content_type().map(|m| m.essence_str().to_owned());
             // Room for the whole file at once (the body's declared length, under the cap):
             // grown by doubling, a 50 MB file would leave its smaller buffers behind in the
@@ -233,11 +229,19 @@ impl<T> StreamedForm<T> {
     }
 }
 
+/// A form refused by [`stream_form`], with what the consumer made of its file field when the
+/// problem came after it (the caller removes it: a refusal leaves nothing behind).
+pub struct FormRefused<T> {
+    pub error: ApiError,
+    pub file: Option<T>,
+}
+
 /// Reads a `multipart/form-data` body whose file field `file_field` is streamed to `consume`
 /// (called once, with the field's name and type, before any of its bytes are read), which
 /// must itself refuse more than `max_file_bytes` bytes. A body that is not multipart → 415; a
-/// declared length far over the cap → 413 before reading; a broken body → 400. When the
-/// consumer fails, the rest of the form is not read.
+/// declared length far over the cap → 413 before reading; a body that breaks or ends before
+/// its closing boundary, or a field given twice → 422. When the consumer fails, the rest of
+/// the form is not read.
 pub async fn stream_form<T, F, Fut>(
     req: &HttpRequest,
     payload: Payload,
@@ -245,7 +249,7 @@ pub async fn stream_form<T, F, Fut>(
     file_field: &str,
     max_file_bytes: u64,
     consume: F,
-) -> Result<StreamedForm<T>, ApiError>
+) -> Result<StreamedForm<T>, FormRefused<T>>
 where
     F: FnOnce(
         FileStart,
@@ -253,43 +257,67 @@ where
     ) -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
+    let refused = |error: ApiError| FormRefused { error, file: None };
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     if !ct.to_ascii_lowercase().starts_with("multipart/form-data") {
-        return Err(ApiError::UnsupportedMediaType(format!(
+        return Err(refused(ApiError::UnsupportedMediaType(format!(
             "Unsupported content type '{ct}': this endpoint expects 'multipart/form-data' with a '{file_field}' file field."
-        )));
+        ))));
     }
     let declared =
         req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     let body_cap = max_file_bytes.saturating_add(64 * 1024).min(state.config.max_body_bytes.max(max_file_bytes));
     if let Some(len) = declared.filter(|l| *l > body_cap) {
-        return Err(too_large(req, state, len, max_file_bytes));
+        return Err(refused(too_large(req, state, len, max_file_bytes)));
     }
     let mut multipart = Multipart::new(req.headers(), payload);
     let mut form = StreamedForm { file: None, text: Vec::new() };
+    // Every problem after the file field was consumed hands the file back with the error.
+    match stream_fields(&mut multipart, &mut form, file_field, consume).await {
+        Ok(()) => Ok(form),
+        Err(error) => Err(FormRefused { error, file: form.file }),
+    }
+}
+
+async fn stream_fields<T, F, Fut>(
+    multipart: &mut Multipart,
+    form: &mut StreamedForm<T>,
+    file_field: &str,
+    consume: F,
+) -> Result<(), ApiError>
+where
+    F: FnOnce(
+        FileStart,
+        futures_util::stream::BoxStream<'static, Result<actix_web::web::Bytes, std::io::Error>>,
+    ) -> Fut,
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
     let mut consume = Some(consume);
     while let Some(field) = multipart.next().await {
-        let mut field = field.map_err(|e| {
-            ApiError::Validation(vec![ValidationItem::new(
-                "multipart_invalid",
-                vec![json!("body")],
-                format!("Malformed multipart body: {e}"),
-                serde_json::Value::Null,
-            )])
-        })?;
+        let mut field = field.map_err(|e| malformed(&e.to_string()))?;
         let name = field.name().unwrap_or_default().to_owned();
         let filename = file_name_of(field.headers());
-        if name == file_field && form.file.is_none() {
+        if (name == file_field && form.file.is_some()) || form.text(&name).is_some() {
+            return Err(given_twice(&name));
+        }
+        if name == file_field {
             let Some(consume) = consume.take() else { continue };
             let start = FileStart {
                 filename: filename.unwrap_or_default(),
                 content_type: field.content_type().map(|m| m.essence_str().to_owned()),
             };
             let (out, pumped) = pump(&mut field, |chunks| consume(start, chunks)).await;
-            if let Some(cause) = pumped.client_error {
-                return Err(ApiError::BadRequest(format!("Could not read the upload: {cause}")));
+            match (out, pumped.client_error) {
+                (Ok(file), None) => form.file = Some(file),
+                (Ok(file), Some(cause)) => {
+                    form.file = Some(file);
+                    return Err(malformed(&cause));
+                }
+                // The body broke while the consumer read it: the body's problem is the one to
+                // name (the consumer saw an I/O error).
+                (Err(_), Some(cause)) => return Err(malformed(&cause)),
+                (Err(e), None) => return Err(e),
             }
-            form.file = Some(out?);
         } else {
             let mut bytes = Vec::new();
             if read_field(&mut field, TEXT_FIELD_MAX as u64, &mut bytes).await?.is_some() {
@@ -305,7 +333,27 @@ where
             }
         }
     }
-    Ok(form)
+    Ok(())
+}
+
+/// 422 for a multipart body that cannot be read to its end (cut short, a broken part).
+fn malformed(cause: &str) -> ApiError {
+    ApiError::Validation(vec![ValidationItem::new(
+        "multipart_invalid",
+        vec![json!("body")],
+        format!("Malformed multipart body: {cause}"),
+        serde_json::Value::Null,
+    )])
+}
+
+/// 422 for a form field given more than once: which one was meant is not for us to guess.
+fn given_twice(name: &str) -> ApiError {
+    ApiError::Validation(vec![ValidationItem::new(
+        "multipart_duplicate_field",
+        vec![json!("body"), json!(name)],
+        format!("Form field '{name}' is given more than once"),
+        serde_json::Value::Null,
+    )])
 }
 
 #[cfg(test)]

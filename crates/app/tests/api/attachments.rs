@@ -241,6 +241,40 @@ async fn refused_uploads_leave_nothing_behind() {
     let r = app.send(app.post("/v1/attachments/upload").bearer_auth(&key).json(&json!({"session_id": "s3"}))).await;
     r.expect_status(415);
 
+    // A problem after the file was stored (a field given twice, an over-long field, a body
+    // cut short before its closing boundary): 422, and the stored file is removed (it stayed).
+    let part = |name: &str, file: bool, value: &str| {
+        let file = if file { "; filename=\"a.txt\"" } else { "" };
+        format!("--b0\r\nContent-Disposition: form-data; name=\"{name}\"{file}\r\n\r\n{value}\r\n")
+    };
+    let long = "x".repeat(9000);
+    for (parts, end, loc, kind) in [
+        (
+            vec![part("file", true, "hello"), part("session_id", false, "s4"), part("session_id", false, "s5")],
+            true,
+            "session_id",
+            "multipart_duplicate_field",
+        ),
+        (vec![part("file", true, "hello"), part("file", true, "again")], true, "file", "multipart_duplicate_field"),
+        (vec![part("file", true, "hello"), part("note", false, &long)], true, "note", "string_too_long"),
+        (vec![part("session_id", false, "s4"), part("file", true, "hello")], false, "", "multipart_invalid"),
+    ] {
+        let mut body = parts.concat();
+        if end {
+            body.push_str("--b0--\r\n");
+        }
+        let r = app
+            .send(
+                app.post("/v1/attachments/upload")
+                    .bearer_auth(&key)
+                    .header("content-type", "multipart/form-data; boundary=b0")
+                    .body(body),
+            )
+            .await;
+        let loc: Vec<Value> = std::iter::once(json!("body")).chain((!loc.is_empty()).then(|| json!(loc))).collect();
+        assert_eq!(r.expect_422_at(&loc)["type"], kind, "{r:?}");
+    }
+
     assert_eq!(attachment_blobs(&app), before, "a refused upload leaves no file");
     let sessions = app.sessions_with_key(&key).await;
     let ids: Vec<&str> = sessions.json.as_array().unwrap().iter().filter_map(|s| s["session_id"].as_str()).collect();

@@ -417,4 +417,12 @@ async fn an_uploads_file_name_is_neutralised_and_its_problems_are_the_files() {
     let item = r.expect_422_at(&[json!("body"), json!("file")]);
     assert!(item["msg"].as_str().unwrap_or_default().contains("nested too deeply"), "{item}");
     app.send(app.get("/v1/documents/deep").bearer_auth(&key)).await.expect_status(404);
+
+    // A field given twice is not guessed at: 422 at it, nothing loaded.
+    let fields = [("session_id", "twice-a"), ("open_mode", "replace"), ("session_id", "twice-b")];
+    let r = upload_with(&app, &key, &fields, "a.md", b"# Heading").await;
+    assert_eq!(r.expect_422_at(&[json!("body"), json!("session_id")])["type"], "multipart_duplicate_field");
+    for sid in ["twice-a", "twice-b"] {
+        app.send(app.get(&format!("/v1/documents/{sid}")).bearer_auth(&key)).await.expect_status(404);
+    }
 }

@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
-use crate::multipart::{pump, stream_form, too_large};
+use crate::multipart::{pump, stream_form, too_large, FormRefused};
 use crate::query::Query;
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
@@ -225,10 +225,20 @@ pub async fn upload(
 ) -> ApiResult<HttpResponse> {
     let max = state.attachments.config().max_bytes;
     let (r, st) = (&req, state.get_ref());
-    let form = stream_form(&req, payload.into_inner(), &state, "file", max, |start, chunks| async move {
+    let form = match stream_form(&req, payload.into_inner(), &state, "file", max, |start, chunks| async move {
         st.attachments.receive(&start.filename, chunks).await.map_err(|e| attachment_error(e, r, st, None))
     })
-    .await?;
+    .await
+    {
+        Ok(form) => form,
+        Err(FormRefused { error, file }) => {
+            // Refused after the file was stored (a later field's problem): nothing stays behind.
+            if let Some(received) = file {
+                state.attachments.discard(received).await;
+            }
+            return Err(error);
+        }
+    };
     let mut errors = Vec::new();
     let session = match form.text("session_id") {
         None => {
