@@ -517,6 +517,61 @@ async fn an_endless_tool_loop_is_cut_off_and_not_billed() {
     assert_eq!(used(&app, &key).await, 0);
 }
 
+/// A turn whose second round fails after a reviewer approved part of its first: the error says
+/// the approved changes stay (it said "Nothing was changed" over a changed document), and the
+/// turn is in the history, not billed.
+#[tokio::test]
+async fn a_turn_failing_after_an_approved_round_says_what_stays() {
+    let ids: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let chunks = ids.clone();
+    let (url, _) = fake_model(move |n| {
+        let ids = chunks.lock().unwrap().clone();
+        let edit = |id: &str, html: &str| {
+            json!({"id": format!("e{id}"), "type": "function", "function": {"name": "edit_section",
+                "arguments": json!({"chunk_id": id, "new_html": html, "explanation": "x"}).to_string()}})
+        };
+        match n {
+            0 => (
+                200,
+                json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+                edit(&ids[0], "<p>Alpha approved</p>"), edit(&ids[1], "<p>Bravo rejected</p>")]}}]})
+                .to_string(),
+            ),
+            1 => (200, json!({"choices": [{"message": {"role": "assistant", "content": "proposed"}}]}).to_string()),
+            // The round after the feedback: a client error, which is not retried.
+            _ => (400, json!({"error": {"message": "bad request"}}).to_string()),
+        }
+    })
+    .await;
+    let app = openai_app(&url).await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "fa", &["Alpha", "Bravo"]).await;
+    let html = doc(&app, &key, "fa").await["html"].as_str().unwrap_or_default().to_owned();
+    *ids.lock().unwrap() =
+        html.split("data-chunk-id=\"").skip(1).map(|s| s[..s.find('"').unwrap()].to_owned()).collect();
+    let job = start(&app, &key, json!({"session_id": "fa", "message": "edit", "require_approval": true})).await;
+    let id = job["job_id"].as_str().unwrap().to_owned();
+    let waiting = wait_for(&app, &key, &id, &["awaiting_approval", "failed"]).await;
+    let pending = waiting["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(pending.len(), 2, "{waiting}");
+    app.send(app.post("/v1/chat/fa/approve").bearer_auth(&key).json(&json!({
+        "job_id": id, "approve": [pending[0]["change_id"]], "reject": [pending[1]["change_id"]], "feedback": "redo it"
+    })))
+    .await
+    .expect_status(200);
+    let failed = wait_for(&app, &key, &id, &["failed", "completed"]).await;
+    let error = failed["error"].as_str().unwrap_or_default();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(error.ends_with("The 1 change approved earlier in this turn stays in the document."), "{error}");
+    assert!(!error.to_lowercase().contains("nothing was changed"), "{error}");
+    assert!(doc(&app, &key, "fa").await["html"].as_str().unwrap_or_default().contains("Alpha approved"));
+    assert_eq!(used(&app, &key).await, 0);
+    let messages = history(&app, &key, "fa").await;
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    let said = messages[1]["content"].as_str().unwrap_or_default();
+    assert!(said.starts_with("This turn failed after the reviewer had approved 1 change"), "{said}");
+}
+
 #[tokio::test]
 async fn invalid_tool_arguments_and_unknown_chunks_go_back_to_the_model() {
     let (url, _) = fake_model(|n| {
@@ -720,7 +775,12 @@ async fn a_turn_cancelled_after_an_approved_round_is_in_the_history_and_reverts(
         assert_eq!(messages[0]["role"], "user");
         assert_eq!(messages[0]["job_id"], id.as_str());
         let said = messages[1]["content"].as_str().unwrap_or_default();
-        assert!(said.contains("cancelled") && said.contains("approved 1 change"), "{said}");
+        assert!(
+            said.starts_with(
+                "This turn was cancelled after the reviewer had approved 1 change (1 section edited); they stay"
+            ),
+            "{said}"
+        );
         revert(&app, &key, "cut", &messages[0]).await;
         assert_eq!(doc(&app, &key, "cut").await["html"], original);
     }

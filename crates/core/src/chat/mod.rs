@@ -454,14 +454,17 @@ impl Chat {
             return;
         }
         let sections = turn::prior_sections(&job.state);
-        let how = if job.status == JobStatus::Cancelled { "cancelled" } else { "failed" };
-        let reason = job.error.as_deref().unwrap_or_default();
+        let (how, reason) = match job.status {
+            JobStatus::Cancelled => ("was cancelled", String::new()),
+            _ => ("failed", format!(" {}", job.error.as_deref().unwrap_or_default())),
+        };
         let content = format!(
-            "This turn {how} after the reviewer had approved {} change{} ({sections} section{} edited);              they stay in the document and the turn was not charged.{}{reason}",
+            "This turn {how} after the reviewer had approved {} change{} ({sections} section{} edited); \
+             they stay in the document and the turn was not charged.{}",
             applied.len(),
             if applied.len() == 1 { "" } else { "s" },
             if sections == 1 { "" } else { "s" },
-            if reason.is_empty() { "" } else { " " },
+            reason.trim_end(),
         );
         let version_before = turn::turn_version(&job.state, "turn_version_before");
         let version_after = turn::turn_version(&job.state, "turn_version_after");

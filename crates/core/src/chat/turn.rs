@@ -255,6 +255,19 @@ impl Chat {
 
     async fn fail_with(&self, job: &JobRecord, error: String, failure: Option<&str>) {
         tracing::warn!(job_id = %job.job_id, %error, "chat job failed");
+        // What this round did not write, the rounds approved before it did.
+        let error = match prior_changes(&job.state).len() {
+            0 => error,
+            n => format!(
+                "{} The {n} change{} approved earlier in this turn stay{} in the document.",
+                error
+                    .replace("; nothing was changed.", ".")
+                    .replace(" Nothing was changed.", "")
+                    .replace("; nothing was applied.", "; nothing more was applied."),
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" },
+            ),
+        };
         let state = failure.map(|kind| {
             let mut state = job.state.clone();
             if let Some(o) = state.as_object_mut() {
