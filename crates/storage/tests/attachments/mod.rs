@@ -534,6 +534,41 @@ pub async fn passages_indexed_the_old_way_are_indexed_again(db: &Db) {
     check_index(db).await;
 }
 
+/// Lexemes lose the accents of Latin and Greek letters (and Hebrew and Arabic vowel points):
+/// a query typed with or without them finds the text written either way; Cyrillic keeps its
+/// marks. Migration 000013 lists every stored attachment to be indexed again by this lexer.
+pub async fn accents_are_folded_and_stored_passages_indexed_again(db: &Db) {
+    let ann = owner(db, "ann-accents@example.com").await;
+    session(db, ann, "s1").await;
+    db.insert_attachment(&attachment("att_acc", ann, "s1", T0), None).await.unwrap();
+    let written = text(&["Η Αθήνα είναι η πρωτεύουσα.", "Un café au lait à Łódź, s'il vous plaît.", "Плохой йод."]);
+    db.replace_passages("att_acc", &written, None, T0).await.unwrap();
+    let hits = |q: &'static str| async move { ids(&db.search_passages(ann, &sid("s1"), q, 10).await.unwrap()) };
+    let at = |n: i64| vec![("att_acc".to_owned(), n)];
+    let check = || async {
+        for q in ["αθηνα", "ΑΘΗΝΑ", "Αθήνα", "πρωτευουσα"] {
+            assert_eq!(hits(q).await, at(0), "{q}");
+        }
+        for q in ["cafe", "CAFÉ", "café", "lodz", "plait"] {
+            assert_eq!(hits(q).await, at(1), "{q}");
+        }
+        assert_eq!(hits("йод").await, at(2));
+        assert!(hits("иод").await.is_empty(), "й is not и");
+    };
+    check().await;
+
+    // Back to 000012 and forward: every stored attachment is listed, then indexed again
+    // before the migrations return.
+    db.revert_migrations_after("20261125000012").await.expect("revert 000013");
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count_where("attachment_reindex", "attachment_id", "att_acc").await, 1, "listed on the way down");
+    db.run_pending_migrations().await.expect("apply 000013 again");
+    assert_eq!(raw.count("SELECT count(*) AS n FROM attachment_reindex").await, 0);
+    assert_eq!(raw.count_where("attachment_passages", "attachment_id", "att_acc").await, 3);
+    check_index(db).await;
+    check().await;
+}
+
 pub async fn pre_signed_uploads_start_once(db: &Db) {
     let ann = owner(db, "ann-pre@example.com").await;
     session(db, ann, "s1").await;

@@ -1,0 +1,6 @@
+-- Lexemes lose the accents of Latin and Greek letters and Hebrew and Arabic vowel points
+-- (crates/storage/src/lexemes.rs): every stored attachment is indexed again when the
+-- application opens the database, so that `cafe` finds `café` in what was stored before.
+INSERT INTO attachment_reindex (attachment_id)
+SELECT DISTINCT attachment_id FROM attachment_passages
+ON CONFLICT DO NOTHING;
