@@ -320,9 +320,17 @@ fn causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// `retry-after-ms` (OpenAI's own, milliseconds) or `Retry-After` in seconds. An HTTP-date
-/// `Retry-After` is not understood and falls back to the backoff.
+/// `retry-after-ms` (OpenAI's own, milliseconds) or `Retry-After` in seconds or as an HTTP
+/// date (the time left until it; a date already past means now).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    retry_after_at(headers, std::time::SystemTime::now())
+}
+
+fn retry_after_at(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let date = || {
+        let at = httpdate::parse_http_date(headers.get("retry-after")?.to_str().ok()?.trim()).ok()?;
+        Some(at.duration_since(now).unwrap_or(Duration::ZERO).min(Duration::from_secs(86_400)))
+    };
     let number = |name: &str| {
         headers
             .get(name)
@@ -335,6 +343,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .or_else(|| number("retry-after"))
         // Anything beyond a day is as good as a day: the cap applies later anyway.
         .map(|secs| Duration::from_secs_f64(secs.min(86_400.0)))
+        .or_else(date)
 }
 
 /// How long a read may wait.
@@ -398,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_reads_seconds_and_milliseconds() {
+    fn retry_after_reads_seconds_milliseconds_and_dates() {
         let mut headers = HeaderMap::new();
         assert_eq!(retry_after(&headers), None);
         headers.insert("retry-after", HeaderValue::from_static("2"));
@@ -406,9 +415,15 @@ mod tests {
         headers.insert("retry-after-ms", HeaderValue::from_static("250"));
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
         headers.clear();
+        // An HTTP date: the time left until it, none once it is past.
         headers.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
-        assert_eq!(retry_after(&headers), None);
+        let at = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
+        assert_eq!(retry_after_at(&headers, at - Duration::from_secs(5)), Some(Duration::from_secs(5)));
+        assert_eq!(retry_after_at(&headers, at + Duration::from_secs(5)), Some(Duration::ZERO));
+        assert_eq!(retry_after(&headers), Some(Duration::ZERO), "long past");
         headers.insert("retry-after", HeaderValue::from_static("-1"));
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&headers), None);
     }
 

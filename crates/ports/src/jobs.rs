@@ -168,7 +168,10 @@ pub struct HistoryMessage {
 
 #[async_trait::async_trait]
 pub trait HistoryStore: Send + Sync {
-    /// Appends messages to the session's active history (in order).
+    /// Adds messages to the session's active history, in their order, after every message
+    /// created at or before the first one's `created_at` and before any created later: a
+    /// chat turn's messages carry the time of its commit, so the history follows the order in
+    /// which turns changed the document even when they finish in another order.
     async fn add_messages(
         &self,
         owner: Owner,

@@ -517,13 +517,27 @@ impl HistoryStore for Db {
         let sid = session.as_str();
         let r: DbResult<()> = with_tx!(self, |conn| {
             conn.lock_owner(&format!("{owner}/{sid}")).await?;
-            let last: Option<i64> = chat_messages::table
+            let at = messages.first().map_or(0, |m| m.created_at);
+            let before: Option<i64> = chat_messages::table
                 .filter(chat_messages::owner.eq(&owner))
                 .filter(chat_messages::session_id.eq(sid))
+                .filter(chat_messages::created_at.le(at))
                 .select(diesel::dsl::max(chat_messages::position))
                 .get_result(conn)
                 .await?;
-            let mut position = last.unwrap_or(0);
+            let mut position = before.unwrap_or(0);
+            // Messages created later (a turn that committed after this one but finished
+            // first) move down to make room.
+            let room = i64::try_from(messages.len()).unwrap_or(i64::MAX);
+            diesel::update(
+                chat_messages::table
+                    .filter(chat_messages::owner.eq(&owner))
+                    .filter(chat_messages::session_id.eq(sid))
+                    .filter(chat_messages::position.gt(position)),
+            )
+            .set(chat_messages::position.eq(chat_messages::position + room))
+            .execute(conn)
+            .await?;
             for m in messages {
                 position += 1;
                 diesel::insert_into(chat_messages::table)

@@ -402,10 +402,10 @@ impl Chat {
             let completion = match completion {
                 Ok(c) => c,
                 Err(e) => {
-                    let why = match e {
-                        LlmError::Timeout => "the AI model did not answer in time".to_owned(),
-                        other => other.to_string(),
-                    };
+                    // The caller sees the kind of failure; what the service said (its body may
+                    // name keys, hosts or internals, and is not ours to show) goes to the log.
+                    tracing::warn!(job_id = %job.job_id, error = %e, "the AI model failed");
+                    let why = public_reason(&e);
                     ending = Ending::Failed(format!("The AI model failed: {why}. Nothing was changed."));
                     break;
                 }
@@ -702,6 +702,8 @@ impl Chat {
         applied: &[Change],
         response: String,
     ) -> ChatResult<()> {
+        // `applied`, this round's changes, were committed with `doc_record`.
+        let committed = !applied.is_empty();
         let sections = sections_edited(applied) + prior_sections(&job.state);
         // A turn in rounds is undone whole: its history starts at the version before its first
         // approved round.
@@ -721,7 +723,11 @@ impl Chat {
             }
         };
         let version_after = doc_record.as_ref().and_then(|r| r.version_id.clone());
-        let now = self.now();
+        // The history follows the order of commits: a turn that committed is recorded at its
+        // commit's time (another turn committing after it may finish first); one that changed
+        // nothing, after the document's last change.
+        let last_change = doc_record.as_ref().map_or(0, |r| r.updated_at);
+        let now = if committed { last_change } else { self.now().max(last_change) };
         let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
         self.ports
             .history
@@ -900,6 +906,20 @@ pub(super) fn prior_changes(state: &Value) -> Vec<Change> {
     state.get("applied").and_then(|a| changes_from_json(a).ok()).unwrap_or_default()
 }
 
+/// What a caller is told of a model failure: its kind and the service's status, never the
+/// service's own words or address (`LlmError`'s text, which has them, is logged).
+fn public_reason(e: &LlmError) -> String {
+    match e {
+        LlmError::Timeout => "the AI model did not answer in time".to_owned(),
+        LlmError::Upstream { status: 429, .. } => {
+            "the language model service answered 429 (too many requests) and kept refusing".to_owned()
+        }
+        LlmError::Upstream { status, .. } => format!("the language model service answered {status}"),
+        LlmError::Unreachable(_) => "the language model service could not be reached".to_owned(),
+        LlmError::InvalidResponse(_) => "the language model sent an answer that could not be read".to_owned(),
+    }
+}
+
 /// A version id the job's state keeps for its turn (`turn_version_before`: the version before
 /// its first approved round; `turn_version_after`: the one its last approved round committed).
 pub(super) fn turn_version(state: &Value, key: &str) -> Option<String> {
@@ -922,6 +942,22 @@ fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn model_failures_are_told_without_the_services_words() {
+        let secret = "Incorrect API key provided: sk-upstream-SECRET at 10.2.3.4\u{1b}[31m";
+        for (e, told) in [
+            (LlmError::Upstream { status: 401, message: secret.to_owned() }, "the language model service answered 401"),
+            (
+                LlmError::Unreachable(format!("http://10.2.3.4/v1?api-key=Q: {secret}")),
+                "the language model service could not be reached",
+            ),
+            (LlmError::InvalidResponse(secret.to_owned()), "the language model sent an answer that could not be read"),
+            (LlmError::Timeout, "the AI model did not answer in time"),
+        ] {
+            assert_eq!(super::public_reason(&e), told);
+        }
+    }
 
     #[test]
     fn changes_survive_the_job_state() {

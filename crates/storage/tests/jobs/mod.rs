@@ -375,6 +375,17 @@ pub async fn history_truncates_from_a_message(db: &Db) {
     assert!(!db.truncate_history(me, &s, "m3").await.unwrap(), "no longer in the active history");
     let other = owner(db, "stranger@example.com").await;
     assert!(!db.truncate_history(other, &s, "m1").await.unwrap());
+
+    // Messages take their place by `created_at`: a turn that committed first but finished
+    // last is listed before the one that committed after it; equal times keep arrival order.
+    let at = |id: &str, t: Millis| HistoryMessage { created_at: t, ..msg(id) };
+    db.add_messages(me, &s, &[at("b1", T0 + 20), at("b2", T0 + 20)]).await.unwrap();
+    db.add_messages(me, &s, &[at("a1", T0 + 10), at("a2", T0 + 10)]).await.unwrap();
+    db.add_messages(me, &s, &[at("c1", T0 + 20)]).await.unwrap();
+    db.add_messages(me, &s, &[at("z1", T0 + 30)]).await.unwrap();
+    assert_eq!(ids(db.active_history(me, &s).await.unwrap()), ["m1", "a1", "a2", "b1", "b2", "c1", "z1"]);
+    assert!(db.truncate_history(me, &s, "b1").await.unwrap());
+    assert_eq!(ids(db.active_history(me, &s).await.unwrap()), ["m1", "a1", "a2"], "b1 and all after it");
 }
 
 /// The bus of the backend: in-process on SQLite, `LISTEN/NOTIFY` between two buses (two
