@@ -261,6 +261,7 @@ impl LanguageModel for OpenAiModel {
                 error = %failure.error,
                 "language model call failed; retrying"
             );
+            deltas.retrying(attempt + 2, wait, &failure.error);
             tokio::time::sleep(wait).await;
             attempt += 1;
         }

@@ -105,9 +105,14 @@ pub enum LlmError {
     InvalidResponse(String),
 }
 
-/// Receives text as the model streams it, so a client can watch the answer form.
+/// Receives text as the model streams it, so a client can watch the answer form, and hears
+/// of the attempts that failed and are tried again.
 pub trait DeltaSink: Send + Sync {
     fn text(&self, delta: &str);
+
+    /// An attempt failed with `error` and attempt number `next` (from 2) starts after `wait`.
+    /// Called before the adapter waits; MUST NOT block.
+    fn retrying(&self, _next: u32, _wait: std::time::Duration, _error: &LlmError) {}
 }
 
 /// A sink that drops everything (non-streaming callers).

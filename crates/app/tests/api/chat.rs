@@ -575,6 +575,33 @@ async fn a_turn_failing_after_an_approved_round_says_what_stays() {
     assert!(said.starts_with("This turn failed after the reviewer had approved 1 change"), "{said}");
 }
 
+/// Every model call is an intermediate event (decisions.md §9): an attempt that failed and
+/// is tried again is a `status` event, sent while the turn waits, naming the failure's kind.
+#[tokio::test]
+async fn a_model_call_tried_again_is_an_event() {
+    let (url, _) = fake_model(|n| match n {
+        0 => (503, json!({"error": {"message": "overloaded at 10.1.2.3"}}).to_string()),
+        _ => (200, json!({"choices": [{"message": {"role": "assistant", "content": "Fine now."}}]}).to_string()),
+    })
+    .await;
+    let app = openai_app(&url).await;
+    let key = app.agent_key().await;
+    seed(&app, &key, "re", &["text"]).await;
+    let job = start(&app, &key, json!({"session_id": "re", "message": "hello"})).await;
+    let done = wait_for(&app, &key, job["job_id"].as_str().unwrap(), &["completed", "failed"]).await;
+    assert_eq!(done["result"]["response"], "Fine now.", "{done}");
+    let events = done["metadata"]["intermediate_responses"].as_array().cloned().unwrap_or_default();
+    let retry = events
+        .iter()
+        .find(|e| e["content"]["message"] == "The AI model failed; trying again")
+        .unwrap_or_else(|| panic!("no retry event: {events:?}"));
+    assert_eq!(retry["type"], "status");
+    assert_eq!(retry["content"]["attempt"], 2);
+    assert_eq!(retry["content"]["reason"], "the language model service answered 503");
+    assert!(retry["content"]["wait_ms"].as_u64().is_some(), "{retry}");
+    assert!(!retry.to_string().contains("10.1.2.3"), "{retry}");
+}
+
 #[tokio::test]
 async fn invalid_tool_arguments_and_unknown_chunks_go_back_to_the_model() {
     let (url, _) = fake_model(|n| {

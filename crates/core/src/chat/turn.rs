@@ -121,15 +121,27 @@ fn summary(changes: &[Change]) -> String {
     format!("{}.", parts.join(", "))
 }
 
-/// Collects streamed text (it is stored as one `text_delta` event per model call).
-#[derive(Default)]
-struct Collect(Mutex<String>);
+/// Collects streamed text (it is stored as one `text_delta` event per model call) and passes
+/// on the attempts tried again, as `status` events, while the call goes on.
+struct Collect {
+    text: Mutex<String>,
+    retries: tokio::sync::mpsc::UnboundedSender<Value>,
+}
 
 impl DeltaSink for Collect {
     fn text(&self, delta: &str) {
-        if let Ok(mut s) = self.0.lock() {
+        if let Ok(mut s) = self.text.lock() {
             s.push_str(delta);
         }
+    }
+
+    fn retrying(&self, next: u32, wait: Duration, error: &LlmError) {
+        let _ = self.retries.send(json!({
+            "message": "The AI model failed; trying again",
+            "reason": public_reason(error),
+            "attempt": next,
+            "wait_ms": u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+        }));
     }
 }
 
@@ -389,8 +401,18 @@ impl Chat {
             )
             .await;
             let request = CompletionRequest { messages: messages.clone(), tools: tool_specs.clone() };
-            let sink = Collect::default();
-            let call = self.ports.llm.complete(&request, &sink);
+            let (retries, mut retried) = tokio::sync::mpsc::unbounded_channel();
+            let sink = Collect { text: Mutex::default(), retries };
+            let call = async {
+                let call = self.ports.llm.complete(&request, &sink);
+                tokio::pin!(call);
+                loop {
+                    tokio::select! {
+                        c = &mut call => break c,
+                        Some(note) = retried.recv() => self.emit(&job.job_id, "status", note).await,
+                    }
+                }
+            };
             let completion = tokio::select! {
                 c = call => c,
                 _ = cancelled(cancel) => { ending = Ending::Cancelled; break; }

@@ -283,9 +283,17 @@ async fn a_500_is_retried_then_succeeds() {
         fake.script(json!({"steps": [{"status": 500, "body": error_body("hiccup")}, {"status": 408}, "Recovered."]}))
             .await;
         let before = fake.requests().await.len();
-        let done = model(config(&fake.base_url, stream)).complete(&ask("hi"), &NoDeltas).await.expect("a completion");
+        let sink = Collect::default();
+        let done = model(config(&fake.base_url, stream)).complete(&ask("hi"), &sink).await.expect("a completion");
         assert_eq!(done.content.as_deref(), Some("Recovered."));
         assert_eq!(fake.requests().await.len() - before, 3);
+        // The sink hears of each retry before its wait.
+        let retries: Vec<(u32, Option<u16>)> = sink
+            .retries()
+            .into_iter()
+            .map(|(n, e)| (n, if let LlmError::Upstream { status, .. } = e { Some(status) } else { None }))
+            .collect();
+        assert_eq!(retries, [(2, Some(500)), (3, Some(408))]);
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redline_llm::openai::OpenAiConfig;
-use redline_ports::llm::DeltaSink;
+use redline_ports::llm::{DeltaSink, LlmError};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -28,19 +28,28 @@ pub fn config(base_url: &str, stream: bool) -> OpenAiConfig {
     config
 }
 
-/// A sink that keeps every piece.
+/// A sink that keeps every piece, and every retry it hears of (the next attempt's number and
+/// the error that made it).
 #[derive(Default)]
-pub struct Collect(Mutex<Vec<String>>);
+pub struct Collect(Mutex<Vec<String>>, Mutex<Vec<(u32, LlmError)>>);
 
 impl Collect {
     pub fn pieces(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
+    }
+
+    pub fn retries(&self) -> Vec<(u32, LlmError)> {
+        self.1.lock().unwrap().clone()
     }
 }
 
 impl DeltaSink for Collect {
     fn text(&self, delta: &str) {
         self.0.lock().unwrap().push(delta.to_owned());
+    }
+
+    fn retrying(&self, next: u32, _wait: Duration, error: &LlmError) {
+        self.1.lock().unwrap().push((next, error.clone()));
     }
 }
 
