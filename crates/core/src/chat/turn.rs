@@ -355,10 +355,11 @@ impl Chat {
         let mut messages = vec![Message::system(prompt::system(&doc, &attachments))];
         let history = self.ports.history.recent_history(owner, session, self.config.history_messages).await?;
         for m in history {
+            let content = earlier_message(m.content);
             messages.push(if m.role == "user" {
-                Message::user(m.content)
+                Message::user(content)
             } else {
-                Message::assistant(Some(m.content), vec![])
+                Message::assistant(Some(content), vec![])
             });
         }
         messages.push(Message::user(message.clone()));
@@ -928,6 +929,22 @@ pub(super) fn prior_changes(state: &Value) -> Vec<Change> {
     state.get("applied").and_then(|a| changes_from_json(a).ok()).unwrap_or_default()
 }
 
+/// The most of one earlier message given back to the model: an 800 KB answer (or request)
+/// was sent whole with every later turn of the session, for a prompt that grew past what
+/// models take. The stored history keeps it whole.
+const EARLIER_MESSAGE_CHARS: usize = 8_000;
+
+/// An earlier message as the model gets it: cut at [`EARLIER_MESSAGE_CHARS`], saying so.
+fn earlier_message(content: String) -> String {
+    match content.char_indices().nth(EARLIER_MESSAGE_CHARS) {
+        None => content,
+        Some((at, _)) => {
+            let left = content[at..].chars().count();
+            format!("{}\n[… {left} more characters of this earlier message are left out]", &content[..at])
+        }
+    }
+}
+
 /// What a caller is told of a model failure: its kind and the service's status, never the
 /// service's own words or address (`LlmError`'s text, which has them, is logged).
 fn public_reason(e: &LlmError) -> String {
@@ -964,6 +981,19 @@ fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn earlier_messages_are_cut_for_the_model() {
+        assert_eq!(super::earlier_message("short".to_owned()), "short");
+        let exact = "é".repeat(super::EARLIER_MESSAGE_CHARS);
+        assert_eq!(super::earlier_message(exact.clone()), exact);
+        let long = format!("{exact}abc");
+        let cut = super::earlier_message(long);
+        assert!(
+            cut.starts_with(&exact) && cut.ends_with("[… 3 more characters of this earlier message are left out]"),
+            "{cut}"
+        );
+    }
 
     #[test]
     fn model_failures_are_told_without_the_services_words() {
