@@ -102,15 +102,14 @@ fn file_name_of(headers: &header::HeaderMap) -> Option<String> {
     disposition.get_filename().map(str::to_owned)
 }
 
-/// Reads a `multipart/form-data` body whose file field is `file_field`, capped at
-/// `max_file_bytes` (413 JSON beyond it). A body that is not multipart → 415.
-pub async fn read_form(
+/// The checks of a form before its body is read: 415 when it is not multipart, 413 when its
+/// declared length is far over the cap. Answers the declared length.
+fn form_head(
     req: &HttpRequest,
-    payload: Payload,
     state: &AppState,
     file_field: &str,
     max_file_bytes: u64,
-) -> Result<Form, ApiError> {
+) -> Result<Option<u64>, ApiError> {
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     if !ct.to_ascii_lowercase().starts_with("multipart/form-data") {
         return Err(ApiError::UnsupportedMediaType(format!(
@@ -124,6 +123,22 @@ pub async fn read_form(
     if let Some(len) = declared.filter(|l| *l > body_cap) {
         return Err(too_large(req, state, len, max_file_bytes));
     }
+    Ok(declared)
+}
+
+/// The bytes of a field (or a body) as a consumer reads them.
+pub type Chunks = futures_util::stream::BoxStream<'static, Result<actix_web::web::Bytes, std::io::Error>>;
+
+/// Reads a `multipart/form-data` body whose file field is `file_field`, capped at
+/// `max_file_bytes` (413 JSON beyond it). A body that is not multipart → 415.
+pub async fn read_form(
+    req: &HttpRequest,
+    payload: Payload,
+    state: &AppState,
+    file_field: &str,
+    max_file_bytes: u64,
+) -> Result<Form, ApiError> {
+    let declared = form_head(req, state, file_field, max_file_bytes)?;
     let mut multipart = Multipart::new(req.headers(), payload);
     let mut form = Form::default();
     while let Some(field) = multipart.next().await {
@@ -180,7 +195,7 @@ pub async fn pump<S, E, F, Fut, T>(mut source: S, consume: F) -> (T, Pumped)
 where
     S: futures_util::Stream<Item = Result<actix_web::web::Bytes, E>> + Unpin,
     E: std::fmt::Display,
-    F: FnOnce(futures_util::stream::BoxStream<'static, Result<actix_web::web::Bytes, std::io::Error>>) -> Fut,
+    F: FnOnce(Chunks) -> Fut,
     Fut: std::future::Future<Output = T>,
 {
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<actix_web::web::Bytes, std::io::Error>>(4);
@@ -251,25 +266,10 @@ pub async fn stream_form<T, F, Fut>(
     consume: F,
 ) -> Result<StreamedForm<T>, FormRefused<T>>
 where
-    F: FnOnce(
-        FileStart,
-        futures_util::stream::BoxStream<'static, Result<actix_web::web::Bytes, std::io::Error>>,
-    ) -> Fut,
+    F: FnOnce(FileStart, Chunks) -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
-    let refused = |error: ApiError| FormRefused { error, file: None };
-    let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if !ct.to_ascii_lowercase().starts_with("multipart/form-data") {
-        return Err(refused(ApiError::UnsupportedMediaType(format!(
-            "Unsupported content type '{ct}': this endpoint expects 'multipart/form-data' with a '{file_field}' file field."
-        ))));
-    }
-    let declared =
-        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    let body_cap = max_file_bytes.saturating_add(64 * 1024).min(state.config.max_body_bytes.max(max_file_bytes));
-    if let Some(len) = declared.filter(|l| *l > body_cap) {
-        return Err(refused(too_large(req, state, len, max_file_bytes)));
-    }
+    form_head(req, state, file_field, max_file_bytes).map_err(|error| FormRefused { error, file: None })?;
     let mut multipart = Multipart::new(req.headers(), payload);
     let mut form = StreamedForm { file: None, text: Vec::new() };
     // Every problem after the file field was consumed hands the file back with the error.
@@ -286,10 +286,7 @@ async fn stream_fields<T, F, Fut>(
     consume: F,
 ) -> Result<(), ApiError>
 where
-    F: FnOnce(
-        FileStart,
-        futures_util::stream::BoxStream<'static, Result<actix_web::web::Bytes, std::io::Error>>,
-    ) -> Fut,
+    F: FnOnce(FileStart, Chunks) -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
     let mut consume = Some(consume);
