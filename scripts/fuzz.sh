@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target of fuzz/, one at a time, niced, each for FUZZ_SECONDS
-# (default 600) under a 2 GB RSS limit, 60 s per input. Seeds come from ../shared/corpus at run time
+# (default 600) under a 2 GB RSS limit, 60 s per input. Seeds come from tests/fixtures/corpus at run time
 # (copied into fuzz/corpus/<target>, which is not committed).
 #
 #   scripts/fuzz.sh                  # all targets, 10 minutes each
@@ -13,7 +13,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-corpus_src="${REDLINE_CORPUS:-$root/../shared/corpus}"
+corpus_src="${REDLINE_CORPUS:-$root/tests/fixtures/corpus}"
 seconds="${FUZZ_SECONDS:-600}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/../target-fuzz}"
 all=(docx pdf rtf markdown html txt sections slices)

@@ -12,7 +12,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-corpus="${REDLINE_CORPUS:-$root/../shared/corpus}"
+corpus="${REDLINE_CORPUS:-$root/tests/fixtures/corpus}"
 out="${1:-/tmp/redline-fidelity}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 rm -rf "$out" && mkdir -p "$out/pandoc" "$out/pdftotext" "$out/ours"

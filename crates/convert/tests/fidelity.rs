@@ -1,4 +1,4 @@
-//! Fidelity over the shared corpus (docs/conversion.md): no file makes a converter panic,
+//! Fidelity over the corpus of `tests/fixtures` (docs/conversion.md): no file makes a converter panic,
 //! and for each format and feature, the number of files claiming the feature in
 //! MANIFEST.tsv whose HTML still shows it never falls below [`FLOOR`] (today's figures).
 //! The detectors live in `support/fidelity.rs`, shared with `examples/fidelity.rs`, which
@@ -9,8 +9,9 @@ mod support;
 
 use support::fidelity::{convert_ours, corpus, corpus_root, detect, Outcome, FEATURES};
 
-/// (folder, feature, files that keep it): the figures of docs/conversion.md. Raise a floor
-/// when a converter improves; a lower count is a regression.
+/// (folder, feature, files that keep it) over the repository's corpus (`tests/fixtures/corpus`,
+/// which lacks two HTML pages of docs/conversion.md's table: their licence is unknown). Raise
+/// a floor when a converter improves; a lower count is a regression.
 const FLOOR: &[(&str, &str, usize)] = &[
     ("docx", "bold-italic", 7),
     ("docx", "cjk", 2),
@@ -24,18 +25,18 @@ const FLOOR: &[(&str, &str, usize)] = &[
     ("docx", "merged-cells", 4),
     ("docx", "nested-lists", 3),
     ("docx", "tables", 9),
-    ("html", "bold-italic", 8),
-    ("html", "cjk", 2),
+    ("html", "bold-italic", 6),
+    ("html", "cjk", 1),
     ("html", "colors", 3),
     ("html", "footnotes", 3),
-    ("html", "headings", 7),
-    ("html", "hyperlinks", 9),
-    ("html", "images", 8),
-    ("html", "lists", 6),
+    ("html", "headings", 5),
+    ("html", "hyperlinks", 7),
+    ("html", "images", 7),
+    ("html", "lists", 4),
     ("html", "merged-cells", 3),
-    ("html", "nested-lists", 5),
-    ("html", "tables", 8),
-    ("html", "unicode-rtl", 3),
+    ("html", "nested-lists", 4),
+    ("html", "tables", 7),
+    ("html", "unicode-rtl", 2),
     ("md", "bold-italic", 7),
     ("md", "cjk", 1),
     ("md", "footnotes", 3),
@@ -67,10 +68,7 @@ const FLOOR: &[(&str, &str, usize)] = &[
 fn no_corpus_file_panics_and_no_feature_count_regresses() {
     let root = corpus_root();
     let files = corpus(&root);
-    if files.is_empty() {
-        eprintln!("skipping: no corpus at {}", root.display());
-        return;
-    }
+    assert!(!files.is_empty(), "no corpus at {}", root.display());
     let mut panics = Vec::new();
     let mut kept = std::collections::BTreeMap::<(String, &str), usize>::new();
     for file in &files {

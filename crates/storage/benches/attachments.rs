@@ -116,7 +116,7 @@ impl Rng {
 
 /// The corpus text as blocks.
 fn corpus_blocks() -> Vec<TextBlock> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus");
     let mut blocks = Vec::new();
     for file in [
         "md/pandoc-MANUAL.md",

@@ -11,7 +11,7 @@ use crate::helpers::*;
 
 /// A DOCX with one embedded picture, from the shared corpus.
 pub fn docx_with_image() -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/docx/pandoc-image.docx");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus/docx/pandoc-image.docx");
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 

@@ -60,7 +60,7 @@ pub const QUESTIONS: [(&str, &str); 20] = [
 const MIN_RECALL_AT_5: f64 = 0.8;
 
 fn corpus(file: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus").join(file);
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 

@@ -139,10 +139,8 @@ fn damaged_files_are_corrupt_not_a_panic() {
     // answer says the file lost its end (rather than blaming its fonts).
     let page = page_of(&[(11, 0, "Some text")]);
     let mut files = vec![pdf(&[&page])];
-    if let Some(dir) = corpus_dir("pdf") {
-        files
-            .extend(["pdfjs-TAMReview.pdf", "pdfjs-REDHAT-1531897-0.pdf"].map(|f| std::fs::read(dir.join(f)).unwrap()));
-    }
+    let dir = corpus_dir("pdf");
+    files.extend(["pdfjs-TAMReview.pdf", "pdfjs-REDHAT-1531897-0.pdf"].map(|f| std::fs::read(dir.join(f)).unwrap()));
     for full in files {
         for cut in (1..20).map(|i| full.len() * i / 20) {
             match convert(&full[..cut]) {
@@ -486,20 +484,16 @@ fn text_drawn_twice_is_kept_once() {
 // ---------------------------------------------------------------------------------------
 // The shared corpus.
 
-fn corpus_dir(kind: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus").join(kind);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: no corpus at {}", dir.display());
-        None
-    }
+fn corpus_dir(kind: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus").join(kind);
+    assert!(dir.is_dir(), "no corpus at {}", dir.display());
+    dir
 }
 
 /// `file → (features, notes)` from the corpus MANIFEST.tsv.
 fn manifest() -> std::collections::HashMap<String, (Vec<String>, String)> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/MANIFEST.tsv");
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus/MANIFEST.tsv");
+    let text = std::fs::read_to_string(path).expect("the corpus MANIFEST.tsv");
     text.lines()
         .skip(1)
         .filter_map(|line| {
@@ -512,7 +506,7 @@ fn manifest() -> std::collections::HashMap<String, (Vec<String>, String)> {
 
 #[test]
 fn corpus_encrypted_and_image_only_pdfs() {
-    let Some(dir) = corpus_dir("pdf") else { return };
+    let dir = corpus_dir("pdf");
     let read = |name: &str| std::fs::read(dir.join(name)).expect("corpus file");
     assert_eq!(convert(&read("pdfjs-print_protection.pdf")).unwrap_err(), ConvertError::Encrypted);
     assert_eq!(convert(&read("pdfminer-encryption-aes-256.pdf")).unwrap_err(), ConvertError::Encrypted);
@@ -537,7 +531,7 @@ const PDF_EXCEPTIONS: &[(&str, &str)] = &[
 
 #[test]
 fn corpus_pdfs_convert_as_the_manifest_says() {
-    let Some(dir) = corpus_dir("pdf") else { return };
+    let dir = corpus_dir("pdf");
     let manifest = manifest();
     let mut files: Vec<_> = std::fs::read_dir(&dir).expect("read the corpus").flatten().map(|e| e.path()).collect();
     files.sort();

@@ -286,8 +286,8 @@ proptest! {
 
 /// `file → (features, notes)` from the corpus MANIFEST.tsv.
 fn manifest() -> std::collections::HashMap<String, (Vec<String>, String)> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/MANIFEST.tsv");
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus/MANIFEST.tsv");
+    let text = std::fs::read_to_string(path).expect("the corpus MANIFEST.tsv");
     text.lines()
         .skip(1)
         .filter_map(|line| {
@@ -300,11 +300,8 @@ fn manifest() -> std::collections::HashMap<String, (Vec<String>, String)> {
 
 #[test]
 fn corpus_rtfs_convert() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/rtf");
-    if !dir.is_dir() {
-        eprintln!("skipped: no corpus at {}", dir.display());
-        return;
-    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus/rtf");
+    assert!(dir.is_dir(), "no corpus at {}", dir.display());
     let manifest = manifest();
     let mut files: Vec<_> = std::fs::read_dir(&dir).expect("read the corpus").flatten().map(|e| e.path()).collect();
     files.sort();

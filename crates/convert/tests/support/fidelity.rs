@@ -53,11 +53,11 @@ impl CorpusFile {
     }
 }
 
-/// `../shared/corpus` seen from this crate, or `REDLINE_CORPUS`.
+/// The repository's corpus (`tests/fixtures/corpus`), or `REDLINE_CORPUS`.
 pub fn corpus_root() -> PathBuf {
     std::env::var_os("REDLINE_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus"))
 }
 
 /// The files of MANIFEST.tsv that exist under `root`, in MANIFEST order; empty when there
