@@ -1,7 +1,8 @@
-//! The `openai` adapter against real HTTP: the conformance suite's fake OpenAI server
-//! (`fake_llm.py`, which answers 400 to what the real API would refuse) and, for what it
-//! cannot be scripted to do, a raw server in the test.
+//! The `openai` adapter against real HTTP: a scriptable fake OpenAI server (`fake.rs`, which
+//! answers 400 to what the real API would refuse) and, for what it cannot be scripted to do, a
+//! raw server in the test.
 
+mod fake;
 mod support;
 
 use std::time::{Duration, Instant};
@@ -9,7 +10,8 @@ use std::time::{Duration, Instant};
 use redline_llm::openai::{ConfigError, OpenAiConfig, OpenAiModel};
 use redline_ports::llm::{CompletionRequest, LanguageModel, LlmError, Message, NoDeltas, ToolCall, ToolSpec};
 use serde_json::{json, Value};
-use support::{config, response, sse_head, Collect, Fake, RawServer, Reply, KEY, MODEL};
+use fake::Fake;
+use support::{config, response, sse_head, Collect, RawServer, Reply, KEY, MODEL};
 
 fn model(config: OpenAiConfig) -> OpenAiModel {
     OpenAiModel::new(config).expect("a valid config")
@@ -52,7 +54,7 @@ fn problems(request: &Value) -> &Value {
 
 #[tokio::test]
 async fn requests_have_the_chat_completions_shape() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     for stream in [false, true] {
         let call =
             ToolCall { id: "call_a".into(), name: "edit_section".into(), arguments: r#"{"chunk_id":"c1"}"#.into() };
@@ -107,7 +109,7 @@ async fn requests_have_the_chat_completions_shape() {
 
 #[tokio::test]
 async fn no_tools_no_key_and_a_trailing_slash() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     let mut config = config(&format!("{}/", fake.base_url), false);
     config.api_key = None;
     let request = CompletionRequest { messages: vec![Message::user("hi")], tools: vec![] };
@@ -135,7 +137,7 @@ fn the_name_and_bad_configs() {
 
 #[tokio::test]
 async fn text_streamed_and_not() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     let text = "A fairly long answer, so that the fake splits it into several streamed pieces.";
     for stream in [false, true] {
         fake.script(json!({"steps": [text]})).await;
@@ -155,7 +157,7 @@ async fn text_streamed_and_not() {
 
 #[tokio::test]
 async fn tool_calls_single_and_parallel_with_split_arguments() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     let long_html = format!("<p>{}</p>", "word ".repeat(40));
     for stream in [false, true] {
         fake.script(json!({"steps": [
@@ -201,7 +203,7 @@ async fn tool_calls_single_and_parallel_with_split_arguments() {
 
 #[tokio::test]
 async fn tool_results_are_fed_back_in_the_next_call() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     for stream in [false, true] {
         fake.script(json!({"steps": [
             [{"name": "edit_section", "arguments": {"chunk_id": "c1", "new_html": "<p>x</p>"}},
@@ -250,7 +252,7 @@ fn error_body(message: &str) -> Value {
 
 #[tokio::test]
 async fn a_429_with_retry_after_is_waited_for_then_succeeds() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     fake.script(json!({"steps": [
         {"status": 429, "headers": {"Retry-After": "1"}, "body": error_body("slow down")},
         "After the wait.",
@@ -266,7 +268,7 @@ async fn a_429_with_retry_after_is_waited_for_then_succeeds() {
 
 #[tokio::test]
 async fn a_long_retry_after_is_capped() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     fake.script(json!({"steps": [{"status": 503, "headers": {"Retry-After": "3600"}}, "Soon enough."]})).await;
     let mut config = config(&fake.base_url, false);
     config.max_retry_wait = Duration::from_millis(200);
@@ -278,7 +280,7 @@ async fn a_long_retry_after_is_capped() {
 
 #[tokio::test]
 async fn a_500_is_retried_then_succeeds() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     for stream in [false, true] {
         fake.script(json!({"steps": [{"status": 500, "body": error_body("hiccup")}, {"status": 408}, "Recovered."]}))
             .await;
@@ -299,7 +301,7 @@ async fn a_500_is_retried_then_succeeds() {
 
 #[tokio::test]
 async fn persistent_5xx_ends_with_the_upstream_text_after_every_attempt() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     fake.script(json!({"steps": [], "default": {"status": 500, "body": error_body("upstream exploded")}})).await;
     let mut config = config(&fake.base_url, true);
     config.max_retries = 2;
@@ -310,7 +312,7 @@ async fn persistent_5xx_ends_with_the_upstream_text_after_every_attempt() {
 
 #[tokio::test]
 async fn client_errors_are_not_retried() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     for (status, body, message) in [
         (400, error_body("bad request shape"), "bad request shape"),
         (401, error_body("Incorrect API key provided"), "Incorrect API key provided"),
@@ -327,7 +329,7 @@ async fn client_errors_are_not_retried() {
 
 #[tokio::test]
 async fn a_request_the_api_would_refuse_is_a_400_not_retried() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     // A tool message answering no earlier call: the fake refuses it as the real API would.
     let request =
         CompletionRequest { messages: vec![Message::user("hi"), Message::tool("nobody", "x")], tools: vec![] };
@@ -343,7 +345,7 @@ async fn a_request_the_api_would_refuse_is_a_400_not_retried() {
 
 #[tokio::test]
 async fn a_silent_upstream_times_out_after_its_retries() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     fake.script(json!({"steps": [], "default": {"text": "too late", "delay_s": 3}})).await;
     for stream in [false, true] {
         let before = fake.requests().await.len();
@@ -404,7 +406,7 @@ async fn an_unreachable_upstream_is_reported() {
 
 #[tokio::test]
 async fn garbage_from_the_fake_is_an_invalid_response() {
-    let Some(fake) = Fake::start() else { return };
+    let fake = Fake::start();
     for stream in [false, true] {
         fake.script(json!({"steps": [{"raw": "this is not JSON {"}, "never reached"]})).await;
         let before = fake.requests().await.len();

@@ -1,16 +1,12 @@
-//! Upstreams for the tests: the suite's real fake OpenAI server (`fake_llm.py`, one process per
-//! test) and a tiny raw HTTP server for what the fake cannot be scripted to do (garbage bytes,
-//! hanging after a few chunks, streams cut short).
+//! Helpers of the tests: the adapter's configuration, a sink that records what it hears, and a
+//! tiny raw HTTP server for what the fake ([`crate::fake`]) cannot be scripted to do (garbage
+//! bytes, hanging after a few chunks, streams cut short).
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redline_llm::openai::OpenAiConfig;
 use redline_ports::llm::{DeltaSink, LlmError};
-use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -50,90 +46,6 @@ impl DeltaSink for Collect {
 
     fn retrying(&self, next: u32, _wait: Duration, error: &LlmError) {
         self.1.lock().unwrap().push((next, error.clone()));
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// fake_llm.py
-// ---------------------------------------------------------------------------------------------
-
-/// `python3 fake_llm.py --port 0`, stopped on drop.
-pub struct Fake {
-    child: Child,
-    /// `http://127.0.0.1:<port>`
-    pub url: String,
-    /// What `OpenAiConfig::base_url` should be.
-    pub base_url: String,
-    http: reqwest::Client,
-}
-
-impl Fake {
-    /// The fake, or `None` (with a printed reason) when python3 or the script is missing.
-    /// Under `CI=true` a missing fake fails the test instead: CI must run these.
-    pub fn start() -> Option<Self> {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/fake_llm.py");
-        let skip = |why: String| {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("fake_llm.py cannot run under CI=true: {why}");
-            }
-            // Straight to stderr: the test harness would swallow `eprintln!` of a passing test.
-            let _ = writeln!(std::io::stderr(), "SKIPPED: this test needs the fake OpenAI server: {why}");
-            None
-        };
-        if !script.is_file() {
-            return skip(format!("{} does not exist", script.display()));
-        }
-        // Port 0: the fake binds a free port and prints it, so parallel tests never collide.
-        let spawned = Command::new("python3")
-            .arg(&script)
-            .args(["--host", "127.0.0.1", "--port", "0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn();
-        let mut child = match spawned {
-            Ok(child) => child,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip("python3 is not installed".to_owned()),
-            Err(e) => panic!("python3 {} could not start: {e}", script.display()),
-        };
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("piped stdout");
-        BufReader::new(stdout).read_line(&mut line).expect("the fake prints its address");
-        let printed: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("the fake printed {line:?}: {e}"));
-        Some(Self {
-            child,
-            url: printed["url"].as_str().expect("url").to_owned(),
-            base_url: printed["base_url"].as_str().expect("base_url").to_owned(),
-            http: reqwest::Client::new(),
-        })
-    }
-
-    /// `POST /_script` with `{"steps": [...], "default": ...}`.
-    pub async fn script(&self, spec: Value) {
-        let response =
-            self.http.post(format!("{}/_script", self.url)).json(&spec).send().await.expect("script the fake");
-        assert!(response.status().is_success(), "scripting the fake: {}", response.status());
-    }
-
-    /// Every completion request the fake received, oldest first.
-    pub async fn requests(&self) -> Vec<Value> {
-        let all: Value = self
-            .http
-            .get(format!("{}/_requests", self.url))
-            .send()
-            .await
-            .expect("read the fake's requests")
-            .json()
-            .await
-            .expect("the fake's requests are JSON");
-        all["requests"].as_array().cloned().unwrap_or_default()
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

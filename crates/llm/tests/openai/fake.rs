@@ -1,0 +1,481 @@
+//! A scriptable fake of an OpenAI-compatible Chat Completions server, served from a thread of
+//! the test process.
+//!
+//! - `POST …/chat/completions` answers with the next scripted step, as one JSON body
+//!   (`"stream": false` or absent) or as SSE chunks (`delta.content`, `delta.tool_calls`, a
+//!   usage chunk when `stream_options.include_usage`, then `data: [DONE]`). A request the real
+//!   service would refuse is answered 400 with its problems, and recorded with them.
+//! - [`Fake::script`] queues steps; [`Fake::requests`] gives back what arrived, in order, with
+//!   path, headers (lower-case names), body, stream flag, arrival time, problems and the step.
+//!
+//! A step is a string (the final text), a list of tool calls (`{"name", "arguments"}`, the
+//! arguments an object or a JSON string), or an object with any of `text`, `tool_calls`,
+//! `delay_s`, `match` (a substring the request's messages must contain), `status` with
+//! `body`/`headers` (an error answer; a string body is sent as text), or `raw` (these exact
+//! bytes as a 200 JSON body).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+const DEFAULT_TEXT: &str = "OK (fake LLM: nothing scripted)";
+const ROLES: [&str; 5] = ["system", "developer", "user", "assistant", "tool"];
+
+/// The fake server; it stops when dropped.
+pub struct Fake {
+    /// What `OpenAiConfig::base_url` should be.
+    pub base_url: String,
+    state: Arc<Mutex<State>>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+struct State {
+    steps: Vec<Map<String, Value>>,
+    default: Map<String, Value>,
+    requests: Vec<Value>,
+    counter: u64,
+}
+
+impl Fake {
+    /// Binds a free port on loopback and serves from a thread of its own, so that a test's
+    /// runtime (current-thread or not) never starves it.
+    pub fn start() -> Self {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake");
+        std_listener.set_nonblocking(true).expect("a non-blocking listener");
+        let url = format!("http://{}", std_listener.local_addr().expect("its address"));
+        let state = Arc::new(Mutex::new(State {
+            steps: Vec::new(),
+            default: normalize(json!(DEFAULT_TEXT)),
+            requests: Vec::new(),
+            counter: 0,
+        }));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = Arc::clone(&state);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+            runtime.block_on(async move {
+                let listener = TcpListener::from_std(std_listener).expect("a tokio listener");
+                let accept = async {
+                    loop {
+                        let Ok((socket, _)) = listener.accept().await else { continue };
+                        tokio::spawn(connection(socket, Arc::clone(&served)));
+                    }
+                };
+                tokio::select! {
+                    () = accept => {}
+                    _ = stopped => {}
+                }
+            });
+        });
+        Self { base_url: format!("{url}/v1"), state, stop: Some(stop) }
+    }
+
+    /// Replaces the queue with `{"steps": [...]}`, or extends it with `"append": true`; a
+    /// `"default"` key sets the step given when the queue is empty (`null`: the built-in one).
+    pub async fn script(&self, spec: Value) {
+        let steps: Vec<_> = spec["steps"].as_array().cloned().unwrap_or_default().into_iter().map(normalize).collect();
+        let mut state = self.state.lock().unwrap();
+        if spec["append"].as_bool().unwrap_or(false) {
+            state.steps.extend(steps);
+        } else {
+            state.steps = steps;
+        }
+        if let Some(default) = spec.get("default") {
+            state.default = if default.is_null() { normalize(json!(DEFAULT_TEXT)) } else { normalize(default.clone()) };
+        }
+    }
+
+    /// Every completion request received, oldest first.
+    pub async fn requests(&self) -> Vec<Value> {
+        self.state.lock().unwrap().requests.clone()
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn normalize(step: Value) -> Map<String, Value> {
+    match step {
+        Value::String(text) => Map::from_iter([("text".to_owned(), Value::String(text))]),
+        Value::Array(calls) => Map::from_iter([("tool_calls".to_owned(), Value::Array(calls))]),
+        Value::Object(map) => map,
+        other => panic!("a step is a string, a list of tool calls or an object, not {other}"),
+    }
+}
+
+impl State {
+    /// The first queued step whose `match` occurs in the request's messages, else the default.
+    fn take(&mut self, body: &Value) -> (Map<String, Value>, &'static str) {
+        let haystack = body.get("messages").map(Value::to_string).unwrap_or_default();
+        let found = self.steps.iter().position(|step| match step.get("match").and_then(Value::as_str) {
+            Some(needle) => haystack.contains(needle),
+            None => true,
+        });
+        match found {
+            Some(i) => (self.steps.remove(i), "scripted"),
+            None => (self.default.clone(), "default"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP/1.1, just enough: keep-alive, Content-Length or chunked request bodies.
+// ---------------------------------------------------------------------------------------------
+
+struct Request {
+    method: String,
+    path: String,
+    headers: Map<String, Value>,
+    body: Vec<u8>,
+}
+
+async fn connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
+    let mut buffer = Vec::new();
+    while let Some(request) = read_request(&mut socket, &mut buffer).await {
+        let closing = request.headers.get("connection").and_then(Value::as_str) == Some("close");
+        if answer(&mut socket, request, &state).await.is_err() || closing {
+            return;
+        }
+    }
+}
+
+async fn fill(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<()> {
+    let mut chunk = [0u8; 8192];
+    let n = socket.read(&mut chunk).await.ok()?;
+    (n > 0).then(|| buffer.extend_from_slice(&chunk[..n]))
+}
+
+async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Request> {
+    let head_end = loop {
+        if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        fill(socket, buffer).await?;
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    buffer.drain(..head_end);
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let (method, target) = (first.next()?.to_owned(), first.next()?.to_owned());
+    let path = target.split('?').next().unwrap_or_default().to_owned();
+    let mut headers = Map::new();
+    for line in lines.filter(|l| !l.is_empty()) {
+        let (name, value) = line.split_once(':')?;
+        headers.insert(name.trim().to_ascii_lowercase(), Value::String(value.trim().to_owned()));
+    }
+    let header = |name: &str| headers.get(name).and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+    let body = if header("transfer-encoding").contains("chunked") {
+        let mut body = Vec::new();
+        loop {
+            let line_end = loop {
+                if let Some(i) = buffer.windows(2).position(|w| w == b"\r\n") {
+                    break i;
+                }
+                fill(socket, buffer).await?;
+            };
+            let size_text = String::from_utf8_lossy(&buffer[..line_end]).into_owned();
+            let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+            buffer.drain(..line_end + 2);
+            while buffer.len() < size + 2 {
+                fill(socket, buffer).await?;
+            }
+            body.extend_from_slice(&buffer[..size]);
+            buffer.drain(..size + 2);
+            if size == 0 {
+                break body;
+            }
+        }
+    } else {
+        let length: usize = header("content-length").parse().unwrap_or(0);
+        while buffer.len() < length {
+            fill(socket, buffer).await?;
+        }
+        buffer.drain(..length).collect()
+    };
+    Some(Request { method, path, headers, body })
+}
+
+async fn send(socket: &mut TcpStream, status: u16, content_type: &str, extra: &Map<String, Value>, body: &[u8]) -> std::io::Result<()> {
+    let mut head = format!("HTTP/1.1 {status} Fake\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n", body.len());
+    for (name, value) in extra {
+        let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    socket.write_all(body).await?;
+    socket.flush().await
+}
+
+async fn send_json(socket: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
+    send(socket, status, "application/json", &Map::new(), body.to_string().as_bytes()).await
+}
+
+fn openai_error(message: &str) -> Value {
+    json!({"error": {"message": message, "type": "invalid_request_error"}})
+}
+
+async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) -> std::io::Result<()> {
+    if request.method == "GET" && request.path.ends_with("/models") {
+        let models = json!({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "fake"}]});
+        return send_json(socket, 200, &models).await;
+    }
+    if request.method != "POST" || !request.path.ends_with("/chat/completions") {
+        return send_json(socket, 404, &openai_error(&format!("no route {}", request.path))).await;
+    }
+    let parsed: Result<Value, _> = serde_json::from_slice(&request.body);
+    let problems = match &parsed {
+        Ok(body) => validate(body),
+        Err(e) => vec![format!("body is not JSON: {e}")],
+    };
+    let body = parsed.unwrap_or(Value::Null);
+    let stream = body["stream"].as_bool().unwrap_or(false);
+    let received_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+    let (n, step) = {
+        let mut state = state.lock().unwrap();
+        state.counter += 1;
+        let n = state.counter;
+        let mut record = json!({
+            "n": n, "path": request.path, "headers": request.headers, "body": body, "stream": stream,
+            "received_at": received_at, "problems": problems, "step": null,
+        });
+        let step = if problems.is_empty() {
+            let (step, source) = state.take(&body);
+            let mut shown: Map<String, Value> = step.iter().filter(|(k, _)| *k != "body").map(|(k, v)| (k.clone(), v.clone())).collect();
+            shown.insert("source".into(), source.into());
+            record["step"] = Value::Object(shown);
+            Some(step)
+        } else {
+            None
+        };
+        state.requests.push(record);
+        (n, step)
+    };
+    let Some(step) = step else {
+        return send_json(socket, 400, &openai_error(&problems.join("; "))).await;
+    };
+    if let Some(seconds) = step.get("delay_s").and_then(Value::as_f64) {
+        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    }
+    if let Some(status) = step.get("status").and_then(Value::as_u64) {
+        let status = u16::try_from(status).expect("an HTTP status");
+        let headers = step.get("headers").and_then(Value::as_object).cloned().unwrap_or_default();
+        return match step.get("body") {
+            Some(Value::String(text)) => send(socket, status, "text/plain", &headers, text.as_bytes()).await,
+            Some(error) => send(socket, status, "application/json", &headers, error.to_string().as_bytes()).await,
+            None => {
+                let error = json!({"error": {"message": "scripted failure", "type": "server_error"}});
+                send(socket, status, "application/json", &headers, error.to_string().as_bytes()).await
+            }
+        };
+    }
+    if let Some(raw) = step.get("raw") {
+        let raw = raw.as_str().map_or_else(|| raw.to_string(), str::to_owned);
+        return send(socket, 200, "application/json", &Map::new(), raw.as_bytes()).await;
+    }
+    let calls: Vec<Value> = step
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, call)| {
+            let arguments = match &call["arguments"] {
+                Value::String(s) => s.clone(),
+                Value::Null => "{}".to_owned(),
+                other => other.to_string(),
+            };
+            json!({"id": format!("call_{n}_{i}"), "type": "function", "function": {"name": call["name"], "arguments": arguments}})
+        })
+        .collect();
+    let text = step.get("text").and_then(Value::as_str).map(str::to_owned);
+    let text = if text.is_none() && calls.is_empty() { Some(String::new()) } else { text };
+    let prompt_tokens = (body["messages"].to_string().len() / 4).max(1);
+    let completion_tokens = ((Value::from(calls.clone()).to_string().len() + text.as_deref().map_or(0, str::len)) / 4).max(1);
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
+    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let id = format!("chatcmpl-fake-{n}");
+    let model = body["model"].as_str().unwrap_or("fake-model").to_owned();
+    let created = received_at as u64;
+    if !stream {
+        let mut message = json!({"role": "assistant", "content": text});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::from(calls);
+        }
+        let completion = json!({
+            "id": id, "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}],
+            "usage": usage,
+        });
+        return send_json(socket, 200, &completion).await;
+    }
+
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
+    socket.write_all(head.as_bytes()).await?;
+    let mut chunks = Vec::new();
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    chunks.push(chunk(json!({"role": "assistant", "content": if calls.is_empty() { json!("") } else { Value::Null }}), Value::Null));
+    let characters: Vec<char> = text.unwrap_or_default().chars().collect();
+    for piece in characters.chunks(12) {
+        chunks.push(chunk(json!({"content": piece.iter().collect::<String>()}), Value::Null));
+    }
+    for (i, call) in calls.iter().enumerate() {
+        let function = &call["function"];
+        chunks.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": {"name": function["name"], "arguments": ""}}]}),
+            Value::Null,
+        ));
+        let arguments: Vec<char> = function["arguments"].as_str().unwrap_or_default().chars().collect();
+        for piece in arguments.chunks(16) {
+            let piece: String = piece.iter().collect();
+            chunks.push(chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), Value::Null));
+        }
+    }
+    chunks.push(chunk(json!({}), json!(finish)));
+    if body["stream_options"]["include_usage"].as_bool() == Some(true) {
+        chunks.push(json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage}));
+    }
+    let mut frames: Vec<String> = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    frames.push("data: [DONE]\n\n".to_owned());
+    for frame in frames {
+        socket.write_all(format!("{:X}\r\n{frame}\r\n", frame.len()).as_bytes()).await?;
+        socket.flush().await?;
+    }
+    socket.write_all(b"0\r\n\r\n").await?;
+    socket.flush().await
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the real service refuses
+// ---------------------------------------------------------------------------------------------
+
+/// Problems that would make the OpenAI Chat Completions API reject the request.
+fn validate(body: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(body) = body.as_object() else { return vec!["body is not a JSON object".to_owned()] };
+    if !body.get("model").and_then(Value::as_str).is_some_and(|m| !m.is_empty()) {
+        problems.push("model must be a non-empty string".to_owned());
+    }
+    let messages = match body.get("messages").and_then(Value::as_array) {
+        Some(messages) if !messages.is_empty() => messages.as_slice(),
+        _ => {
+            problems.push("messages must be a non-empty array".to_owned());
+            &[]
+        }
+    };
+    let mut open: BTreeSet<String> = BTreeSet::new();
+    let mut known: BTreeSet<String> = BTreeSet::new();
+    for (i, message) in messages.iter().enumerate() {
+        let Some(message) = message.as_object() else {
+            problems.push(format!("messages[{i}] is not an object"));
+            continue;
+        };
+        let role = message.get("role").and_then(Value::as_str).unwrap_or_default();
+        if !ROLES.contains(&role) {
+            problems.push(format!("messages[{i}].role {role:?} is not one of {ROLES:?}"));
+        }
+        let content = message.get("content").filter(|c| !c.is_null());
+        if content.is_some_and(|c| !c.is_string() && !c.is_array()) {
+            problems.push(format!("messages[{i}].content must be a string, an array or null"));
+        }
+        if role != "tool" && !open.is_empty() {
+            problems.push(format!("messages[{i}]: tool calls {open:?} were not answered by tool messages"));
+            open.clear();
+        }
+        match role {
+            "assistant" => {
+                let calls = message.get("tool_calls").filter(|c| !c.is_null());
+                if content.is_none() && calls.is_none_or(|c| c.as_array().is_some_and(Vec::is_empty)) {
+                    problems.push(format!("messages[{i}]: assistant message without content or tool_calls"));
+                }
+                let Some(calls) = calls else { continue };
+                let Some(calls) = calls.as_array() else {
+                    problems.push(format!("messages[{i}].tool_calls must be an array"));
+                    continue;
+                };
+                for (j, call) in calls.iter().enumerate() {
+                    let (Some(id), Some("function")) = (call["id"].as_str(), call["type"].as_str()) else {
+                        problems.push(format!("messages[{i}].tool_calls[{j}] needs id and type 'function'"));
+                        continue;
+                    };
+                    if !call["function"]["name"].is_string() || !call["function"]["arguments"].is_string() {
+                        problems.push(format!("messages[{i}].tool_calls[{j}].function needs name and arguments (a string)"));
+                    }
+                    open.insert(id.to_owned());
+                    known.insert(id.to_owned());
+                }
+            }
+            "tool" => {
+                match message.get("tool_call_id").and_then(Value::as_str) {
+                    None => problems.push(format!("messages[{i}]: tool message without tool_call_id")),
+                    Some(id) if !known.contains(id) => {
+                        problems.push(format!("messages[{i}]: tool_call_id {id:?} answers no earlier tool call"))
+                    }
+                    Some(id) => {
+                        open.remove(id);
+                    }
+                }
+                if content.is_none() {
+                    problems.push(format!("messages[{i}]: tool message without content"));
+                }
+            }
+            _ if content.is_none() => problems.push(format!("messages[{i}]: {role} message without content")),
+            _ => {}
+        }
+    }
+    if !open.is_empty() {
+        problems.push(format!("tool calls {open:?} were not answered by tool messages"));
+    }
+    if let Some(tools) = body.get("tools") {
+        match tools.as_array() {
+            None => problems.push("tools must be an array".to_owned()),
+            Some(tools) => {
+                for (i, tool) in tools.iter().enumerate() {
+                    let function = &tool["function"];
+                    if tool["type"] != "function" || !function.is_object() {
+                        problems.push(format!("tools[{i}] must be {{type: 'function', function: {{...}}}}"));
+                        continue;
+                    }
+                    if !function["name"].as_str().is_some_and(|n| !n.is_empty()) {
+                        problems.push(format!("tools[{i}].function.name missing"));
+                    }
+                    let parameters = &function["parameters"];
+                    if !parameters.is_null() && parameters["type"] != "object" {
+                        problems.push(format!("tools[{i}].function.parameters must be a JSON schema of type object"));
+                    }
+                }
+            }
+        }
+    }
+    if body.get("stream").is_some_and(|s| !s.is_boolean()) {
+        problems.push("stream must be a boolean".to_owned());
+    }
+    problems
+}
+
+#[tokio::test]
+async fn the_fake_refuses_what_the_real_service_would() {
+    assert_eq!(validate(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})), Vec::<String>::new());
+    let problems = validate(&json!({"messages": [{"role": "tool", "content": "x", "tool_call_id": "nobody"}], "stream": 1}));
+    assert!(problems.iter().any(|p| p.contains("model")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.contains("answers no earlier tool call")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.contains("stream must be a boolean")), "{problems:?}");
+    let unanswered = json!({"model": "m", "messages": [
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "user", "content": "next"},
+    ]});
+    assert!(validate(&unanswered).iter().any(|p| p.contains("were not answered")));
+}
