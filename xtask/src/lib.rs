@@ -7,6 +7,7 @@
 
 pub mod arrows;
 pub mod openapi;
+pub mod repo_rules;
 pub mod source_rules;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +51,17 @@ pub fn run_all_checks(root: &Path) -> Vec<CheckReport> {
                 Ok(findings) => findings.iter().map(ToString::to_string).collect(),
                 Err(e) => vec![e],
             },
+        },
+        CheckReport {
+            name: "paths: no test reads a path outside the repository",
+            problems: match repo_rules::check_test_paths(root) {
+                Ok(escapes) => escapes.iter().map(ToString::to_string).collect(),
+                Err(e) => vec![e],
+            },
+        },
+        CheckReport {
+            name: "readme: the configuration table lists every variable the binary reads",
+            problems: repo_rules::check_configuration_table(root).unwrap_or_else(|e| vec![e]),
         },
     ]
 }

@@ -13,6 +13,8 @@ commands:
               - docs/openapi.json is up to date
               - crate dependencies follow the hexagonal architecture
               - no ignored tests; no todo!/unimplemented! in non-test code
+              - no test path leaves the repository
+              - README.md's configuration table lists every REDLINE_ variable
   help      print this message";
 
 fn main() -> ExitCode {

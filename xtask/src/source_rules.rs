@@ -200,8 +200,8 @@ pub fn check_source(relative: &Path, source: &str) -> Vec<Finding> {
     findings
 }
 
-/// Every broken rule in the `.rs` files under `crates/` and `xtask/` of the workspace at `root`.
-pub fn check_workspace(root: &Path) -> Result<Vec<Finding>, String> {
+/// The `.rs` files under `crates/` and `xtask/` of the workspace at `root`, sorted.
+pub fn workspace_rust_files(root: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for dir in ["crates", "xtask"] {
         rust_files(&root.join(dir), &mut files)?;
@@ -210,6 +210,12 @@ pub fn check_workspace(root: &Path) -> Result<Vec<Finding>, String> {
     if files.is_empty() {
         return Err(format!("no .rs file under {}", root.display()));
     }
+    Ok(files)
+}
+
+/// Every broken rule in the `.rs` files under `crates/` and `xtask/` of the workspace at `root`.
+pub fn check_workspace(root: &Path) -> Result<Vec<Finding>, String> {
+    let files = workspace_rust_files(root)?;
     let mut findings = Vec::new();
     for path in files {
         let source = fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
