@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every check and test of Redline, in the order a failure is cheapest to see.
-# This is the command README.md names and CI (.ci/run) calls. One build profile (release)
-# serves the Rust tests and the conformance suite.
+# Every check and test of Redline, in the order a failure is cheapest to see. This is the
+# command README.md names and CI (.ci/run) calls. It sets up what the tests need first
+# (scripts/setup-tests.sh). One build profile (release) serves the Rust tests and the
+# conformance suite.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -9,6 +10,9 @@ export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 target=${CARGO_TARGET_DIR:-$root/target}
 
 step() { printf '\n== %s\n' "$*"; }
+
+step "set-up"
+scripts/setup-tests.sh
 
 step "format"
 cargo fmt --all -- --check
@@ -19,14 +23,21 @@ cargo clippy --release --workspace --all-targets -- -D warnings
 step "cargo-deny (bans, licenses, sources)"
 cargo deny --log-level error check bans licenses sources
 
-step "PostgreSQL for the storage tests"
-if pg_isready -q -h 127.0.0.1 -p 5432; then echo "reachable"; else
-  echo "PostgreSQL is not reachable at 127.0.0.1:5432; under CI=true the storage tests fail" >&2
-fi
+step "cargo-machete (no unused dependencies)"
+cargo machete
 
 step "Rust tests: unit, storage contract (SQLite + PostgreSQL), API, xtask checks"
 cargo test --release --workspace
 
-step "conformance suite against target/release/redline (SQLite)"
-cargo build --release -p redline-app
-scripts/conformance.sh "$target/release/redline"
+step "conformance suite against the release binary (SQLite)"
+suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}
+if [ -d "$suite" ]; then
+  cargo build --release -p redline-app
+  scripts/conformance.sh "$target/release/redline"
+elif [ "${CI:-false}" = true ]; then
+  echo "conformance: the suite is required under CI=true and was not found at $suite" >&2
+  exit 1
+else
+  printf '\n!! conformance: SKIPPED. The external suite was not found at %s.\n' "$suite" >&2
+  printf '!! Set REDLINE_CONFORMANCE_DIR to run it; every Rust test above ran.\n\n' >&2
+fi

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Sets up what the tests need on this machine, and says loudly what it could not set up.
+# Called by scripts/test.sh; safe to run again (each step is skipped when already done).
+#   - PostgreSQL at 127.0.0.1:5432 (trust auth, user postgres, database test): started when
+#     installed but stopped; installed from Debian's packages when missing and this is root
+#     under CI=true.
+#   - cargo-deny and cargo-machete: built from crates.io when missing.
+#   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
+#     tests) and, when the conformance suite is present, its requirements.
+# Under CI=true anything missing is a failure; elsewhere it is a warning and the tests that
+# need it say they were skipped.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+ci=${CI:-false}
+missing=()
+
+say() { printf '   setup: %s\n' "$*"; }
+warn() { printf '\n!! setup: %s\n\n' "$*" >&2; missing+=("$1"); }
+as_root() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
+apt_updated=false
+apt_install() {
+  $apt_updated || { apt-get update -qq; apt_updated=true; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+# --- PostgreSQL ----------------------------------------------------------------------------
+pg_up() { command -v pg_isready >/dev/null 2>&1 && pg_isready -q -h 127.0.0.1 -p 5432; }
+if ! pg_up; then
+  if [ ! -d /etc/postgresql ] && [ "$ci" = true ] && as_root; then
+    say "installing PostgreSQL from Debian's packages"
+    apt_install postgresql
+    version=$(ls /etc/postgresql | head -n1)
+    hba=/etc/postgresql/$version/main/pg_hba.conf
+    # The tests connect as postgres over loopback without a password.
+    sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
+  fi
+  if [ -d /etc/postgresql ]; then
+    say "starting PostgreSQL"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start 2>/dev/null || true
+    for _ in $(seq 1 30); do pg_up && break; sleep 1; done
+  fi
+fi
+if pg_up; then
+  # The storage tests' admin connection names the database `test`.
+  psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" 2>/dev/null | grep -q 1 \
+    || psql -h 127.0.0.1 -U postgres -d postgres -qc 'CREATE DATABASE test' 2>/dev/null || true
+  say "PostgreSQL is reachable at 127.0.0.1:5432"
+else
+  warn "PostgreSQL is not reachable at 127.0.0.1:5432: install it (apt-get install postgresql, trust auth for 127.0.0.1) or start it; the PostgreSQL half of the storage tests is skipped"
+fi
+
+# --- Cargo tools ---------------------------------------------------------------------------
+for tool in cargo-deny cargo-machete; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    say "building $tool from crates.io (once)"
+    cargo install --locked --quiet "$tool" || warn "$tool could not be installed (cargo install --locked $tool)"
+  fi
+done
+
+# --- Python --------------------------------------------------------------------------------
+if ! command -v python3 >/dev/null 2>&1 && as_root; then
+  say "installing Python 3"; apt_install python3 python3-venv
+fi
+if command -v python3 >/dev/null 2>&1; then
+  if [ ! -x .venv/bin/pip ]; then
+    python3 -m venv .venv 2>/dev/null || { rm -rf .venv; as_root && apt_install python3-venv && python3 -m venv .venv; } \
+      || warn "python3 -m venv failed: install python3-venv"
+  fi
+  if [ -x .venv/bin/pip ]; then
+    pip=(.venv/bin/pip install --quiet --disable-pip-version-check)
+    [ -x .venv/bin/moto_server ] || "${pip[@]}" -r scripts/requirements-tests.txt || warn "pip could not install scripts/requirements-tests.txt"
+    suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}
+    if [ -f "$suite/requirements.txt" ] && [ ! -x .venv/bin/pytest ]; then
+      "${pip[@]}" -r "$suite/requirements.txt" || warn "pip could not install the conformance suite's requirements"
+    fi
+  fi
+else
+  warn "python3 is missing: the S3 blob store tests (moto) and the conformance suite cannot run"
+fi
+
+if [ ${#missing[@]} -gt 0 ] && [ "$ci" = true ]; then
+  echo "setup: under CI=true nothing may be missing (${#missing[@]} problem(s) above)" >&2
+  exit 1
+fi
