@@ -1,7 +1,7 @@
 //! The checks of `cargo xtask check`, run against the real workspace, so that
 //! `cargo test --release --workspace` fails exactly when `cargo xtask check` would.
 
-use xtask::{arrows, openapi, source_rules, workspace_root};
+use xtask::{arrows, file_size, openapi, source_rules, workspace_root};
 
 #[test]
 fn the_committed_openapi_document_is_fresh() {
@@ -35,5 +35,15 @@ fn no_ignored_tests_and_no_placeholders() {
         findings.is_empty(),
         "source rules broken:\n{}",
         findings.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn no_file_is_too_long() {
+    let problems = file_size::check_workspace(&workspace_root()).expect("the sources read");
+    assert!(
+        problems.is_empty(),
+        "files too long:\n{}",
+        problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
     );
 }
