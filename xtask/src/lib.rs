@@ -2,10 +2,11 @@
 //!
 //! The logic lives here, in a library, so that the unit tests exercise it on in-memory inputs and
 //! `tests/workspace.rs` runs it against the real workspace: `cargo test --release --workspace`
-//! then fails on a wrong dependency arrow, a stale `docs/openapi.json` or a forbidden construct,
-//! the same as `cargo xtask check`.
+//! then fails on a wrong dependency arrow, a stale `docs/openapi.json`, a forbidden construct or
+//! a file grown too long, the same as `cargo xtask check`.
 
 pub mod arrows;
+pub mod file_size;
 pub mod openapi;
 pub mod repo_rules;
 pub mod source_rules;
@@ -62,6 +63,13 @@ pub fn run_all_checks(root: &Path) -> Vec<CheckReport> {
         CheckReport {
             name: "readme: the configuration table lists every variable the binary reads",
             problems: repo_rules::check_configuration_table(root).unwrap_or_else(|e| vec![e]),
+        },
+        CheckReport {
+            name: "file size: no .rs file over 1,000 lines but the allowlisted, which only shrink",
+            problems: match file_size::check_workspace(root) {
+                Ok(problems) => problems.iter().map(ToString::to_string).collect(),
+                Err(e) => vec![e],
+            },
         },
     ]
 }

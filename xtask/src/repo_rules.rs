@@ -92,8 +92,16 @@ pub fn escapes(literal: &str, depth: usize) -> bool {
 
 /// What makes a line's literals paths on disk rather than data (a zip entry named
 /// `../../../etc/passwd` in a test of path resolution is data).
-const FILE_SYSTEM_USE: &[&str] =
-    &["CARGO_MANIFEST_DIR", "Path::new(", "PathBuf::from(", ".join(", "fs::", "include_bytes!(", "include_str!(", "Command::new("];
+const FILE_SYSTEM_USE: &[&str] = &[
+    "CARGO_MANIFEST_DIR",
+    "Path::new(",
+    "PathBuf::from(",
+    ".join(",
+    "fs::",
+    "include_bytes!(",
+    "include_str!(",
+    "Command::new(",
+];
 
 /// This file: its examples name escaping paths on purpose.
 const SELF: &str = "xtask/src/repo_rules.rs";
@@ -150,7 +158,11 @@ fn variable_names(text: &str) -> BTreeSet<String> {
 pub fn variables_read(sources: &[String]) -> BTreeSet<String> {
     sources
         .iter()
-        .flat_map(|s| s.lines().flat_map(literals).flat_map(|l| variable_names(l).into_iter().filter(|n| l.starts_with(n.as_str()))))
+        .flat_map(|s| {
+            s.lines()
+                .flat_map(literals)
+                .flat_map(|l| variable_names(l).into_iter().filter(|n| l.starts_with(n.as_str())))
+        })
         .filter(|n| n != "REDLINE_")
         .collect()
 }

@@ -163,8 +163,8 @@ pub fn is_crate_source(relative: &Path) -> bool {
         && components.next() == Some(Component::Normal("src".as_ref()))
 }
 
-/// The `.rs` files under `dir`, skipping build output and hidden folders, sorted.
-fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+/// The `.rs` files under `dir`, skipping build output and hidden folders (unsorted).
+pub(crate) fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
     let entries = fs::read_dir(dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
     for entry in entries {
         let entry = entry.map_err(|e| format!("reading {}: {e}", dir.display()))?;

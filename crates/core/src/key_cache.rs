@@ -5,11 +5,13 @@
 //! A verification that was under way while a key was revoked (it read the key as live before
 //! the revocation committed) does not put it back: every revocation moves a generation
 //! counter on, and an entry is kept only if no revocation happened since its verification
-//! began. Other replicas see a revocation within `ttl`. The map is bounded: when full, expired
-//! entries are swept, and if it is still full it is cleared (a burst of misses, never
-//! unbounded memory).
+//! began. Other replicas see a revocation within `ttl`. The cache holds about `capacity`
+//! entries (`quick_cache`: when full, the least used go first), never unbounded memory.
+//!
+//! The generation is a lock of its own, held from an insert's check to its write and from a
+//! revocation's step to its sweep, so neither can slip between the other's two halves; a
+//! lookup takes only the cache's shard lock.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -19,15 +21,9 @@ use crate::identity::Principal;
 
 pub struct KeyCache {
     ttl: Duration,
-    capacity: usize,
-    entries: Mutex<Entries>,
-}
-
-#[derive(Default)]
-struct Entries {
-    map: HashMap<[u8; 32], (Principal, Instant)>,
+    entries: quick_cache::sync::Cache<[u8; 32], (Principal, Instant)>,
     /// Revocations seen so far.
-    generation: u64,
+    generation: Mutex<u64>,
 }
 
 /// When a verification began, for [`KeyCache::insert`].
@@ -36,63 +32,52 @@ pub struct Generation(u64);
 
 impl KeyCache {
     pub fn new(ttl: Duration, capacity: usize) -> Self {
-        Self { ttl, capacity, entries: Mutex::new(Entries::default()) }
+        Self { ttl, entries: quick_cache::sync::Cache::new(capacity.max(1)), generation: Mutex::new(0) }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
-        // A panic while holding this lock cannot leave the map inconsistent.
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    fn generation_lock(&self) -> std::sync::MutexGuard<'_, u64> {
+        // A panic while holding this lock cannot leave the counter inconsistent.
+        self.generation.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Taken before a verification reads the store.
     pub fn generation(&self) -> Generation {
-        Generation(self.lock().generation)
+        Generation(*self.generation_lock())
     }
 
     pub fn get(&self, digest: &[u8; 32]) -> Option<Principal> {
-        let mut entries = self.lock();
-        let map = &mut entries.map;
-        match map.get(digest) {
-            Some((p, at)) if at.elapsed() < self.ttl => Some(p.clone()),
-            Some(_) => {
-                map.remove(digest);
-                None
-            }
-            None => None,
+        let (principal, at) = self.entries.get(digest)?;
+        if at.elapsed() < self.ttl {
+            return Some(principal);
         }
+        // Expired: gone, unless a fresh verification replaced it meanwhile.
+        self.entries.remove_if(digest, |(_, kept)| *kept == at);
+        None
     }
 
     /// Keeps a verified key, unless a key was revoked since `began` (it may have been this one).
     pub fn insert(&self, digest: [u8; 32], principal: Principal, began: Generation) {
-        let mut entries = self.lock();
-        if entries.generation != began.0 {
+        let generation = self.generation_lock();
+        if *generation != began.0 {
             return;
         }
-        let map = &mut entries.map;
-        if map.len() >= self.capacity {
-            let ttl = self.ttl;
-            map.retain(|_, (_, at)| at.elapsed() < ttl);
-            if map.len() >= self.capacity {
-                map.clear();
-            }
-        }
-        map.insert(digest, (principal, Instant::now()));
+        self.entries.insert(digest, (principal, Instant::now()));
     }
 
     /// Forgets every entry of a key (revocation, once it has committed), and keeps
     /// verifications under way from putting it back.
     pub fn evict_key(&self, key: KeyId) {
-        let mut entries = self.lock();
-        entries.generation += 1;
-        entries.map.retain(|_, (p, _)| p.key_id != key);
+        let mut generation = self.generation_lock();
+        *generation += 1;
+        self.entries.retain(|_, (p, _)| p.key_id != key);
     }
 
     pub fn len(&self) -> usize {
-        self.lock().map.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.entries.is_empty()
     }
 }
 

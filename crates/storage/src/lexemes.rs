@@ -13,8 +13,6 @@
 //! a third of the index's postings); words without digits go through the English Snowball
 //! stemmer (the one PostgreSQL uses).
 
-use std::collections::HashMap;
-
 use redline_domain::attachment::{index_words, joiner};
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -161,34 +159,10 @@ const LEXER_MAX_WORDS: usize = 100_000;
 /// … or bytes of words and lexemes (a text of long unique tokens, base64 say).
 const LEXER_MAX_BYTES: usize = 16 << 20;
 
-/// FxHash (rustc's): the words are short and not chosen by an adversary who could exploit
-/// collisions in a cache bounded by [`LEXER_MAX_WORDS`]; SipHash was a tenth of the time.
-#[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(SEED);
-        }
-    }
-
-    fn write_u8(&mut self, b: u8) {
-        self.write(&[b]);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+/// FxHash (rustc's, from `rustc-hash`): the words are short and not chosen by an adversary who
+/// could exploit collisions in a cache bounded by [`LEXER_MAX_WORDS`]; SipHash was a tenth of
+/// the time.
+type FxMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// Turns words into lexemes, remembering the words it has seen: a text repeats most of its
 /// words, and so do the attachments of one deployment; stemming is the costly part. Each

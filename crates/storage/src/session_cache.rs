@@ -7,49 +7,53 @@
 //! writes. Another process writing the same SQLite file (not a deployment Redline supports;
 //! the `admin` CLI writes no sessions) is seen within [`TTL`]. PostgreSQL, where replicas
 //! share the database, has no such cache.
+//!
+//! The lists live in a `quick_cache` of about [`MAX_OWNERS`] entries (when full, the least
+//! used go first). The write generation is a lock of its own, held from a read's check to its
+//! write into the cache and from a write's step to its removal, so a list read across a
+//! write can never land after that write's removal; a lookup takes only the cache's shard lock.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redline_ports::records::SessionSummary;
 
 /// How long an entry is served without reading the database again.
 pub(crate) const TTL: Duration = Duration::from_secs(1);
-/// Owners kept; past this the map is emptied (a bound, not an eviction policy).
+/// Owners kept, about: the cache's bound.
 const MAX_OWNERS: usize = 4096;
 /// Longer lists are not kept: they are rare, and the copy would cost what the read saves.
 const MAX_SESSIONS: usize = 256;
 
-#[derive(Default)]
 pub(crate) struct SessionLists {
-    inner: Mutex<Inner>,
+    /// Each owner's list, with when its read began.
+    lists: quick_cache::sync::Cache<String, (Instant, Arc<[SessionSummary]>)>,
+    /// Bumped by every write: a list read across a write is not kept.
+    generation: Mutex<u64>,
 }
 
-#[derive(Default)]
-struct Inner {
-    /// Bumped by every write: a list read across a write is not kept.
-    generation: u64,
-    lists: HashMap<String, (Instant, Vec<SessionSummary>)>,
+impl Default for SessionLists {
+    fn default() -> Self {
+        Self { lists: quick_cache::sync::Cache::new(MAX_OWNERS), generation: Mutex::new(0) }
+    }
 }
 
 impl SessionLists {
-    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave `Inner` inconsistent (each method
-        // does one map operation), so a poisoned lock is used as it is.
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn generation_lock(&self) -> std::sync::MutexGuard<'_, u64> {
+        // A panic while holding the lock cannot leave the counter inconsistent, so a
+        // poisoned lock is used as it is.
+        self.generation.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The owner's list, if a fresh one is kept.
     pub(crate) fn get(&self, owner: &str) -> Option<Vec<SessionSummary>> {
-        let inner = self.inner();
-        let (at, list) = inner.lists.get(owner)?;
-        (at.elapsed() < TTL).then(|| list.clone())
+        let (at, list) = self.lists.get(owner)?;
+        (at.elapsed() < TTL).then(|| list.to_vec())
     }
 
     /// Call before reading a list from the database; pass the answer to [`Self::put`].
     pub(crate) fn generation(&self) -> u64 {
-        self.inner().generation
+        *self.generation_lock()
     }
 
     /// Keeps a list read from the database, unless a write happened since `generation`.
@@ -57,21 +61,19 @@ impl SessionLists {
         if list.len() > MAX_SESSIONS {
             return;
         }
-        let mut inner = self.inner();
-        if inner.generation != generation {
+        let list: Arc<[SessionSummary]> = list.into();
+        let current = self.generation_lock();
+        if *current != generation {
             return;
         }
-        if inner.lists.len() >= MAX_OWNERS && !inner.lists.contains_key(owner) {
-            inner.lists.clear();
-        }
-        inner.lists.insert(owner.to_owned(), (read_at, list.to_vec()));
+        self.lists.insert(owner.to_owned(), (read_at, list));
     }
 
     /// Call after a write to the owner's sessions has committed (or failed).
     pub(crate) fn invalidate(&self, owner: &str) {
-        let mut inner = self.inner();
-        inner.generation = inner.generation.wrapping_add(1);
-        inner.lists.remove(owner);
+        let mut generation = self.generation_lock();
+        *generation = generation.wrapping_add(1);
+        self.lists.remove(owner);
     }
 }
 
@@ -133,7 +135,7 @@ mod tests {
         for i in 0..MAX_OWNERS + 10 {
             c.put(&format!("user:{i}"), g, &list(1), Instant::now());
         }
-        assert!(c.inner().lists.len() <= MAX_OWNERS);
+        assert!(c.lists.len() <= MAX_OWNERS);
         assert_eq!(c.get(&format!("user:{}", MAX_OWNERS + 9)), Some(list(1)), "the newest is kept");
     }
 }

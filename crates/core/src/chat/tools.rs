@@ -8,6 +8,8 @@ use redline_domain::document::{ChunkId, Document, Section};
 use redline_domain::job::{Change, ChangeOp};
 use redline_ports::attachments::Passage;
 use redline_ports::llm::ToolSpec;
+use schemars::generate::SchemaSettings;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,7 +20,8 @@ pub const MAX_SEARCH: usize = 1000;
 /// Characters of section HTML a tool answer carries at most (the rest is cut with a note).
 pub const MAX_TOOL_CHARS: usize = 200_000;
 
-/// The six tools, with JSON Schemas of their arguments.
+/// The six tools, with JSON Schemas of their arguments (derived from the structs that parse
+/// them, so the two cannot drift apart).
 pub fn specs() -> Vec<ToolSpec> {
     let spec = |name: &str, description: &str, parameters: Value| ToolSpec {
         name: name.to_owned(),
@@ -26,57 +29,62 @@ pub fn specs() -> Vec<ToolSpec> {
         parameters,
     };
     vec![
-        spec(
-            "read_sections",
-            "Full HTML of sections by chunk id.",
-            json!({"type": "object", "properties": {
-                "chunk_ids": {"type": "array", "items": {"type": "string"}}
-            }, "required": ["chunk_ids"]}),
-        ),
+        spec("read_sections", "Full HTML of sections by chunk id.", parameters::<ReadArgs>()),
         spec(
             "search_document",
             "Sections matching words or a phrase, with their HTML, best first. The answer's `total` counts every match; when more follow, `next_offset` is the `offset` to ask for them (several pages may be asked for at once).",
-            json!({"type": "object", "properties": {
-                "query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH},
-                "offset": {"type": "integer", "minimum": 0}
-            }, "required": ["query"]}),
+            parameters::<SearchDocumentArgs>(),
         ),
         spec(
             "search_attachments",
             "Ranked passages of the files attached to the session.",
-            json!({"type": "object", "properties": {
-                "query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50}
-            }, "required": ["query"]}),
+            parameters::<SearchAttachmentsArgs>(),
         ),
         spec(
             "edit_section",
             "Replace a section with new HTML (one or more blocks).",
-            json!({"type": "object", "properties": {
-                "chunk_id": {"type": "string"},
-                "new_html": {"type": "string"},
-                "explanation": {"type": "string"}
-            }, "required": ["chunk_id", "new_html", "explanation"]}),
+            parameters::<EditArgs>(),
         ),
         spec(
             "create_section",
             "Insert sections after a chunk id (null: at the start).",
-            json!({"type": "object", "properties": {
-                "after_chunk_id": {"type": ["string", "null"]},
-                "new_html": {"type": "string"},
-                "explanation": {"type": "string"}
-            }, "required": ["after_chunk_id", "new_html", "explanation"]}),
+            parameters::<CreateArgs>(),
         ),
-        spec(
-            "delete_section",
-            "Delete one section.",
-            json!({"type": "object", "properties": {
-                "chunk_id": {"type": "string"},
-                "explanation": {"type": "string"}
-            }, "required": ["chunk_id", "explanation"]}),
-        ),
+        spec("delete_section", "Delete one section.", parameters::<DeleteArgs>()),
     ]
+}
+
+/// The JSON Schema of a tool's arguments as the model gets it: an optional argument is simply
+/// left out (its type is not also `null`), and there is no `$schema`, no struct name as
+/// `title` (the tool has its own) and no `int64` format of integers (their bounds say what
+/// matters).
+fn parameters<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12().with(|s| s.meta_schema = None).into_generator();
+    let mut schema: Value = generator.into_root_schema_for::<T>().into();
+    let Some(root) = schema.as_object_mut() else { return schema };
+    root.remove("title");
+    let required: Vec<Value> = root.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+    let properties = root.get_mut("properties").and_then(Value::as_object_mut);
+    for (name, property) in properties.into_iter().flatten() {
+        let Some(property) = property.as_object_mut() else { continue };
+        property.remove("format");
+        if required.iter().any(|r| r == name.as_str()) {
+            continue;
+        }
+        if let Some(Value::Array(types)) = property.get_mut("type") {
+            types.retain(|t| t != "null");
+            if let [only] = types.as_slice() {
+                let only = only.clone();
+                property.insert("type".to_owned(), only);
+            }
+        }
+    }
+    schema
+}
+
+/// A JSON Schema of a string or `null` (a field the model must give, possibly as `null`).
+fn string_or_null(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["string", "null"]})
 }
 
 /// A tool call parsed from the model's JSON.
@@ -90,32 +98,47 @@ pub enum ToolRequest {
     Delete { chunk_id: String, explanation: Option<String> },
 }
 
-#[derive(Deserialize)]
+// The arguments of each tool. No doc comments: they would become the schemas' descriptions.
+// A field the schema requires may still be missing from a call (`explanation`): the parse is
+// lenient where the model is asked to be thorough.
+
+#[derive(Deserialize, JsonSchema)]
 struct ReadArgs {
     chunk_ids: Vec<String>,
 }
-#[derive(Deserialize)]
-struct SearchArgs {
+#[derive(Deserialize, JsonSchema)]
+struct SearchDocumentArgs {
     query: String,
+    #[schemars(range(min = 1, max = MAX_SEARCH))]
     limit: Option<i64>,
+    #[schemars(range(min = 0))]
     offset: Option<i64>,
 }
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+struct SearchAttachmentsArgs {
+    query: String,
+    #[schemars(range(min = 1, max = 50))]
+    limit: Option<i64>,
+}
+#[derive(Deserialize, JsonSchema)]
 struct EditArgs {
     chunk_id: String,
     new_html: String,
+    #[schemars(required)]
     explanation: Option<String>,
 }
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct CreateArgs {
-    #[serde(default)]
+    #[schemars(required, schema_with = "string_or_null")]
     after_chunk_id: Option<String>,
     new_html: String,
+    #[schemars(required)]
     explanation: Option<String>,
 }
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct DeleteArgs {
     chunk_id: String,
+    #[schemars(required)]
     explanation: Option<String>,
 }
 
@@ -129,13 +152,13 @@ pub fn parse(name: &str, arguments: &str) -> Result<ToolRequest, String> {
             ToolRequest::Read { chunk_ids: a.chunk_ids }
         }
         "search_document" => {
-            let a: SearchArgs = serde_json::from_str(raw).map_err(bad)?;
+            let a: SearchDocumentArgs = serde_json::from_str(raw).map_err(bad)?;
             let limit = a.limit.unwrap_or(10).clamp(1, MAX_SEARCH as i64) as usize;
             let offset = usize::try_from(a.offset.unwrap_or(0).max(0)).unwrap_or(usize::MAX);
             ToolRequest::SearchDocument { query: a.query, limit, offset }
         }
         "search_attachments" => {
-            let a: SearchArgs = serde_json::from_str(raw).map_err(bad)?;
+            let a: SearchAttachmentsArgs = serde_json::from_str(raw).map_err(bad)?;
             ToolRequest::SearchAttachments { query: a.query, limit: a.limit.unwrap_or(5).clamp(1, 50) }
         }
         "edit_section" => {
@@ -407,6 +430,84 @@ mod tests {
         assert_eq!(
             parse("create_section", r#"{"after_chunk_id": null, "new_html": "<p>x</p>", "explanation": "e"}"#),
             Ok(ToolRequest::Create { after: None, new_html: "<p>x</p>".into(), explanation: Some("e".into()) })
+        );
+    }
+
+    /// The schemas as they were written by hand beside the argument structs: what the model
+    /// is told must not change with the derive.
+    #[test]
+    fn the_derived_schemas_are_the_hand_written_ones() {
+        let expected = [
+            (
+                "read_sections",
+                json!({"type": "object", "properties": {
+                    "chunk_ids": {"type": "array", "items": {"type": "string"}}
+                }, "required": ["chunk_ids"]}),
+            ),
+            (
+                "search_document",
+                json!({"type": "object", "properties": {
+                    "query": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH},
+                    "offset": {"type": "integer", "minimum": 0}
+                }, "required": ["query"]}),
+            ),
+            (
+                "search_attachments",
+                json!({"type": "object", "properties": {
+                    "query": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50}
+                }, "required": ["query"]}),
+            ),
+            (
+                "edit_section",
+                json!({"type": "object", "properties": {
+                    "chunk_id": {"type": "string"},
+                    "new_html": {"type": "string"},
+                    "explanation": {"type": "string"}
+                }, "required": ["chunk_id", "new_html", "explanation"]}),
+            ),
+            (
+                "create_section",
+                json!({"type": "object", "properties": {
+                    "after_chunk_id": {"type": ["string", "null"]},
+                    "new_html": {"type": "string"},
+                    "explanation": {"type": "string"}
+                }, "required": ["after_chunk_id", "new_html", "explanation"]}),
+            ),
+            (
+                "delete_section",
+                json!({"type": "object", "properties": {
+                    "chunk_id": {"type": "string"},
+                    "explanation": {"type": "string"}
+                }, "required": ["chunk_id", "explanation"]}),
+            ),
+        ];
+        let specs = specs();
+        assert_eq!(specs.len(), expected.len());
+        for (spec, (name, parameters)) in specs.iter().zip(expected) {
+            assert_eq!(spec.name, name);
+            assert_eq!(spec.parameters, parameters, "{name}: {}", spec.parameters);
+        }
+    }
+
+    #[test]
+    fn optional_arguments_may_be_left_out() {
+        assert_eq!(
+            parse("search_document", r#"{"query": "q"}"#),
+            Ok(ToolRequest::SearchDocument { query: "q".into(), limit: 10, offset: 0 })
+        );
+        assert_eq!(
+            parse("search_attachments", r#"{"query": "q", "offset": 3}"#),
+            Ok(ToolRequest::SearchAttachments { query: "q".into(), limit: 5 })
+        );
+        assert_eq!(
+            parse("create_section", r#"{"new_html": "<p>x</p>"}"#),
+            Ok(ToolRequest::Create { after: None, new_html: "<p>x</p>".into(), explanation: None })
+        );
+        assert_eq!(
+            parse("delete_section", r#"{"chunk_id": "a"}"#),
+            Ok(ToolRequest::Delete { chunk_id: "a".into(), explanation: None })
         );
     }
 

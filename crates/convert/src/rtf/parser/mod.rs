@@ -1,0 +1,357 @@
+//! The interpreter: a stack of groups, each with its destination (where its text goes), its
+//! character formatting and font; text bytes decoded in the current code page; field
+//! instructions read for their hyperlinks. What each control word does is in `words.rs`; how
+//! paragraphs become HTML blocks (lists, tables, headings, footnotes) in `blocks.rs`.
+
+mod blocks;
+mod words;
+
+use std::collections::HashMap;
+
+use encoding_rs::Encoding;
+use redline_ports::documents::ConvertError;
+
+use super::lexer::{Lexer, Token};
+use super::paragraph::{Look, Paragraph, Table};
+use super::{MAX_DEPTH, MAX_URL};
+
+/// Where the text of a group goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dest {
+    Body,
+    Skip,
+    FontTable,
+    ColorTable,
+    /// A field instruction (read for `HYPERLINK`).
+    FieldInstruction,
+    Footnote,
+    /// `\listtext` / `\pntext`: the number or bullet Word wrote before a list item.
+    ListText,
+}
+
+/// Character formatting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Format {
+    bold: bool,
+    italic: bool,
+    underline: bool,
+    strike: bool,
+    /// 1 superscript, 2 subscript.
+    vertical: u8,
+    /// Indexes into the colour table (0: automatic).
+    color: usize,
+    background: usize,
+    /// Indexes into the links (+1; 0: none).
+    link: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    dest: Dest,
+    format: Format,
+    hidden: bool,
+    font: Option<i32>,
+    /// `\ucN`: bytes of fallback after a `\uN`.
+    uc: usize,
+    /// The group opened with `\*`: an unknown destination in it is skipped.
+    star: bool,
+    /// Nothing but control words met in the group yet (a destination word must come first).
+    first: bool,
+}
+
+pub(super) struct Parser<'a> {
+    lexer: Lexer<'a>,
+    stack: Vec<Group>,
+    group: Group,
+    /// The root group was closed: the rest of the file is ignored.
+    done: bool,
+
+    colors: Vec<Option<[u8; 3]>>,
+    color: [Option<u8>; 3],
+    fonts: HashMap<i32, &'static Encoding>,
+    table_font: Option<i32>,
+    default_encoding: &'static Encoding,
+    default_font: Option<i32>,
+
+    /// Bytes waiting to be decoded, with their encoding.
+    pending: Vec<u8>,
+    pending_encoding: &'static Encoding,
+    /// Fallback bytes still to skip after a `\uN`.
+    skip: usize,
+    high_surrogate: Option<u16>,
+
+    paragraph: Paragraph,
+    /// The body paragraph set aside while a footnote is read.
+    outer: Vec<Paragraph>,
+    table: Option<Table>,
+    html: String,
+    footnotes: Vec<String>,
+    /// Footnotes met so far.
+    notes: usize,
+    instruction: String,
+    links: Vec<String>,
+    has_text: bool,
+    pub(super) skipped_pictures: bool,
+    /// The text of the last `\listtext` (kept short).
+    list_marker: String,
+    /// The lists open in the body, outermost first; each has one `<li>` open.
+    lists: Vec<&'static str>,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn new(bytes: &'a [u8]) -> Self {
+        let group = Group {
+            dest: Dest::Body,
+            format: Format::default(),
+            hidden: false,
+            font: None,
+            uc: 1,
+            star: false,
+            first: true,
+        };
+        Parser {
+            lexer: Lexer::new(bytes),
+            stack: Vec::new(),
+            group,
+            done: false,
+            colors: Vec::new(),
+            color: [None; 3],
+            fonts: HashMap::new(),
+            table_font: None,
+            default_encoding: encoding_rs::WINDOWS_1252,
+            default_font: None,
+            pending: Vec::new(),
+            pending_encoding: encoding_rs::WINDOWS_1252,
+            skip: 0,
+            high_surrogate: None,
+            paragraph: Paragraph::default(),
+            outer: Vec::new(),
+            table: None,
+            html: String::new(),
+            footnotes: Vec::new(),
+            notes: 0,
+            instruction: String::new(),
+            links: Vec::new(),
+            has_text: false,
+            skipped_pictures: false,
+            list_marker: String::new(),
+            lists: Vec::new(),
+        }
+    }
+
+    pub(super) fn run(&mut self) -> Result<(), ConvertError> {
+        // The first token is the root group's `{`.
+        let _ = self.lexer.next_token();
+        while !self.done {
+            let Some(token) = self.lexer.next_token() else { break };
+            if !matches!(token, Token::Hex(_) | Token::Text(_)) {
+                self.flush_bytes();
+            }
+            match token {
+                Token::GroupStart => {
+                    self.skip = 0;
+                    if self.stack.len() >= MAX_DEPTH {
+                        return Err(ConvertError::TooComplex(format!("groups are nested more than {MAX_DEPTH} deep")));
+                    }
+                    let mut inner = self.group.clone();
+                    inner.star = false;
+                    inner.first = true;
+                    self.stack.push(std::mem::replace(&mut self.group, inner));
+                }
+                Token::GroupEnd => {
+                    self.skip = 0;
+                    self.end_group();
+                }
+                Token::Word(name, param) => self.word(name, param),
+                Token::Symbol(symbol) => self.symbol(symbol),
+                Token::Hex(byte) => self.bytes(std::slice::from_ref(&byte)),
+                Token::Text(text) => self.bytes(text),
+            }
+        }
+        self.flush_bytes();
+        Ok(())
+    }
+
+    fn end_group(&mut self) {
+        let Some(outer) = self.stack.pop() else {
+            self.done = true;
+            return;
+        };
+        if self.group.dest == Dest::Footnote && outer.dest != Dest::Footnote {
+            // The end of a footnote: its last paragraph, then back to the body's.
+            self.end_paragraph();
+            self.paragraph = self.outer.pop().unwrap_or_default();
+        }
+        let inner = std::mem::replace(&mut self.group, outer);
+        match inner.dest {
+            Dest::FontTable => self.table_font = None,
+            Dest::FieldInstruction if self.group.dest != Dest::FieldInstruction => {
+                let instruction = std::mem::take(&mut self.instruction);
+                if let Some(url) = hyperlink(&instruction) {
+                    self.links.push(url);
+                    self.group.format.link = self.links.len();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn encoding(&self) -> &'static Encoding {
+        self.group.font.or(self.default_font).and_then(|f| self.fonts.get(&f).copied()).unwrap_or(self.default_encoding)
+    }
+
+    /// Text bytes in the current code page (after any `\uN` fallback to skip).
+    fn bytes(&mut self, mut bytes: &[u8]) {
+        if self.skip > 0 {
+            let n = self.skip.min(bytes.len());
+            self.skip -= n;
+            bytes = &bytes[n..];
+        }
+        match self.group.dest {
+            Dest::Body | Dest::Footnote | Dest::FieldInstruction | Dest::ListText if !bytes.is_empty() => {}
+            Dest::ColorTable => {
+                // Entries end with `;`; one without components is the automatic colour.
+                for _ in bytes.iter().filter(|b| **b == b';') {
+                    let color = match self.color {
+                        [None, None, None] => None,
+                        [r, g, b] => Some([r.unwrap_or(0), g.unwrap_or(0), b.unwrap_or(0)]),
+                    };
+                    if self.colors.len() < 100_000 {
+                        self.colors.push(color);
+                    }
+                    self.color = [None; 3];
+                }
+                return;
+            }
+            _ => return,
+        }
+        let encoding = self.encoding();
+        if encoding != self.pending_encoding {
+            self.flush_bytes();
+            self.pending_encoding = encoding;
+        }
+        self.pending.extend_from_slice(bytes);
+    }
+
+    fn flush_bytes(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut bytes = std::mem::take(&mut self.pending);
+        let (text, _) = self.pending_encoding.decode_without_bom_handling(&bytes);
+        self.text(&text);
+        // Keep the allocation.
+        bytes.clear();
+        self.pending = bytes;
+    }
+
+    /// Decoded text for the current destination.
+    fn text(&mut self, text: &str) {
+        if self.high_surrogate.take().is_some() {
+            self.text("\u{FFFD}");
+        }
+        match self.group.dest {
+            Dest::Body | Dest::Footnote => {
+                if self.group.hidden {
+                    return;
+                }
+                let look = self.look();
+                self.paragraph.push(&look, text);
+            }
+            Dest::FieldInstruction => {
+                if self.instruction.len() < MAX_URL * 2 {
+                    self.instruction.push_str(text);
+                }
+            }
+            Dest::ListText => {
+                if self.list_marker.len() < 32 {
+                    self.list_marker.push_str(text);
+                }
+            }
+            Dest::FontTable | Dest::ColorTable | Dest::Skip => {}
+        }
+    }
+
+    fn look(&self) -> Look {
+        let format = &self.group.format;
+        let color = |i: usize| self.colors.get(i).copied().flatten();
+        Look {
+            link: format.link.checked_sub(1),
+            // Black text and white highlights are the defaults: no span for them.
+            color: color(format.color).filter(|c| *c != [0, 0, 0]),
+            background: color(format.background).filter(|c| *c != [255, 255, 255]),
+            bold: format.bold,
+            italic: format.italic,
+            underline: format.underline,
+            strike: format.strike,
+            vertical: format.vertical,
+        }
+    }
+
+    fn symbol(&mut self, symbol: u8) {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return;
+        }
+        match symbol {
+            b'*' => self.group.star = true,
+            b'\\' | b'{' | b'}' => {
+                let byte = [symbol];
+                self.bytes(&byte);
+                self.flush_bytes();
+            }
+            b'~' => self.text("\u{A0}"),
+            b'_' => self.text("\u{2011}"),
+            b'\t' => self.text("\t"),
+            // `\-` (optional hyphen), `\:` (index subentry), `\|` (formula) show nothing.
+            _ => {}
+        }
+    }
+
+    /// Starts a destination group: `dest` unless the group is already skipped.
+    fn destination(&mut self, dest: Dest) {
+        if self.group.dest != Dest::Skip {
+            self.group.dest = dest;
+        }
+    }
+
+    fn unicode(&mut self, unit: u32) {
+        if (0xD800..0xDC00).contains(&unit) {
+            if self.high_surrogate.is_some() {
+                self.text("\u{FFFD}");
+            }
+            self.high_surrogate = Some(unit as u16);
+            return;
+        }
+        let c = match (self.high_surrogate.take(), unit) {
+            (Some(high), 0xDC00..=0xDFFF) => {
+                char::from_u32(0x10000 + ((u32::from(high) - 0xD800) << 10) + (unit - 0xDC00)).unwrap_or('\u{FFFD}')
+            }
+            (Some(_), _) => {
+                self.text("\u{FFFD}");
+                char::from_u32(unit).unwrap_or('\u{FFFD}')
+            }
+            (None, _) => char::from_u32(unit).unwrap_or('\u{FFFD}'),
+        };
+        if c == '\u{FFFD}' || !c.is_control() || c == '\t' {
+            let mut buf = [0u8; 4];
+            self.text(c.encode_utf8(&mut buf));
+        }
+    }
+}
+
+/// The target of a `HYPERLINK "url"` field instruction (not of `\l` links to bookmarks).
+fn hyperlink(instruction: &str) -> Option<String> {
+    let rest = instruction.trim_start();
+    let rest = rest.get(..9).filter(|w| w.eq_ignore_ascii_case("HYPERLINK")).map(|_| &rest[9..])?;
+    let rest = rest.trim_start();
+    if rest.starts_with("\\l") {
+        return None;
+    }
+    let url = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split_whitespace().next()?,
+    };
+    let url = url.trim();
+    (!url.is_empty() && url.len() <= MAX_URL).then(|| url.to_owned())
+}
