@@ -205,8 +205,15 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
     Some(Request { method, path, headers, body })
 }
 
-async fn send(socket: &mut TcpStream, status: u16, content_type: &str, extra: &Map<String, Value>, body: &[u8]) -> std::io::Result<()> {
-    let mut head = format!("HTTP/1.1 {status} Fake\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n", body.len());
+async fn send(
+    socket: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    extra: &Map<String, Value>,
+    body: &[u8],
+) -> std::io::Result<()> {
+    let mut head =
+        format!("HTTP/1.1 {status} Fake\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n", body.len());
     for (name, value) in extra {
         let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -251,7 +258,8 @@ async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) 
         });
         let step = if problems.is_empty() {
             let (step, source) = state.take(&body);
-            let mut shown: Map<String, Value> = step.iter().filter(|(k, _)| *k != "body").map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut shown: Map<String, Value> =
+                step.iter().filter(|(k, _)| *k != "body").map(|(k, v)| (k.clone(), v.clone())).collect();
             shown.insert("source".into(), source.into());
             record["step"] = Value::Object(shown);
             Some(step)
@@ -301,7 +309,8 @@ async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) 
     let text = step.get("text").and_then(Value::as_str).map(str::to_owned);
     let text = if text.is_none() && calls.is_empty() { Some(String::new()) } else { text };
     let prompt_tokens = (body["messages"].to_string().len() / 4).max(1);
-    let completion_tokens = ((Value::from(calls.clone()).to_string().len() + text.as_deref().map_or(0, str::len)) / 4).max(1);
+    let completion_tokens =
+        ((Value::from(calls.clone()).to_string().len() + text.as_deref().map_or(0, str::len)) / 4).max(1);
     let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
     let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
     let id = format!("chatcmpl-fake-{n}");
@@ -327,7 +336,10 @@ async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) 
         json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
     };
-    chunks.push(chunk(json!({"role": "assistant", "content": if calls.is_empty() { json!("") } else { Value::Null }}), Value::Null));
+    chunks.push(chunk(
+        json!({"role": "assistant", "content": if calls.is_empty() { json!("") } else { Value::Null }}),
+        Value::Null,
+    ));
     let characters: Vec<char> = text.unwrap_or_default().chars().collect();
     for piece in characters.chunks(12) {
         chunks.push(chunk(json!({"content": piece.iter().collect::<String>()}), Value::Null));
@@ -366,7 +378,7 @@ async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) 
 fn validate(body: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(body) = body.as_object() else { return vec!["body is not a JSON object".to_owned()] };
-    if !body.get("model").and_then(Value::as_str).is_some_and(|m| !m.is_empty()) {
+    if body.get("model").and_then(Value::as_str).is_none_or(str::is_empty) {
         problems.push("model must be a non-empty string".to_owned());
     }
     let messages = match body.get("messages").and_then(Value::as_array) {
@@ -412,7 +424,9 @@ fn validate(body: &Value) -> Vec<String> {
                         continue;
                     };
                     if !call["function"]["name"].is_string() || !call["function"]["arguments"].is_string() {
-                        problems.push(format!("messages[{i}].tool_calls[{j}].function needs name and arguments (a string)"));
+                        problems.push(format!(
+                            "messages[{i}].tool_calls[{j}].function needs name and arguments (a string)"
+                        ));
                     }
                     open.insert(id.to_owned());
                     known.insert(id.to_owned());
@@ -449,7 +463,7 @@ fn validate(body: &Value) -> Vec<String> {
                         problems.push(format!("tools[{i}] must be {{type: 'function', function: {{...}}}}"));
                         continue;
                     }
-                    if !function["name"].as_str().is_some_and(|n| !n.is_empty()) {
+                    if function["name"].as_str().is_none_or(str::is_empty) {
                         problems.push(format!("tools[{i}].function.name missing"));
                     }
                     let parameters = &function["parameters"];
@@ -469,7 +483,8 @@ fn validate(body: &Value) -> Vec<String> {
 #[tokio::test]
 async fn the_fake_refuses_what_the_real_service_would() {
     assert_eq!(validate(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})), Vec::<String>::new());
-    let problems = validate(&json!({"messages": [{"role": "tool", "content": "x", "tool_call_id": "nobody"}], "stream": 1}));
+    let problems =
+        validate(&json!({"messages": [{"role": "tool", "content": "x", "tool_call_id": "nobody"}], "stream": 1}));
     assert!(problems.iter().any(|p| p.contains("model")), "{problems:?}");
     assert!(problems.iter().any(|p| p.contains("answers no earlier tool call")), "{problems:?}");
     assert!(problems.iter().any(|p| p.contains("stream must be a boolean")), "{problems:?}");

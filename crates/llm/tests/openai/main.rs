@@ -7,10 +7,10 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use fake::Fake;
 use redline_llm::openai::{ConfigError, OpenAiConfig, OpenAiModel};
 use redline_ports::llm::{CompletionRequest, LanguageModel, LlmError, Message, NoDeltas, ToolCall, ToolSpec};
 use serde_json::{json, Value};
-use fake::Fake;
 use support::{config, response, sse_head, Collect, RawServer, Reply, KEY, MODEL};
 
 fn model(config: OpenAiConfig) -> OpenAiModel {
