@@ -3,6 +3,7 @@
 //! revert.
 
 mod prompt;
+pub mod record;
 pub mod tools;
 mod turn;
 pub mod view;
@@ -17,12 +18,16 @@ use redline_ports::jobs::{HistoryMessage, JobFilter, JobRecord, JobUpdate, Signa
 use redline_ports::{
     AttachmentSearch, Clock, DocumentStore, EventBus, HistoryStore, JobStore, LanguageModel, SessionStore, StoreError,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::documents::{DocumentError, Documents};
 use crate::usage::{Admission, Usage, UsageError};
 
-pub use turn::{ResponseMode, FAILURE_CONFLICT};
+pub use record::ResponseMode;
+use record::{Turn, TurnMetadata, TurnRequest, TurnState, FORMAT};
+
+/// `state.failure` of a job that failed on other writers' edits.
+pub const FAILURE_CONFLICT: &str = "conflict";
 
 /// Tunables of the chat machinery (decisions.md §10).
 #[derive(Debug, Clone)]
@@ -188,18 +193,16 @@ pub(crate) fn short_id(prefix: &str) -> String {
     format!("{prefix}{}", &u[..16])
 }
 
-/// The admission of a job: its usage hold is keyed by the job id.
-fn admission_of(job: &JobRecord) -> Admission {
-    Admission {
-        owner: job.owner,
-        request_id: job.job_id.clone(),
-        cycle: job.request.get("cycle").and_then(Value::as_str).unwrap_or_default().to_owned(),
+/// The admission of a chat job: its usage hold is keyed by the job id. `None` (logged) when
+/// its request cannot be read.
+fn admission_of(job: &JobRecord) -> Option<Admission> {
+    match TurnRequest::read(&job.request) {
+        Ok(request) => Some(Admission { owner: job.owner, request_id: job.job_id.clone(), cycle: request.cycle }),
+        Err(e) => {
+            tracing::error!(job_id = %job.job_id, error = %e, "a chat job's request could not be read");
+            None
+        }
     }
-}
-
-/// The pending changes kept in a job's state.
-pub(crate) fn stored_changes(state: &Value) -> Vec<Change> {
-    state.get("pending").and_then(|p| turn::changes_from_json(p).ok()).unwrap_or_default()
 }
 
 /// A job's history messages.
@@ -286,22 +289,26 @@ impl Chat {
                 status: JobStatus::Pending,
                 progress: 0,
                 attempts: 0,
-                request: json!({
-                    "message": req.message,
-                    "document_html": req.document_html,
-                    "require_approval": req.require_approval,
-                    "response_mode": req.response_mode.as_str(),
-                    "cycle": admission.cycle,
-                }),
+                request: TurnRequest {
+                    format: FORMAT,
+                    message: req.message.clone(),
+                    document_html: req.document_html.clone(),
+                    require_approval: req.require_approval,
+                    response_mode: req.response_mode,
+                    cycle: admission.cycle.clone(),
+                }
+                .to_value(),
                 result: None,
                 error: None,
-                metadata: json!({
-                    "message": req.message,
-                    "document_html_provided": req.document_html.is_some(),
-                    "require_approval": req.require_approval,
-                    "response_mode": req.response_mode.as_str(),
-                }),
-                state: json!({}),
+                metadata: TurnMetadata {
+                    message: req.message.clone(),
+                    document_html_provided: req.document_html.is_some(),
+                    require_approval: req.require_approval,
+                    response_mode: req.response_mode,
+                    pending_changes: None,
+                }
+                .to_value(),
+                state: TurnState::new().to_value(),
                 created_at: now,
                 updated_at: now,
                 finished_at: None,
@@ -422,7 +429,9 @@ impl Chat {
         match self.ports.jobs.update_job(job_id, &from, &update, self.now()).await? {
             Some(cancelled) => {
                 if job.job_type == JobType::Chat {
-                    let _ = self.usage.release(&admission_of(&cancelled)).await;
+                    if let Some(admission) = admission_of(&cancelled) {
+                        let _ = self.usage.release(&admission).await;
+                    }
                     self.record_interrupted_turn(&cancelled).await;
                 }
                 self.ports.bus.publish(Signal::Job(job_id.to_owned())).await;
@@ -449,11 +458,18 @@ impl Chat {
     /// revert to it undoes them. The turn is not billed (decisions.md §7). Nothing is written
     /// for a turn that applied nothing.
     async fn record_interrupted_turn(&self, job: &JobRecord) {
-        let applied = turn::prior_changes(&job.state);
+        let turn = match Turn::read(job) {
+            Ok(turn) => turn,
+            Err(e) => {
+                tracing::error!(job_id = %job.job_id, error = %e, "an interrupted chat job could not be read");
+                return;
+            }
+        };
+        let applied = &turn.state.applied;
         if applied.is_empty() || !job.status.is_finished() || job.status == JobStatus::Completed {
             return;
         }
-        let sections = turn::prior_sections(&job.state);
+        let sections = turn.state.applied_sections;
         let (how, reason) = match job.status {
             JobStatus::Cancelled => ("was cancelled", String::new()),
             _ => ("failed", format!(" {}", job.error.as_deref().unwrap_or_default())),
@@ -466,10 +482,10 @@ impl Chat {
             if sections == 1 { "" } else { "s" },
             reason.trim_end(),
         );
-        let version_before = turn::turn_version(&job.state, "turn_version_before");
-        let version_after = turn::turn_version(&job.state, "turn_version_after");
+        let version_before = turn.state.turn_version_before.clone();
+        let version_after = turn.state.turn_version_after.clone();
         let now = self.now();
-        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let message = turn.request.message;
         let entry = |role: &str, content: String| HistoryMessage {
             message_id: short_id("msg_"),
             role: role.to_owned(),
@@ -505,7 +521,8 @@ impl Chat {
         if job.status != JobStatus::AwaitingApproval {
             return Err(ChatError::Conflict(format!("No job awaiting approval: job {job_id} is {}.", job.status)));
         }
-        let pending = stored_changes(&job.state);
+        let turn = Turn::read(&job)?;
+        let pending = turn.state.pending_changes()?;
         let approved = redline_domain::job::select_approved(&pending, req).map_err(|e| match e {
             ApprovalError::UnknownChanges(ids) => {
                 ChatError::UnknownChanges(format!("Unknown change_id: {}", ids.join(", ")))
@@ -513,7 +530,7 @@ impl Chat {
             other => ChatError::UnknownChanges(other.to_string()),
         })?;
         let approved: Vec<Change> = approved.into_iter().cloned().collect();
-        self.finish_approval(job, approved, pending.len(), feedback).await
+        self.finish_approval(turn, approved, &pending, feedback).await
     }
 
     /// The session's active chat history (404 when the session does not exist).
@@ -579,8 +596,10 @@ impl Chat {
         self.finished.evict_session(owner, session);
         for j in doomed {
             if j.job_type == JobType::Chat && !j.status.is_finished() {
-                if let Err(e) = self.usage.release(&admission_of(&j)).await {
-                    tracing::warn!(job_id = %j.job_id, error = %e, "the deleted session's turn kept its held operation");
+                if let Some(admission) = admission_of(&j) {
+                    if let Err(e) = self.usage.release(&admission).await {
+                        tracing::warn!(job_id = %j.job_id, error = %e, "the deleted session's turn kept its held operation");
+                    }
                 }
             }
             self.ports.bus.publish(Signal::Job(j.job_id)).await;
@@ -605,7 +624,9 @@ impl Chat {
         for id in sweep.cancelled.iter().chain(&sweep.failed) {
             if let Some(job) = self.ports.jobs.job(id).await? {
                 if job.job_type == JobType::Chat {
-                    let _ = self.usage.release(&admission_of(&job)).await;
+                    if let Some(admission) = admission_of(&job) {
+                        let _ = self.usage.release(&admission).await;
+                    }
                     self.record_interrupted_turn(&job).await;
                 }
             }

@@ -15,95 +15,16 @@ use redline_ports::{EventBus, JobStore};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
+use super::record::{
+    Continuation, DocumentChanges, Failure, PublicChange, ResponseMode, StoredChange, Turn, TurnMetadata, TurnResult,
+    TurnState, UsageRecord, FORMAT,
+};
 use super::tools::{self, ToolRequest, Workspace};
-use super::view::{change_json, usage_json};
-use super::{admission_of, prompt, short_id, Chat, ChatError, ChatResult};
+use super::{prompt, short_id, Chat, ChatError, ChatResult};
 use crate::documents::{new_chunk_id, new_version_id};
 
 /// Times a turn re-applies its changes onto a document that other writers changed first.
 const REBASE_ATTEMPTS: usize = 20;
-
-/// How the result shows the document (decisions.md §5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResponseMode {
-    /// `updated_html` carries the whole document.
-    Full,
-    /// `updated_html` is null; `chunk_diffs` carries the changed sections.
-    Compact,
-}
-
-impl ResponseMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResponseMode::Full => "full",
-            ResponseMode::Compact => "compact",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "full" => Some(ResponseMode::Full),
-            "compact" => Some(ResponseMode::Compact),
-            _ => None,
-        }
-    }
-}
-
-fn section_json(s: &Section) -> Value {
-    json!({"id": s.id.as_str(), "tag": s.tag, "html": s.html, "text": s.text})
-}
-
-fn section_from(v: &Value) -> Option<Section> {
-    Some(Section {
-        id: ChunkId::parse(v.get("id")?.as_str()?)?,
-        tag: v.get("tag")?.as_str()?.to_owned(),
-        html: v.get("html")?.as_str()?.to_owned(),
-        text: v.get("text")?.as_str()?.to_owned(),
-    })
-}
-
-/// Changes in full (with their new sections), as a job's state keeps them.
-pub fn changes_to_json(changes: &[Change]) -> Value {
-    Value::Array(
-        changes
-            .iter()
-            .map(|c| {
-                json!({
-                    "change_id": c.change_id,
-                    "op": c.op.as_str(),
-                    "chunk_id": c.chunk_id.as_str(),
-                    "after": c.after.as_ref().map(|a| a.as_str()),
-                    "old_html": c.old_html,
-                    "new_sections": c.new_sections.iter().map(section_json).collect::<Vec<_>>(),
-                    "explanation": c.explanation,
-                })
-            })
-            .collect(),
-    )
-}
-
-pub fn changes_from_json(v: &Value) -> Result<Vec<Change>, String> {
-    let bad = || "corrupt pending changes".to_owned();
-    v.as_array()
-        .ok_or_else(bad)?
-        .iter()
-        .map(|c| {
-            Ok(Change {
-                change_id: c.get("change_id").and_then(Value::as_str).ok_or_else(bad)?.to_owned(),
-                op: c.get("op").and_then(Value::as_str).and_then(ChangeOp::parse).ok_or_else(bad)?,
-                chunk_id: c.get("chunk_id").and_then(Value::as_str).and_then(ChunkId::parse).ok_or_else(bad)?,
-                after: c.get("after").and_then(Value::as_str).and_then(ChunkId::parse),
-                old_html: c.get("old_html").and_then(Value::as_str).map(str::to_owned),
-                new_sections: c
-                    .get("new_sections")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(section_from).collect())
-                    .unwrap_or_default(),
-                explanation: c.get("explanation").and_then(Value::as_str).map(str::to_owned),
-            })
-        })
-        .collect()
-}
 
 /// A human-readable summary of changes.
 fn summary(changes: &[Change]) -> String {
@@ -153,9 +74,6 @@ enum Commit {
     /// The job is no longer in progress (cancelled); nothing written.
     JobNotRunning,
 }
-
-/// `state.failure` of a job that failed on other writers' edits (see `fail_conflict`).
-pub const FAILURE_CONFLICT: &str = "conflict";
 
 /// What the loop ended with.
 enum Ending {
@@ -253,22 +171,23 @@ impl Chat {
         let _ = self.ports.jobs.update_job(job_id, &[JobStatus::InProgress], &update, self.now()).await;
     }
 
-    /// Ends a job as failed (nothing written, nothing charged).
-    async fn fail(&self, job: &JobRecord, error: String) {
-        self.fail_with(job, error, None).await;
+    /// Ends a turn as failed (nothing written, nothing charged).
+    async fn fail(&self, turn: &Turn, error: String) {
+        self.fail_with(turn, error, None).await;
     }
 
-    /// Ends a job as failed because other writers changed the sections it edited: its state
-    /// says `"failure": "conflict"`, which `POST /v1/chat` answers with 409, not as a failure
+    /// Ends a turn as failed because other writers changed the sections it edited: its state
+    /// says [`Failure::Conflict`], which `POST /v1/chat` answers with 409, not as a failure
     /// of the AI model (502).
-    async fn fail_conflict(&self, job: &JobRecord, error: String) {
-        self.fail_with(job, error, Some(FAILURE_CONFLICT)).await;
+    async fn fail_conflict(&self, turn: &Turn, error: String) {
+        self.fail_with(turn, error, Some(Failure::Conflict)).await;
     }
 
-    async fn fail_with(&self, job: &JobRecord, error: String, failure: Option<&str>) {
+    async fn fail_with(&self, turn: &Turn, error: String, failure: Option<Failure>) {
+        let job = &turn.job;
         tracing::warn!(job_id = %job.job_id, %error, "chat job failed");
         // What this round did not write, the rounds approved before it did.
-        let error = match prior_changes(&job.state).len() {
+        let error = match turn.state.applied.len() {
             0 => error,
             n => format!(
                 "{} The {n} change{} approved earlier in this turn stay{} in the document.",
@@ -280,20 +199,12 @@ impl Chat {
                 if n == 1 { "s" } else { "" },
             ),
         };
-        let state = failure.map(|kind| {
-            let mut state = job.state.clone();
-            if let Some(o) = state.as_object_mut() {
-                o.insert("failure".to_owned(), json!(kind));
-                state
-            } else {
-                json!({"failure": kind})
-            }
-        });
+        let state = failure.map(|failure| TurnState { failure: Some(failure), ..turn.state.clone() }.to_value());
         let update = JobUpdate { status: Some(JobStatus::Failed), error: Some(error), state, ..Default::default() };
         if let Ok(Some(failed)) =
             self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await
         {
-            let _ = self.usage.release(&admission_of(job)).await;
+            let _ = self.usage.release(&turn.admission()).await;
             self.record_interrupted_turn(&failed).await;
         }
         self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
@@ -308,15 +219,35 @@ impl Chat {
             job.job_id.clone(),
             self.config.lease,
         );
-        if let Err(e) = self.run_turn(&job, &mut cancel).await {
-            self.fail(&job, format!("The chat turn failed: {e}")).await;
+        match Turn::read(&job) {
+            Ok(turn) => {
+                if let Err(e) = self.run_turn(&turn, &mut cancel).await {
+                    self.fail(&turn, format!("The chat turn failed: {e}")).await;
+                }
+            }
+            Err(e) => self.fail_unreadable(&job, &e).await,
         }
         watcher.abort();
     }
 
-    async fn run_turn(&self, job: &JobRecord, cancel: &mut watch::Receiver<bool>) -> ChatResult<()> {
-        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let require_approval = job.request.get("require_approval").and_then(Value::as_bool).unwrap_or(false);
+    /// Ends a job whose stored request or state cannot be read (a bug, or a row written by a
+    /// newer build): failed, with the cause in the log. Its held operation stays held: the
+    /// cycle it was held in is part of what could not be read.
+    async fn fail_unreadable(&self, job: &JobRecord, e: &redline_ports::StoreError) {
+        tracing::error!(job_id = %job.job_id, error = %e, "a chat job could not be read");
+        let update = JobUpdate {
+            status: Some(JobStatus::Failed),
+            error: Some("The chat turn failed: the job could not be read.".to_owned()),
+            ..Default::default()
+        };
+        let _ = self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await;
+        self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
+    }
+
+    async fn run_turn(&self, turn: &Turn, cancel: &mut watch::Receiver<bool>) -> ChatResult<()> {
+        let job = &turn.job;
+        let message = turn.request.message.clone();
+        let require_approval = turn.request.require_approval;
         let owner = job.owner;
         let session = &job.session_id;
         self.emit(&job.job_id, "status", json!({"message": "Reading the document", "attempt": job.attempts})).await;
@@ -324,8 +255,8 @@ impl Chat {
 
         // The document as the turn starts (the editor's copy first, when one was sent).
         let (mut record, mut doc) = self.documents.current(owner, session).await?;
-        if let Some(html) = job.request.get("document_html").and_then(Value::as_str) {
-            let sections = self.documents.sectionize(html.to_owned()).await?;
+        if let Some(html) = &turn.request.document_html {
+            let sections = self.documents.sectionize(html.clone()).await?;
             let editor = Document::new(sections).map_err(|e| ChatError::Conflict(e.to_string()))?;
             let stored = record.as_ref().map(|r| r.html.as_str()).unwrap_or_default();
             if editor.to_html() != stored && (editor.has_content() || !doc.has_content()) {
@@ -363,18 +294,8 @@ impl Chat {
             });
         }
         messages.push(Message::user(message.clone()));
-        if let Some(c) = job.state.get("continuation") {
-            let previous = c.get("previous_response").and_then(Value::as_str).unwrap_or_default();
-            messages.push(Message::assistant(
-                Some(format!(
-                    "{previous}\n\nThe reviewer approved changes {} and rejected these: {}",
-                    c.get("approved").cloned().unwrap_or(Value::Null),
-                    c.get("rejected").cloned().unwrap_or(Value::Null)
-                )),
-                vec![],
-            ));
-            let feedback = c.get("feedback").and_then(Value::as_str).unwrap_or_default();
-            messages.push(Message::user(format!("Reviewer feedback on the rejected changes: {feedback}")));
+        if let Some(c) = &turn.state.continuation {
+            messages.extend(reviewer_answer(c));
         }
 
         let mut ws = Workspace::new(doc);
@@ -461,7 +382,7 @@ impl Chat {
         match ending {
             Ending::Cancelled => Ok(()),
             Ending::Failed(why) => {
-                self.fail(job, why).await;
+                self.fail(turn, why).await;
                 Ok(())
             }
             Ending::OutOfTime => {
@@ -477,11 +398,11 @@ impl Chat {
                         format!("The {n} change(s) I had made are kept; ask again to continue.")
                     }
                 );
-                self.finish(job, record, base_version, ws, text, require_approval).await
+                self.finish(turn, record, base_version, ws, text, require_approval).await
             }
             Ending::Answer(text) => {
                 let text = if text.trim().is_empty() { summary(ws.changes()) } else { text };
-                self.finish(job, record, base_version, ws, text, require_approval).await
+                self.finish(turn, record, base_version, ws, text, require_approval).await
             }
         }
     }
@@ -592,7 +513,7 @@ impl Chat {
     /// The `change` event of the change at `at`; its id.
     fn change_event(ws: &Workspace, at: usize, proposing: bool, events: &mut Vec<(String, Value)>) -> String {
         let c = &ws.changes()[at];
-        let mut v = change_json(c);
+        let mut v = serde_json::to_value(PublicChange::from(c)).unwrap_or_default();
         v["proposed"] = json!(proposing);
         events.push(("change".to_owned(), v));
         c.change_id.clone()
@@ -601,30 +522,32 @@ impl Chat {
     /// The end of a turn: propose the changes, or apply them, charge and complete.
     async fn finish(
         &self,
-        job: &JobRecord,
+        turn: &Turn,
         record: Option<DocumentRecord>,
         base_version: Option<String>,
         ws: Workspace,
         response: String,
         require_approval: bool,
     ) -> ChatResult<()> {
+        let job = &turn.job;
         if require_approval && !ws.changes().is_empty() {
-            let pending: Vec<Value> = ws.changes().iter().map(change_json).collect();
-            let mut metadata = job.metadata.clone();
-            metadata["pending_changes"] = Value::Array(pending);
+            let metadata =
+                TurnMetadata { pending_changes: Some(PublicChange::list(ws.changes())), ..turn.metadata.clone() };
+            let state = TurnState {
+                pending: Some(StoredChange::list(ws.changes())),
+                base_version,
+                response: Some(response),
+                applied: turn.state.applied.clone(),
+                applied_sections: turn.state.applied_sections,
+                turn_version_before: turn.state.turn_version_before.clone(),
+                turn_version_after: turn.state.turn_version_after.clone(),
+                ..TurnState::new()
+            };
             let update = JobUpdate {
                 status: Some(JobStatus::AwaitingApproval),
                 progress: Some(90),
-                metadata: Some(metadata),
-                state: Some(json!({
-                    "pending": changes_to_json(ws.changes()),
-                    "base_version": base_version,
-                    "response": response,
-                    "applied_sections": prior_sections(&job.state),
-                    "applied": job.state.get("applied").cloned().unwrap_or_else(|| json!([])),
-                    "turn_version_before": job.state.get("turn_version_before"),
-                    "turn_version_after": job.state.get("turn_version_after"),
-                })),
+                metadata: Some(metadata.to_value()),
+                state: Some(state.to_value()),
                 lease_until: Some(None),
                 ..Default::default()
             };
@@ -656,7 +579,7 @@ impl Chat {
                         let (now_record, now_doc) = self.documents.current(owner, &job.session_id).await?;
                         let refs: Vec<&Change> = ws.changes().iter().collect();
                         let Ok(rebased) = redline_domain::job::apply_approved(&now_doc, &refs) else {
-                            self.fail_conflict(job, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
+                            self.fail_conflict(turn, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
                             return Ok(());
                         };
                         let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
@@ -673,7 +596,7 @@ impl Chat {
                         Some((r, onto)) => (Some(r), ws.changes().to_vec(), onto),
                         None => {
                             self.fail_conflict(
-                                job,
+                                turn,
                                 "The document kept changing while the AI edited it; nothing was applied. Try again."
                                     .to_owned(),
                             )
@@ -684,7 +607,7 @@ impl Chat {
                 }
             }
         };
-        self.complete(job, doc_record, version_before, &applied, response).await
+        self.complete(turn, doc_record, version_before, &applied, response).await
     }
 
     async fn job_status(&self, job_id: &str) -> ChatResult<JobStatus> {
@@ -719,24 +642,25 @@ impl Chat {
     /// Charges the turn, records it in the history and completes the job with its result.
     async fn complete(
         &self,
-        job: &JobRecord,
+        turn: &Turn,
         doc_record: Option<DocumentRecord>,
         version_before: Option<String>,
         applied: &[Change],
         response: String,
     ) -> ChatResult<()> {
+        let job = &turn.job;
         // `applied`, this round's changes, were committed with `doc_record`.
         let committed = !applied.is_empty();
-        let sections = sections_edited(applied) + prior_sections(&job.state);
+        let sections = sections_edited(applied) + turn.state.applied_sections;
         // A turn in rounds is undone whole: its history starts at the version before its first
         // approved round.
-        let version_before = turn_version(&job.state, "turn_version_before").or(version_before);
+        let version_before = turn.state.turn_version_before.clone().or(version_before);
         // The result describes what the whole turn applied: the rounds approved before the
         // reviewer's feedback, then this one.
-        let mut all = prior_changes(&job.state);
+        let mut all = turn.state.prior_changes()?;
         all.extend_from_slice(applied);
         let applied = all.as_slice();
-        let usage = match self.usage.charge(&admission_of(job), sections).await {
+        let usage = match self.usage.charge(&turn.admission(), sections).await {
             Ok(u) => u,
             Err(e) => {
                 tracing::warn!(job_id = %job.job_id, error = %e, "could not charge a completed turn");
@@ -751,7 +675,7 @@ impl Chat {
         // nothing, after the document's last change.
         let last_change = doc_record.as_ref().map_or(0, |r| r.updated_at);
         let now = if committed { last_change } else { self.now().max(last_change) };
-        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let message = turn.request.message.clone();
         self.ports
             .history
             .add_messages(
@@ -779,27 +703,28 @@ impl Chat {
                 ],
             )
             .await?;
-        let compact = job.request.get("response_mode").and_then(Value::as_str) == Some("compact");
+        let compact = turn.request.response_mode == ResponseMode::Compact;
         let html = doc_record.as_ref().map(|r| r.html.clone()).unwrap_or_default();
-        let changes: Vec<Value> = applied.iter().map(change_json).collect();
-        let result = json!({
-            "response": response,
-            "session_id": job.session_id.as_str(),
-            "document_changes": {
-                "updated_html": if compact { Value::Null } else { Value::String(html) },
-                "version_id": version_after,
-                "changes_summary": summary(applied),
-                "requires_approval": false,
-                "pending_changes": Value::Null,
-                "changes": changes,
-                "chunk_diffs": if compact { Value::Array(changes.clone()) } else { Value::Null },
+        let changes = PublicChange::list(applied);
+        let result = TurnResult {
+            format: FORMAT,
+            response,
+            session_id: job.session_id.as_str().to_owned(),
+            document_changes: DocumentChanges {
+                updated_html: (!compact).then_some(html),
+                version_id: version_after,
+                changes_summary: summary(applied),
+                requires_approval: false,
+                pending_changes: None,
+                chunk_diffs: compact.then(|| changes.clone()),
+                changes,
             },
-            "usage": usage_json(&usage),
-        });
+            usage: UsageRecord::from(&usage),
+        };
         let update = JobUpdate {
             status: Some(JobStatus::Completed),
             progress: Some(100),
-            result: Some(result),
+            result: Some(result.to_value()),
             ..Default::default()
         };
         let from = [JobStatus::InProgress];
@@ -811,19 +736,25 @@ impl Chat {
     }
 
     /// Applies the approved changes of a job awaiting approval and completes it.
+    /// `pending`: the changes proposed, of which `approved` are approved.
     pub(super) async fn finish_approval(
         &self,
-        job: JobRecord,
+        turn: Turn,
         approved: Vec<Change>,
-        proposed: usize,
+        pending: &[Change],
         feedback: Option<String>,
     ) -> ChatResult<JobRecord> {
         let now = self.now();
         let take = JobUpdate { status: Some(JobStatus::InProgress), ..Default::default() };
-        let Some(job) = self.ports.jobs.update_job(&job.job_id, &[JobStatus::AwaitingApproval], &take, now).await?
+        let Some(job) =
+            self.ports.jobs.update_job(&turn.job.job_id, &[JobStatus::AwaitingApproval], &take, now).await?
         else {
-            return Err(ChatError::Conflict(format!("Job {} is no longer awaiting approval.", job.job_id)));
+            return Err(ChatError::Conflict(format!("Job {} is no longer awaiting approval.", turn.job.job_id)));
         };
+        // Taking the job changed its status alone.
+        let turn = Turn { job, ..turn };
+        let job = &turn.job;
+        let proposed = pending.len();
         let back = JobUpdate { status: Some(JobStatus::AwaitingApproval), ..Default::default() };
         let (record, doc) = self.documents.current(job.owner, &job.session_id).await?;
         let refs: Vec<&Change> = approved.iter().collect();
@@ -848,7 +779,7 @@ impl Chat {
         let doc_record = if approved.is_empty() {
             record
         } else {
-            match self.commit(&job, version_before.clone(), &next, "chat").await? {
+            match self.commit(job, version_before.clone(), &next, "chat").await? {
                 Commit::Done(r) => Some(r),
                 Commit::JobNotRunning => {
                     return Err(ChatError::Conflict(format!("Job {} was cancelled during the approval.", job.job_id)))
@@ -859,55 +790,52 @@ impl Chat {
                 }
             }
         };
-        let mut response = job.state.get("response").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let mut response = turn.state.response.clone().unwrap_or_default();
         response.push_str(&format!(
             "\n\n{} of {proposed} proposed change{} applied after review.",
             approved.len(),
             if proposed == 1 { "" } else { "s" }
         ));
-        let rejected: Vec<Value> = super::stored_changes(&job.state)
+        let rejected: Vec<PublicChange> = pending
             .iter()
             .filter(|c| !approved.iter().any(|a| a.change_id == c.change_id))
-            .map(change_json)
+            .map(PublicChange::from)
             .collect();
         if let Some(f) = feedback.filter(|f| !f.trim().is_empty()) {
             if !rejected.is_empty() {
                 // The reviewer's feedback goes back to the AI, which may propose again in this
                 // job: the job is queued again with what happened so far.
-                let mut applied_so_far = prior_changes(&job.state);
-                applied_so_far.extend(approved.iter().cloned());
-                let applied_so_far = changes_to_json(&applied_so_far);
+                let mut applied = turn.state.applied.clone();
+                applied.extend(StoredChange::list(&approved));
                 // The versions the turn's approved rounds span, for its history entry however
                 // it ends (completed, or cancelled and failed after this round: `Chat::record_interrupted_turn`).
                 let (first_before, last_after) = if approved.is_empty() {
-                    (turn_version(&job.state, "turn_version_before"), turn_version(&job.state, "turn_version_after"))
+                    (turn.state.turn_version_before.clone(), turn.state.turn_version_after.clone())
                 } else {
                     (
-                        turn_version(&job.state, "turn_version_before").or_else(|| version_before.clone()),
+                        turn.state.turn_version_before.clone().or_else(|| version_before.clone()),
                         doc_record.as_ref().and_then(|r| r.version_id.clone()),
                     )
                 };
-                let state = json!({
-                    "turn_version_before": first_before,
-                    "turn_version_after": last_after,
-                    "continuation": {
-                        "feedback": f,
-                        "previous_response": job.state.get("response"),
-                        "approved": approved.iter().map(|c| c.change_id.clone()).collect::<Vec<_>>(),
-                        "rejected": rejected,
-                    },
-                    "applied_sections": prior_sections(&job.state) + sections_edited(&approved),
-                    "applied": applied_so_far,
-                });
-                let mut metadata = job.metadata.clone();
-                if let Some(m) = metadata.as_object_mut() {
-                    m.remove("pending_changes");
-                }
+                let state = TurnState {
+                    turn_version_before: first_before,
+                    turn_version_after: last_after,
+                    continuation: Some(Continuation {
+                        feedback: f.clone(),
+                        previous_response: turn.state.response.clone(),
+                        approved: approved.iter().map(|c| c.change_id.clone()).collect(),
+                        rejected,
+                    }),
+                    applied_sections: turn.state.applied_sections + sections_edited(&approved),
+                    applied,
+                    ..TurnState::new()
+                };
+                let metadata = TurnMetadata { pending_changes: None, ..turn.metadata.clone() };
                 let requeue = JobUpdate {
                     status: Some(JobStatus::Pending),
                     progress: Some(50),
-                    metadata: Some(metadata),
-                    state: Some(state),
+                    metadata: Some(metadata.to_value()),
+                    state: Some(state.to_value()),
                     lease_until: Some(None),
                     ..Default::default()
                 };
@@ -919,14 +847,24 @@ impl Chat {
                 return self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound);
             }
         }
-        self.complete(&job, doc_record, version_before, &approved, response).await?;
+        self.complete(&turn, doc_record, version_before, &approved, response).await?;
         self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound)
     }
 }
 
-/// The changes applied in the turn's earlier rounds (approved before the reviewer's feedback).
-pub(super) fn prior_changes(state: &Value) -> Vec<Change> {
-    state.get("applied").and_then(|a| changes_from_json(a).ok()).unwrap_or_default()
+/// What the model is told of the reviewer's answer to its proposal: its proposal's answer
+/// with the changes approved and rejected (as JSON), then the feedback.
+fn reviewer_answer(c: &Continuation) -> [Message; 2] {
+    let previous = c.previous_response.as_deref().unwrap_or_default();
+    let approved = serde_json::to_value(&c.approved).unwrap_or_default();
+    let rejected = serde_json::to_value(&c.rejected).unwrap_or_default();
+    [
+        Message::assistant(
+            Some(format!("{previous}\n\nThe reviewer approved changes {approved} and rejected these: {rejected}")),
+            vec![],
+        ),
+        Message::user(format!("Reviewer feedback on the rejected changes: {}", c.feedback)),
+    ]
 }
 
 /// The most of one earlier message given back to the model: an 800 KB answer (or request)
@@ -957,16 +895,6 @@ fn public_reason(e: &LlmError) -> String {
         LlmError::Unreachable(_) => "the language model service could not be reached".to_owned(),
         LlmError::InvalidResponse(_) => "the language model sent an answer that could not be read".to_owned(),
     }
-}
-
-/// A version id the job's state keeps for its turn (`turn_version_before`: the version before
-/// its first approved round; `turn_version_after`: the one its last approved round committed).
-pub(super) fn turn_version(state: &Value, key: &str) -> Option<String> {
-    state.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-pub(super) fn prior_sections(state: &Value) -> u64 {
-    state.get("applied_sections").and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn human_duration(d: Duration) -> String {
@@ -1039,8 +967,9 @@ mod tests {
                 explanation: None,
             },
         ];
-        assert_eq!(changes_from_json(&changes_to_json(&changes)).unwrap(), changes);
-        assert!(changes_from_json(&json!({"nope": 1})).is_err());
+        let state = TurnState { pending: Some(StoredChange::list(&changes)), ..TurnState::new() };
+        assert_eq!(TurnState::read(&state.to_value()).unwrap().pending_changes().unwrap(), changes);
+        assert!(TurnState::read(&json!({"pending": {"nope": 1}})).is_err());
         assert_eq!(summary(&changes), "1 section created, 1 section deleted.");
     }
 }
