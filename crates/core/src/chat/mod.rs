@@ -18,16 +18,13 @@ use redline_ports::jobs::{HistoryMessage, JobFilter, JobRecord, JobUpdate, Signa
 use redline_ports::{
     AttachmentSearch, Clock, DocumentStore, EventBus, HistoryStore, JobStore, LanguageModel, SessionStore, StoreError,
 };
-use serde_json::Value;
 
 use crate::documents::{DocumentError, Documents};
 use crate::usage::{Admission, Usage, UsageError};
 
 pub use record::ResponseMode;
 use record::{Turn, TurnMetadata, TurnRequest, TurnState, FORMAT};
-
-/// `state.failure` of a job that failed on other writers' edits.
-pub const FAILURE_CONFLICT: &str = "conflict";
+use view::JobView;
 
 /// Tunables of the chat machinery (decisions.md §10).
 #[derive(Debug, Clone)]
@@ -149,7 +146,7 @@ impl FinishedViews {
         (e.finished_at > fresh_after).then(|| (e.owner, e.json.clone()))
     }
 
-    fn put(&self, job: &JobRecord, json: bytes::Bytes) {
+    fn put(&self, job: &JobView, json: bytes::Bytes) {
         let (Some(finished_at), Ok(mut guard)) = (job.finished_at, self.entries.lock()) else {
             return;
         };
@@ -234,9 +231,15 @@ impl Chat {
         Self { ports, documents, usage, config, finished }
     }
 
-    /// `GET /v1/jobs/{id}`: the Job as JSON text (403 for another owner's job, 404 for none).
-    /// A finished job's text is kept and served again without a query of its events.
-    pub async fn job_json(&self, owner: Owner, job_id: &str) -> ChatResult<bytes::Bytes> {
+    /// `GET /v1/jobs/{id}`: the job with its events as `render` writes it (403 for another
+    /// owner's job, 404 for none). A finished job's rendering is kept and served again without
+    /// a query of its events.
+    pub async fn job_rendered(
+        &self,
+        owner: Owner,
+        job_id: &str,
+        render: impl FnOnce(&JobView) -> bytes::Bytes,
+    ) -> ChatResult<bytes::Bytes> {
         let fresh_after = self.now() - ms(self.config.retention);
         if let Some((job_owner, json)) = self.finished.get(job_id, fresh_after) {
             if job_owner != owner {
@@ -245,10 +248,10 @@ impl Chat {
             return Ok(json);
         }
         let job = self.job(owner, job_id).await?;
-        let view = self.job_view(&job, false).await?;
-        let json = bytes::Bytes::from(serde_json::to_vec(&view).unwrap_or_default());
-        if job.status.is_finished() {
-            self.finished.put(&job, json.clone());
+        let view = self.job_view(&job, true).await?;
+        let json = render(&view);
+        if view.status.is_finished() {
+            self.finished.put(&view, json.clone());
         }
         Ok(json)
     }
@@ -386,9 +389,13 @@ impl Chat {
         Ok(job)
     }
 
-    /// A job without an ownership check (for streams that checked it when they started).
-    pub async fn peek_job(&self, job_id: &str) -> ChatResult<Option<JobRecord>> {
-        Ok(self.ports.jobs.job(job_id).await?)
+    /// A job without an ownership check (for streams that checked it when they started),
+    /// with its events when `with_events`.
+    pub async fn peek_view(&self, job_id: &str, with_events: bool) -> ChatResult<Option<JobView>> {
+        match self.ports.jobs.job(job_id).await? {
+            Some(job) => Ok(Some(self.job_view(&job, with_events).await?)),
+            None => Ok(None),
+        }
     }
 
     /// A job's status alone (`None` once it is gone), without the owner check: for streams
@@ -397,17 +404,18 @@ impl Chat {
         Ok(self.ports.jobs.job_status(job_id).await?)
     }
 
-    /// The public JSON of a job with its intermediate events.
-    pub async fn job_view(&self, job: &JobRecord, compact: bool) -> ChatResult<Value> {
-        let events = if compact { Vec::new() } else { self.ports.jobs.events(&job.job_id, 0).await? };
-        Ok(view::job_json(job, &events, compact))
+    /// A job as callers see it, with its intermediate events when `with_events`.
+    pub async fn job_view(&self, job: &JobRecord, with_events: bool) -> ChatResult<JobView> {
+        let events = if with_events { self.ports.jobs.events(&job.job_id, 0).await? } else { Vec::new() };
+        Ok(JobView::read(job, events)?)
     }
 
-    pub async fn list(&self, owner: Owner, filter: &JobFilter, compact: bool) -> ChatResult<Vec<Value>> {
+    /// The owner's jobs, newest first; with their events unless `compact`.
+    pub async fn list(&self, owner: Owner, filter: &JobFilter, compact: bool) -> ChatResult<Vec<JobView>> {
         let jobs = self.ports.jobs.list_jobs(owner, filter).await?;
         let mut out = Vec::with_capacity(jobs.len());
         for j in &jobs {
-            out.push(self.job_view(j, compact).await?);
+            out.push(self.job_view(j, !compact).await?);
         }
         Ok(out)
     }
