@@ -1,8 +1,23 @@
-//! Chat turns as jobs (decisions.md §5, §9): submitting (with usage admission), the editing
-//! loop run by workers, approval of proposed changes, cancellation, listings, history and
-//! revert.
+//! Chat turns as jobs (decisions.md §5, §9).
+//!
+//! - `jobs`: queueing a turn (with usage admission), waiting for it, reading jobs as views.
+//! - `turn`: the editing loop a worker runs; `edit`: its tool calls on the working copy;
+//!   `commit`: its end (proposed, or committed, rebased, charged and completed; or failed).
+//! - `approval`: the reviewer's answer to proposed changes.
+//! - `lifecycle`: cancellation, deleted sessions and the sweep.
+//! - `history`: a session's chat history and revert.
+//! - `record`: what a chat job stores, as types; `view`: a job as callers see it.
+//! - `finished`: the rendered views of finished jobs, kept for polling.
 
+mod approval;
+mod commit;
+mod edit;
+mod finished;
+mod history;
+mod jobs;
+mod lifecycle;
 mod prompt;
+pub mod record;
 pub mod tools;
 mod turn;
 pub mod view;
@@ -10,19 +25,20 @@ pub mod view;
 use std::sync::Arc;
 use std::time::Duration;
 
-use redline_domain::job::{ApprovalError, ApprovalRequest, Change, JobStatus, JobType};
 use redline_domain::time_util::Millis;
-use redline_domain::{Owner, SessionId};
-use redline_ports::jobs::{HistoryMessage, JobFilter, JobRecord, JobUpdate, Signal};
+use redline_domain::SessionId;
+use redline_ports::jobs::{JobRecord, Signal};
 use redline_ports::{
     AttachmentSearch, Clock, DocumentStore, EventBus, HistoryStore, JobStore, LanguageModel, SessionStore, StoreError,
 };
-use serde_json::{json, Value};
 
 use crate::documents::{DocumentError, Documents};
 use crate::usage::{Admission, Usage, UsageError};
 
-pub use turn::{ResponseMode, FAILURE_CONFLICT};
+use finished::FinishedViews;
+pub use history::History;
+pub use record::ResponseMode;
+use record::TurnRequest;
 
 /// Tunables of the chat machinery (decisions.md §10).
 #[derive(Debug, Clone)]
@@ -120,64 +136,6 @@ pub struct Chat {
     finished: Arc<FinishedViews>,
 }
 
-/// The JSON of finished jobs, which never change: polling a finished job costs no query of
-/// its events and no serialisation. Entries leave at retention, on deletion (a `Job` signal,
-/// from any replica) and oldest first beyond the capacity.
-#[derive(Default)]
-struct FinishedViews {
-    entries: std::sync::Mutex<(std::collections::HashMap<String, FinishedView>, std::collections::VecDeque<String>)>,
-}
-
-struct FinishedView {
-    owner: Owner,
-    session: SessionId,
-    finished_at: Millis,
-    json: bytes::Bytes,
-}
-
-const FINISHED_VIEWS: usize = 4096;
-
-impl FinishedViews {
-    fn get(&self, job_id: &str, fresh_after: Millis) -> Option<(Owner, bytes::Bytes)> {
-        let guard = self.entries.lock().ok()?;
-        let e = guard.0.get(job_id)?;
-        (e.finished_at > fresh_after).then(|| (e.owner, e.json.clone()))
-    }
-
-    fn put(&self, job: &JobRecord, json: bytes::Bytes) {
-        let (Some(finished_at), Ok(mut guard)) = (job.finished_at, self.entries.lock()) else {
-            return;
-        };
-        let (map, order) = &mut *guard;
-        if map
-            .insert(
-                job.job_id.clone(),
-                FinishedView { owner: job.owner, session: job.session_id.clone(), finished_at, json },
-            )
-            .is_none()
-        {
-            order.push_back(job.job_id.clone());
-        }
-        while order.len() > FINISHED_VIEWS {
-            if let Some(old) = order.pop_front() {
-                map.remove(&old);
-            }
-        }
-    }
-
-    fn evict(&self, job_id: &str) {
-        if let Ok(mut guard) = self.entries.lock() {
-            guard.0.remove(job_id);
-        }
-    }
-
-    fn evict_session(&self, owner: Owner, session: &SessionId) {
-        if let Ok(mut guard) = self.entries.lock() {
-            guard.0.retain(|_, e| !(e.owner == owner && &e.session == session));
-        }
-    }
-}
-
 fn ms(d: Duration) -> Millis {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -188,24 +146,16 @@ pub(crate) fn short_id(prefix: &str) -> String {
     format!("{prefix}{}", &u[..16])
 }
 
-/// The admission of a job: its usage hold is keyed by the job id.
-fn admission_of(job: &JobRecord) -> Admission {
-    Admission {
-        owner: job.owner,
-        request_id: job.job_id.clone(),
-        cycle: job.request.get("cycle").and_then(Value::as_str).unwrap_or_default().to_owned(),
+/// The admission of a chat job: its usage hold is keyed by the job id. `None` (logged) when
+/// its request cannot be read.
+fn admission_of(job: &JobRecord) -> Option<Admission> {
+    match TurnRequest::read(&job.request) {
+        Ok(request) => Some(Admission { owner: job.owner, request_id: job.job_id.clone(), cycle: request.cycle }),
+        Err(e) => {
+            tracing::error!(job_id = %job.job_id, error = %e, "a chat job's request could not be read");
+            None
+        }
     }
-}
-
-/// The pending changes kept in a job's state.
-pub(crate) fn stored_changes(state: &Value) -> Vec<Change> {
-    state.get("pending").and_then(|p| turn::changes_from_json(p).ok()).unwrap_or_default()
-}
-
-/// A job's history messages.
-pub struct History {
-    pub session_id: SessionId,
-    pub messages: Vec<HistoryMessage>,
 }
 
 impl Chat {
@@ -231,25 +181,6 @@ impl Chat {
         Self { ports, documents, usage, config, finished }
     }
 
-    /// `GET /v1/jobs/{id}`: the Job as JSON text (403 for another owner's job, 404 for none).
-    /// A finished job's text is kept and served again without a query of its events.
-    pub async fn job_json(&self, owner: Owner, job_id: &str) -> ChatResult<bytes::Bytes> {
-        let fresh_after = self.now() - ms(self.config.retention);
-        if let Some((job_owner, json)) = self.finished.get(job_id, fresh_after) {
-            if job_owner != owner {
-                return Err(ChatError::Forbidden);
-            }
-            return Ok(json);
-        }
-        let job = self.job(owner, job_id).await?;
-        let view = self.job_view(&job, false).await?;
-        let json = bytes::Bytes::from(serde_json::to_vec(&view).unwrap_or_default());
-        if job.status.is_finished() {
-            self.finished.put(&job, json.clone());
-        }
-        Ok(json)
-    }
-
     pub fn config(&self) -> &ChatConfig {
         &self.config
     }
@@ -260,361 +191,5 @@ impl Chat {
 
     fn now(&self) -> Millis {
         self.ports.clock.now_ms()
-    }
-
-    /// Queues a chat turn: admits it against the quota (429 when nothing is left), creates
-    /// the session on first use and stores the pending job.
-    pub async fn submit(&self, owner: Owner, mut req: ChatRequest) -> ChatResult<JobRecord> {
-        if req.message.trim().is_empty() {
-            return Err(ChatError::EmptyMessage);
-        }
-        // An editor copy that could never be a document (too many sections, nested too
-        // deeply) is refused before anything is admitted or stored, as a save would be.
-        if let Some(html) = req.document_html.take() {
-            req.document_html = Some(self.documents.check(html).await?);
-        }
-        let job_id = uuid::Uuid::new_v4().to_string();
-        let admission = self.usage.admit(owner, &job_id).await?;
-        let now = self.now();
-        let queued = async {
-            self.ports.sessions.ensure_session(owner, &req.session_id, now).await?;
-            let job = JobRecord {
-                job_id: job_id.clone(),
-                owner,
-                session_id: req.session_id.clone(),
-                job_type: JobType::Chat,
-                status: JobStatus::Pending,
-                progress: 0,
-                attempts: 0,
-                request: json!({
-                    "message": req.message,
-                    "document_html": req.document_html,
-                    "require_approval": req.require_approval,
-                    "response_mode": req.response_mode.as_str(),
-                    "cycle": admission.cycle,
-                }),
-                result: None,
-                error: None,
-                metadata: json!({
-                    "message": req.message,
-                    "document_html_provided": req.document_html.is_some(),
-                    "require_approval": req.require_approval,
-                    "response_mode": req.response_mode.as_str(),
-                }),
-                state: json!({}),
-                created_at: now,
-                updated_at: now,
-                finished_at: None,
-                lease_until: None,
-            };
-            self.ports.jobs.insert_job(&job).await?;
-            Ok::<_, StoreError>(job)
-        }
-        .await;
-        match queued {
-            Ok(job) => {
-                self.ports.bus.publish(Signal::Queued).await;
-                Ok(job)
-            }
-            Err(e) => {
-                let _ = self.usage.release(&admission).await;
-                Err(e.into())
-            }
-        }
-    }
-
-    /// Waits until the job is finished or awaiting approval, at most until `timeout` after
-    /// the job was created (the turn's own time limit).
-    pub async fn wait_settled(&self, job: &JobRecord, timeout: Duration) -> ChatResult<JobRecord> {
-        let job_id = job.job_id.as_str();
-        let mut signals = self.ports.bus.subscribe();
-        // The turn's own time limit counts from the job's creation (`turn.rs`), and a turn
-        // that reaches it still completes, with a "time limit" answer. The wait ends at the
-        // same moment, and a job seen settled only after it is a timeout too: otherwise the
-        // turn's completion and this wait's timeout race, and the caller sometimes gets the
-        // 200 of the time-limit answer instead of the 504 it is owed.
-        let limit_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX / 2);
-        let deadline_ms = job.created_at.saturating_add(limit_ms);
-        let left = |now: Millis| Duration::from_millis(u64::try_from(deadline_ms - now).unwrap_or(0));
-        let deadline = tokio::time::Instant::now() + left(self.now()).min(timeout);
-        let timed_out = || ChatError::Timeout { job_id: job_id.to_owned() };
-        loop {
-            // The status alone on each signal (a turn sends several); the whole job once settled.
-            let status = self.ports.jobs.job_status(job_id).await?.ok_or(ChatError::JobNotFound)?;
-            if status.is_finished() || status == JobStatus::AwaitingApproval {
-                if self.now() >= deadline_ms {
-                    return Err(timed_out());
-                }
-                return self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound);
-            }
-            let wake = async {
-                loop {
-                    match signals.recv().await {
-                        Ok(Signal::Job(id)) if id == job_id => return,
-                        Ok(_) => {}
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                            tokio::time::sleep(Duration::from_millis(250)).await;
-                            return;
-                        }
-                    }
-                }
-            };
-            tokio::select! {
-                _ = wake => {}
-                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                _ = tokio::time::sleep_until(deadline) => {
-                    return Err(timed_out());
-                }
-            }
-        }
-    }
-
-    /// A job of the owner (403 for another owner's, 404 for none).
-    pub async fn job(&self, owner: Owner, job_id: &str) -> ChatResult<JobRecord> {
-        let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
-        if job.owner != owner {
-            return Err(ChatError::Forbidden);
-        }
-        Ok(job)
-    }
-
-    /// A job without an ownership check (for streams that checked it when they started).
-    pub async fn peek_job(&self, job_id: &str) -> ChatResult<Option<JobRecord>> {
-        Ok(self.ports.jobs.job(job_id).await?)
-    }
-
-    /// A job's status alone (`None` once it is gone), without the owner check: for streams
-    /// that checked the owner when they opened.
-    pub async fn peek_status(&self, job_id: &str) -> ChatResult<Option<JobStatus>> {
-        Ok(self.ports.jobs.job_status(job_id).await?)
-    }
-
-    /// The public JSON of a job with its intermediate events.
-    pub async fn job_view(&self, job: &JobRecord, compact: bool) -> ChatResult<Value> {
-        let events = if compact { Vec::new() } else { self.ports.jobs.events(&job.job_id, 0).await? };
-        Ok(view::job_json(job, &events, compact))
-    }
-
-    pub async fn list(&self, owner: Owner, filter: &JobFilter, compact: bool) -> ChatResult<Vec<Value>> {
-        let jobs = self.ports.jobs.list_jobs(owner, filter).await?;
-        let mut out = Vec::with_capacity(jobs.len());
-        for j in &jobs {
-            out.push(self.job_view(j, compact).await?);
-        }
-        Ok(out)
-    }
-
-    /// Events of a job after a sequence number (for streams).
-    pub async fn events_after(&self, job_id: &str, after: i64) -> ChatResult<Vec<redline_ports::jobs::JobEvent>> {
-        Ok(self.ports.jobs.events(job_id, after).await?)
-    }
-
-    /// Cancels a job that has not finished (409 once it has); nothing is applied or billed.
-    pub async fn cancel(&self, owner: Owner, job_id: &str) -> ChatResult<JobRecord> {
-        let job = self.job(owner, job_id).await?;
-        let update = JobUpdate {
-            status: Some(JobStatus::Cancelled),
-            error: Some("The job was cancelled.".to_owned()),
-            ..Default::default()
-        };
-        let from = JobStatus::sources_of(JobStatus::Cancelled);
-        match self.ports.jobs.update_job(job_id, &from, &update, self.now()).await? {
-            Some(cancelled) => {
-                if job.job_type == JobType::Chat {
-                    let _ = self.usage.release(&admission_of(&cancelled)).await;
-                    self.record_interrupted_turn(&cancelled).await;
-                }
-                self.ports.bus.publish(Signal::Job(job_id.to_owned())).await;
-                Ok(cancelled)
-            }
-            None => {
-                let now = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
-                if now.status.is_finished() {
-                    Err(ChatError::Conflict(format!("Job {job_id} has already finished (status: {}).", now.status)))
-                } else {
-                    // It committed its document and is completing.
-                    Err(ChatError::Conflict(format!(
-                        "Job {job_id} has already applied its changes and is finishing; it can no longer be cancelled."
-                    )))
-                }
-            }
-        }
-    }
-
-    /// A chat turn that ended cancelled or failed after a reviewer had approved some of its
-    /// changes (a partial approval with feedback, then a cancel, an approval timeout or a
-    /// failure of the next round): those changes stay in the document, as the reviewer
-    /// accepted them, so the turn goes into the history with the versions they span and a
-    /// revert to it undoes them. The turn is not billed (decisions.md §7). Nothing is written
-    /// for a turn that applied nothing.
-    async fn record_interrupted_turn(&self, job: &JobRecord) {
-        let applied = turn::prior_changes(&job.state);
-        if applied.is_empty() || !job.status.is_finished() || job.status == JobStatus::Completed {
-            return;
-        }
-        let sections = turn::prior_sections(&job.state);
-        let (how, reason) = match job.status {
-            JobStatus::Cancelled => ("was cancelled", String::new()),
-            _ => ("failed", format!(" {}", job.error.as_deref().unwrap_or_default())),
-        };
-        let content = format!(
-            "This turn {how} after the reviewer had approved {} change{} ({sections} section{} edited); \
-             they stay in the document and the turn was not charged.{}",
-            applied.len(),
-            if applied.len() == 1 { "" } else { "s" },
-            if sections == 1 { "" } else { "s" },
-            reason.trim_end(),
-        );
-        let version_before = turn::turn_version(&job.state, "turn_version_before");
-        let version_after = turn::turn_version(&job.state, "turn_version_after");
-        let now = self.now();
-        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let entry = |role: &str, content: String| HistoryMessage {
-            message_id: short_id("msg_"),
-            role: role.to_owned(),
-            content,
-            job_id: Some(job.job_id.clone()),
-            version_before: version_before.clone(),
-            version_after: version_after.clone(),
-            created_at: now,
-        };
-        let messages = [entry("user", message), entry("assistant", content)];
-        if let Err(e) = self.ports.history.add_messages(job.owner, &job.session_id, &messages).await {
-            tracing::warn!(job_id = %job.job_id, error = %e, "could not record the interrupted turn in the history");
-        }
-    }
-
-    /// Answers a job's pending changes (decisions.md §5).
-    pub async fn approve(
-        &self,
-        owner: Owner,
-        session: &SessionId,
-        job_id: &str,
-        req: &ApprovalRequest,
-        feedback: Option<String>,
-    ) -> ChatResult<JobRecord> {
-        let job = self.job(owner, job_id).await?;
-        if job.session_id != *session {
-            return Err(ChatError::Conflict(format!(
-                "No job awaiting approval in session {}: job {job_id} is a job of session {}.",
-                session.as_str(),
-                job.session_id.as_str()
-            )));
-        }
-        if job.status != JobStatus::AwaitingApproval {
-            return Err(ChatError::Conflict(format!("No job awaiting approval: job {job_id} is {}.", job.status)));
-        }
-        let pending = stored_changes(&job.state);
-        let approved = redline_domain::job::select_approved(&pending, req).map_err(|e| match e {
-            ApprovalError::UnknownChanges(ids) => {
-                ChatError::UnknownChanges(format!("Unknown change_id: {}", ids.join(", ")))
-            }
-            other => ChatError::UnknownChanges(other.to_string()),
-        })?;
-        let approved: Vec<Change> = approved.into_iter().cloned().collect();
-        self.finish_approval(job, approved, pending.len(), feedback).await
-    }
-
-    /// The session's active chat history (404 when the session does not exist).
-    pub async fn history(&self, owner: Owner, session: &SessionId) -> ChatResult<History> {
-        if self.ports.store.document(owner, session).await?.is_none() {
-            return Err(ChatError::SessionNotFound);
-        }
-        let messages = self.ports.history.active_history(owner, session).await?;
-        Ok(History { session_id: session.clone(), messages })
-    }
-
-    /// Restores the document to the version before `message_id` and drops that message and
-    /// the later ones from the active history.
-    pub async fn revert(
-        &self,
-        owner: Owner,
-        session: &SessionId,
-        message_id: &str,
-    ) -> ChatResult<redline_ports::documents::DocumentRecord> {
-        let history = self.history(owner, session).await?;
-        let message = history.messages.iter().find(|m| m.message_id == message_id).ok_or(ChatError::MessageNotFound)?;
-        if self.ports.jobs.has_active_chat(owner, session).await? {
-            return Err(ChatError::Conflict(
-                "A chat job is running on this session; wait for it to finish or cancel it, then revert.".to_owned(),
-            ));
-        }
-        let Some(target) = message.version_before.clone() else {
-            return Err(ChatError::NoSnapshot(
-                "This message predates revert: it has no version snapshot to restore.".to_owned(),
-            ));
-        };
-        let version = self
-            .ports
-            .store
-            .version(owner, session, &target)
-            .await?
-            .ok_or_else(|| ChatError::NoSnapshot("The version before this message no longer exists.".to_owned()))?;
-        let new = redline_ports::documents::NewVersion {
-            version_id: crate::documents::new_version_id(),
-            html: version.html,
-            section_count: version.section_count,
-            source: "revert".to_owned(),
-            title: None,
-            now: self.now(),
-        };
-        let record = match self.ports.store.commit_version(owner, session, None, &new).await? {
-            redline_ports::documents::CommitOutcome::Committed(r) => r,
-            redline_ports::documents::CommitOutcome::Stale { .. } => {
-                return Err(ChatError::Conflict("The document changed during the revert; try again.".to_owned()))
-            }
-        };
-        self.ports.history.truncate_history(owner, session, message_id).await?;
-        Ok(record)
-    }
-
-    /// Deletes the session's jobs (with the session). A turn that had not finished is not
-    /// billable: its held operation is given back, as a cancel would (a turn that completed
-    /// meanwhile keeps its charge: a charged row is not released). The jobs given back are the
-    /// ones the store deleted, so a turn queued while the session is deleted is either among
-    /// them or left to run.
-    pub async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> ChatResult<()> {
-        let doomed = self.ports.jobs.delete_session_jobs(owner, session).await?;
-        self.finished.evict_session(owner, session);
-        for j in doomed {
-            if j.job_type == JobType::Chat && !j.status.is_finished() {
-                if let Err(e) = self.usage.release(&admission_of(&j)).await {
-                    tracing::warn!(job_id = %j.job_id, error = %e, "the deleted session's turn kept its held operation");
-                }
-            }
-            self.ports.bus.publish(Signal::Job(j.job_id)).await;
-        }
-        Ok(())
-    }
-
-    /// One sweep: requeue jobs of dead workers, cancel unanswered approvals, delete old jobs.
-    /// Requeues the jobs of dead workers (those whose lease ran out, or, with
-    /// `every_lease_ended`, every job in progress: at the start of the only process that runs
-    /// jobs on this database), cancels unanswered approvals and deletes old finished jobs.
-    pub async fn sweep(&self, every_lease_ended: bool) -> ChatResult<()> {
-        let now = self.now();
-        let rules = redline_ports::jobs::SweepRules {
-            now,
-            delete_finished_before: now - ms(self.config.retention),
-            cancel_awaiting_before: now - ms(self.config.approval_timeout),
-            max_attempts: redline_domain::job::MAX_ATTEMPTS,
-            requeue_leases_before: if every_lease_ended { Millis::MAX } else { now },
-        };
-        let sweep = self.ports.jobs.sweep_jobs(&rules).await?;
-        for id in sweep.cancelled.iter().chain(&sweep.failed) {
-            if let Some(job) = self.ports.jobs.job(id).await? {
-                if job.job_type == JobType::Chat {
-                    let _ = self.usage.release(&admission_of(&job)).await;
-                    self.record_interrupted_turn(&job).await;
-                }
-            }
-            self.ports.bus.publish(Signal::Job(id.clone())).await;
-        }
-        if !sweep.requeued.is_empty() {
-            tracing::warn!(jobs = ?sweep.requeued, "requeued jobs whose worker stopped");
-            self.ports.bus.publish(Signal::Queued).await;
-        }
-        Ok(())
     }
 }

@@ -1,125 +1,25 @@
 //! The editing loop of one chat turn, run by a worker: the model gets the outline and works
 //! through the tools; every model call, tool call and change is an intermediate event. The
 //! document is written once, at the end, in one transaction (or the changes wait for
-//! approval).
+//! approval): see `commit.rs`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redline_domain::document::{ChunkId, Document, Section, MAX_SECTIONS};
-use redline_domain::job::{sections_edited, Change, ChangeOp, JobStatus};
-use redline_ports::documents::{CommitOutcome, DocumentRecord, NewVersion};
-use redline_ports::jobs::{HistoryMessage, JobRecord, JobUpdate, Signal};
+use redline_domain::document::Document;
+use redline_domain::job::JobStatus;
+use redline_ports::documents::{CommitOutcome, NewVersion};
+use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
 use redline_ports::llm::{CompletionRequest, DeltaSink, LlmError, Message};
 use redline_ports::{EventBus, JobStore};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-use super::tools::{self, ToolRequest, Workspace};
-use super::view::{change_json, usage_json};
-use super::{admission_of, prompt, short_id, Chat, ChatError, ChatResult};
-use crate::documents::{new_chunk_id, new_version_id};
-
-/// Times a turn re-applies its changes onto a document that other writers changed first.
-const REBASE_ATTEMPTS: usize = 20;
-
-/// How the result shows the document (decisions.md §5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResponseMode {
-    /// `updated_html` carries the whole document.
-    Full,
-    /// `updated_html` is null; `chunk_diffs` carries the changed sections.
-    Compact,
-}
-
-impl ResponseMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResponseMode::Full => "full",
-            ResponseMode::Compact => "compact",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "full" => Some(ResponseMode::Full),
-            "compact" => Some(ResponseMode::Compact),
-            _ => None,
-        }
-    }
-}
-
-fn section_json(s: &Section) -> Value {
-    json!({"id": s.id.as_str(), "tag": s.tag, "html": s.html, "text": s.text})
-}
-
-fn section_from(v: &Value) -> Option<Section> {
-    Some(Section {
-        id: ChunkId::parse(v.get("id")?.as_str()?)?,
-        tag: v.get("tag")?.as_str()?.to_owned(),
-        html: v.get("html")?.as_str()?.to_owned(),
-        text: v.get("text")?.as_str()?.to_owned(),
-    })
-}
-
-/// Changes in full (with their new sections), as a job's state keeps them.
-pub fn changes_to_json(changes: &[Change]) -> Value {
-    Value::Array(
-        changes
-            .iter()
-            .map(|c| {
-                json!({
-                    "change_id": c.change_id,
-                    "op": c.op.as_str(),
-                    "chunk_id": c.chunk_id.as_str(),
-                    "after": c.after.as_ref().map(|a| a.as_str()),
-                    "old_html": c.old_html,
-                    "new_sections": c.new_sections.iter().map(section_json).collect::<Vec<_>>(),
-                    "explanation": c.explanation,
-                })
-            })
-            .collect(),
-    )
-}
-
-pub fn changes_from_json(v: &Value) -> Result<Vec<Change>, String> {
-    let bad = || "corrupt pending changes".to_owned();
-    v.as_array()
-        .ok_or_else(bad)?
-        .iter()
-        .map(|c| {
-            Ok(Change {
-                change_id: c.get("change_id").and_then(Value::as_str).ok_or_else(bad)?.to_owned(),
-                op: c.get("op").and_then(Value::as_str).and_then(ChangeOp::parse).ok_or_else(bad)?,
-                chunk_id: c.get("chunk_id").and_then(Value::as_str).and_then(ChunkId::parse).ok_or_else(bad)?,
-                after: c.get("after").and_then(Value::as_str).and_then(ChunkId::parse),
-                old_html: c.get("old_html").and_then(Value::as_str).map(str::to_owned),
-                new_sections: c
-                    .get("new_sections")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(section_from).collect())
-                    .unwrap_or_default(),
-                explanation: c.get("explanation").and_then(Value::as_str).map(str::to_owned),
-            })
-        })
-        .collect()
-}
-
-/// A human-readable summary of changes.
-fn summary(changes: &[Change]) -> String {
-    if changes.is_empty() {
-        return "No changes to the document.".to_owned();
-    }
-    let count = |op| changes.iter().filter(|c| c.op == op).count();
-    let mut parts = Vec::new();
-    for (op, word) in [(ChangeOp::Edit, "edited"), (ChangeOp::Create, "created"), (ChangeOp::Delete, "deleted")] {
-        let n = count(op);
-        if n > 0 {
-            parts.push(format!("{n} section{} {word}", if n == 1 { "" } else { "s" }));
-        }
-    }
-    format!("{}.", parts.join(", "))
-}
+use super::commit::summary;
+use super::record::{Continuation, Turn};
+use super::tools::{self, Workspace};
+use super::{prompt, Chat, ChatError, ChatResult};
+use crate::documents::new_version_id;
 
 /// Collects streamed text (it is stored as one `text_delta` event per model call) and passes
 /// on the attempts tried again, as `status` events, while the call goes on.
@@ -144,18 +44,6 @@ impl DeltaSink for Collect {
         }));
     }
 }
-
-/// What committing a turn's document did.
-enum Commit {
-    Done(DocumentRecord),
-    /// The document moved on since the turn read it; nothing written.
-    Stale,
-    /// The job is no longer in progress (cancelled); nothing written.
-    JobNotRunning,
-}
-
-/// `state.failure` of a job that failed on other writers' edits (see `fail_conflict`).
-pub const FAILURE_CONFLICT: &str = "conflict";
 
 /// What the loop ended with.
 enum Ending {
@@ -228,16 +116,15 @@ async fn cancelled(rx: &mut watch::Receiver<bool>) {
 }
 
 impl Chat {
-    async fn emit(&self, job_id: &str, kind: &str, content: Value) {
+    pub(super) async fn emit(&self, job_id: &str, kind: &str, content: Value) {
         let now = self.now();
         match self.ports.jobs.append_event(job_id, kind, &content, now).await {
             Ok(_) => self.ports.bus.publish(Signal::Events(job_id.to_owned())).await,
             Err(e) => tracing::warn!(job_id, error = %e, "could not record a job event"),
         }
     }
-
     /// Records several events in one write.
-    async fn emit_all(&self, job_id: &str, events: Vec<(String, Value)>) {
+    pub(super) async fn emit_all(&self, job_id: &str, events: Vec<(String, Value)>) {
         if events.is_empty() {
             return;
         }
@@ -247,58 +134,10 @@ impl Chat {
             Err(e) => tracing::warn!(job_id, error = %e, "could not record job events"),
         }
     }
-
-    async fn progress(&self, job_id: &str, progress: i32) {
+    pub(super) async fn progress(&self, job_id: &str, progress: i32) {
         let update = JobUpdate { progress: Some(progress), ..Default::default() };
         let _ = self.ports.jobs.update_job(job_id, &[JobStatus::InProgress], &update, self.now()).await;
     }
-
-    /// Ends a job as failed (nothing written, nothing charged).
-    async fn fail(&self, job: &JobRecord, error: String) {
-        self.fail_with(job, error, None).await;
-    }
-
-    /// Ends a job as failed because other writers changed the sections it edited: its state
-    /// says `"failure": "conflict"`, which `POST /v1/chat` answers with 409, not as a failure
-    /// of the AI model (502).
-    async fn fail_conflict(&self, job: &JobRecord, error: String) {
-        self.fail_with(job, error, Some(FAILURE_CONFLICT)).await;
-    }
-
-    async fn fail_with(&self, job: &JobRecord, error: String, failure: Option<&str>) {
-        tracing::warn!(job_id = %job.job_id, %error, "chat job failed");
-        // What this round did not write, the rounds approved before it did.
-        let error = match prior_changes(&job.state).len() {
-            0 => error,
-            n => format!(
-                "{} The {n} change{} approved earlier in this turn stay{} in the document.",
-                error
-                    .replace("; nothing was changed.", ".")
-                    .replace(" Nothing was changed.", "")
-                    .replace("; nothing was applied.", "; nothing more was applied."),
-                if n == 1 { "" } else { "s" },
-                if n == 1 { "s" } else { "" },
-            ),
-        };
-        let state = failure.map(|kind| {
-            let mut state = job.state.clone();
-            if let Some(o) = state.as_object_mut() {
-                o.insert("failure".to_owned(), json!(kind));
-                state
-            } else {
-                json!({"failure": kind})
-            }
-        });
-        let update = JobUpdate { status: Some(JobStatus::Failed), error: Some(error), state, ..Default::default() };
-        if let Ok(Some(failed)) =
-            self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await
-        {
-            let _ = self.usage.release(&admission_of(job)).await;
-            self.record_interrupted_turn(&failed).await;
-        }
-        self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
-    }
-
     /// Runs a claimed chat job to its end.
     pub async fn run_job(&self, job: JobRecord) {
         let (mut cancel, watcher) = watch_job(
@@ -308,15 +147,33 @@ impl Chat {
             job.job_id.clone(),
             self.config.lease,
         );
-        if let Err(e) = self.run_turn(&job, &mut cancel).await {
-            self.fail(&job, format!("The chat turn failed: {e}")).await;
+        match Turn::read(&job) {
+            Ok(turn) => {
+                if let Err(e) = self.run_turn(&turn, &mut cancel).await {
+                    self.fail(&turn, format!("The chat turn failed: {e}")).await;
+                }
+            }
+            Err(e) => self.fail_unreadable(&job, &e).await,
         }
         watcher.abort();
     }
-
-    async fn run_turn(&self, job: &JobRecord, cancel: &mut watch::Receiver<bool>) -> ChatResult<()> {
-        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let require_approval = job.request.get("require_approval").and_then(Value::as_bool).unwrap_or(false);
+    /// Ends a job whose stored request or state cannot be read (a bug, or a row written by a
+    /// newer build): failed, with the cause in the log. Its held operation stays held: the
+    /// cycle it was held in is part of what could not be read.
+    pub(super) async fn fail_unreadable(&self, job: &JobRecord, e: &redline_ports::StoreError) {
+        tracing::error!(job_id = %job.job_id, error = %e, "a chat job could not be read");
+        let update = JobUpdate {
+            status: Some(JobStatus::Failed),
+            error: Some("The chat turn failed: the job could not be read.".to_owned()),
+            ..Default::default()
+        };
+        let _ = self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await;
+        self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
+    }
+    pub(super) async fn run_turn(&self, turn: &Turn, cancel: &mut watch::Receiver<bool>) -> ChatResult<()> {
+        let job = &turn.job;
+        let message = turn.request.message.clone();
+        let require_approval = turn.request.require_approval;
         let owner = job.owner;
         let session = &job.session_id;
         self.emit(&job.job_id, "status", json!({"message": "Reading the document", "attempt": job.attempts})).await;
@@ -324,8 +181,8 @@ impl Chat {
 
         // The document as the turn starts (the editor's copy first, when one was sent).
         let (mut record, mut doc) = self.documents.current(owner, session).await?;
-        if let Some(html) = job.request.get("document_html").and_then(Value::as_str) {
-            let sections = self.documents.sectionize(html.to_owned()).await?;
+        if let Some(html) = &turn.request.document_html {
+            let sections = self.documents.sectionize(html.clone()).await?;
             let editor = Document::new(sections).map_err(|e| ChatError::Conflict(e.to_string()))?;
             let stored = record.as_ref().map(|r| r.html.as_str()).unwrap_or_default();
             if editor.to_html() != stored && (editor.has_content() || !doc.has_content()) {
@@ -363,18 +220,8 @@ impl Chat {
             });
         }
         messages.push(Message::user(message.clone()));
-        if let Some(c) = job.state.get("continuation") {
-            let previous = c.get("previous_response").and_then(Value::as_str).unwrap_or_default();
-            messages.push(Message::assistant(
-                Some(format!(
-                    "{previous}\n\nThe reviewer approved changes {} and rejected these: {}",
-                    c.get("approved").cloned().unwrap_or(Value::Null),
-                    c.get("rejected").cloned().unwrap_or(Value::Null)
-                )),
-                vec![],
-            ));
-            let feedback = c.get("feedback").and_then(Value::as_str).unwrap_or_default();
-            messages.push(Message::user(format!("Reviewer feedback on the rejected changes: {feedback}")));
+        if let Some(c) = &turn.state.continuation {
+            messages.extend(reviewer_answer(c));
         }
 
         let mut ws = Workspace::new(doc);
@@ -461,7 +308,7 @@ impl Chat {
         match ending {
             Ending::Cancelled => Ok(()),
             Ending::Failed(why) => {
-                self.fail(job, why).await;
+                self.fail(turn, why).await;
                 Ok(())
             }
             Ending::OutOfTime => {
@@ -477,456 +324,29 @@ impl Chat {
                         format!("The {n} change(s) I had made are kept; ask again to continue.")
                     }
                 );
-                self.finish(job, record, base_version, ws, text, require_approval).await
+                self.finish(turn, record, base_version, ws, text, require_approval).await
             }
             Ending::Answer(text) => {
                 let text = if text.trim().is_empty() { summary(ws.changes()) } else { text };
-                self.finish(job, record, base_version, ws, text, require_approval).await
+                self.finish(turn, record, base_version, ws, text, require_approval).await
             }
         }
-    }
-
-    /// Runs one tool call against the working copy; the answer goes back to the model.
-    async fn tool(
-        &self,
-        job: &JobRecord,
-        ws: &mut Workspace,
-        name: &str,
-        arguments: &str,
-        proposing: bool,
-        events: &mut Vec<(String, Value)>,
-    ) -> Value {
-        let request = match tools::parse(name, arguments) {
-            Ok(r) => r,
-            Err(e) => return json!({"error": e}),
-        };
-        let chunk = |id: &str, ws: &Workspace| -> Result<ChunkId, Value> {
-            ChunkId::parse(id)
-                .filter(|c| ws.working.get(c).is_some())
-                .ok_or_else(|| json!({"error": format!("unknown chunk_id {id:?}; use ids from the outline or from search_document")}))
-        };
-        match request {
-            ToolRequest::Read { chunk_ids } => tools::read(&ws.working, &chunk_ids),
-            ToolRequest::SearchDocument { query, limit, offset } => tools::search(&ws.working, &query, limit, offset),
-            ToolRequest::SearchAttachments { query, limit } => match &self.ports.attachments {
-                Some(a) => match a.search_passages(job.owner, &job.session_id, &query, limit).await {
-                    Ok(p) => tools::passages_json(&p),
-                    Err(e) => json!({"error": format!("attachment search failed: {e}")}),
-                },
-                None => json!({"passages": []}),
-            },
-            ToolRequest::Edit { chunk_id, new_html, explanation } => {
-                let id = match chunk(&chunk_id, ws) {
-                    Ok(id) => id,
-                    Err(e) => return e,
-                };
-                let sections = match self.new_sections(ws, &new_html, Some(&id)).await {
-                    Ok(s) => s,
-                    Err(e) => return e,
-                };
-                if let Err(e) = ws.working.replace(&id, sections.clone()) {
-                    return json!({"error": e.to_string()});
-                }
-                let at = ws.record_edit(&id, sections, explanation.clone(), short_id("chg_"));
-                let change_id = Self::change_event(ws, at, proposing, events);
-                json!({"ok": true, "change_id": change_id, "chunk_id": id.as_str()})
-            }
-            ToolRequest::Create { after, new_html, explanation } => {
-                let after = match after.as_deref().filter(|a| !a.is_empty()) {
-                    None => None,
-                    Some(a) => match chunk(a, ws) {
-                        Ok(id) => Some(id),
-                        Err(e) => return e,
-                    },
-                };
-                let sections = match self.new_sections(ws, &new_html, None).await {
-                    Ok(s) => s,
-                    Err(e) => return e,
-                };
-                if let Err(e) = ws.working.insert_after(after.as_ref(), sections.clone()) {
-                    return json!({"error": e.to_string()});
-                }
-                let ids: Vec<String> = sections.iter().map(|s| s.id.as_str().to_owned()).collect();
-                let at = ws.record_create(after, sections, explanation, short_id("chg_"));
-                let change_id = Self::change_event(ws, at, proposing, events);
-                json!({"ok": true, "change_id": change_id, "chunk_ids": ids})
-            }
-            ToolRequest::Delete { chunk_id, explanation } => {
-                let id = match chunk(&chunk_id, ws) {
-                    Ok(id) => id,
-                    Err(e) => return e,
-                };
-                if let Err(e) = ws.working.delete(&id) {
-                    return json!({"error": e.to_string()});
-                }
-                let (change_id, at) = ws.record_delete(&id, explanation, short_id("chg_"));
-                if let Some(at) = at {
-                    Self::change_event(ws, at, proposing, events);
-                }
-                json!({"ok": true, "change_id": change_id, "deleted": id.as_str()})
-            }
-        }
-    }
-
-    async fn new_sections(&self, ws: &Workspace, html: &str, keep: Option<&ChunkId>) -> Result<Vec<Section>, Value> {
-        let sections = self
-            .documents
-            .sectionize(html.to_owned())
-            .await
-            .map_err(|e| json!({"error": format!("new_html was refused: {e}")}))?;
-        if sections.is_empty() {
-            return Err(json!({"error": "new_html has no content; to remove a section use delete_section"}));
-        }
-        // Past the limit only by growing (a document stored before it keeps being editable).
-        let after = ws.working.len().saturating_sub(usize::from(keep.is_some())).saturating_add(sections.len());
-        if after > MAX_SECTIONS && after > ws.working.len() {
-            return Err(json!({"error": format!(
-                "new_html was refused: the document would have more than {MAX_SECTIONS} sections"
-            )}));
-        }
-        let mut sections = sections;
-        ws.working.settle_ids(&mut sections, keep, &mut new_chunk_id);
-        Ok(sections)
-    }
-
-    /// The `change` event of the change at `at`; its id.
-    fn change_event(ws: &Workspace, at: usize, proposing: bool, events: &mut Vec<(String, Value)>) -> String {
-        let c = &ws.changes()[at];
-        let mut v = change_json(c);
-        v["proposed"] = json!(proposing);
-        events.push(("change".to_owned(), v));
-        c.change_id.clone()
-    }
-
-    /// The end of a turn: propose the changes, or apply them, charge and complete.
-    async fn finish(
-        &self,
-        job: &JobRecord,
-        record: Option<DocumentRecord>,
-        base_version: Option<String>,
-        ws: Workspace,
-        response: String,
-        require_approval: bool,
-    ) -> ChatResult<()> {
-        if require_approval && !ws.changes().is_empty() {
-            let pending: Vec<Value> = ws.changes().iter().map(change_json).collect();
-            let mut metadata = job.metadata.clone();
-            metadata["pending_changes"] = Value::Array(pending);
-            let update = JobUpdate {
-                status: Some(JobStatus::AwaitingApproval),
-                progress: Some(90),
-                metadata: Some(metadata),
-                state: Some(json!({
-                    "pending": changes_to_json(ws.changes()),
-                    "base_version": base_version,
-                    "response": response,
-                    "applied_sections": prior_sections(&job.state),
-                    "applied": job.state.get("applied").cloned().unwrap_or_else(|| json!([])),
-                    "turn_version_before": job.state.get("turn_version_before"),
-                    "turn_version_after": job.state.get("turn_version_after"),
-                })),
-                lease_until: Some(None),
-                ..Default::default()
-            };
-            self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await?;
-            self.emit(&job.job_id, "status", json!({"message": "Waiting for approval", "pending": ws.changes().len()}))
-                .await;
-            self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
-            return Ok(());
-        }
-        if self.job_status(&job.job_id).await? != JobStatus::InProgress {
-            return Ok(());
-        }
-        let owner = job.owner;
-        // `version_before`: the version the turn's edits were written onto (a revert to the
-        // turn undoes them and keeps what other writers committed before them).
-        let (doc_record, applied, version_before) = if ws.changes().is_empty() {
-            (record, Vec::new(), base_version)
-        } else {
-            match self.commit(job, base_version.clone(), &ws.working, "chat").await? {
-                Commit::Done(r) => (Some(r), ws.changes().to_vec(), base_version),
-                // Cancelled meanwhile: the cancel won, nothing is written.
-                Commit::JobNotRunning => return Ok(()),
-                Commit::Stale => {
-                    // The document moved during the turn: apply the changes onto it if each
-                    // section is as the AI saw it (retrying while other writers commit first),
-                    // else give up without writing.
-                    let mut committed = None;
-                    for _ in 0..REBASE_ATTEMPTS {
-                        let (now_record, now_doc) = self.documents.current(owner, &job.session_id).await?;
-                        let refs: Vec<&Change> = ws.changes().iter().collect();
-                        let Ok(rebased) = redline_domain::job::apply_approved(&now_doc, &refs) else {
-                            self.fail_conflict(job, "The document was changed by someone else while the AI edited the same sections; nothing was applied. Try again.".to_owned()).await;
-                            return Ok(());
-                        };
-                        let expected = now_record.as_ref().and_then(|r| r.version_id.clone());
-                        match self.commit(job, expected.clone(), &rebased, "chat").await? {
-                            Commit::Done(r) => {
-                                committed = Some((r, expected));
-                                break;
-                            }
-                            Commit::JobNotRunning => return Ok(()),
-                            Commit::Stale => {}
-                        }
-                    }
-                    match committed {
-                        Some((r, onto)) => (Some(r), ws.changes().to_vec(), onto),
-                        None => {
-                            self.fail_conflict(
-                                job,
-                                "The document kept changing while the AI edited it; nothing was applied. Try again."
-                                    .to_owned(),
-                            )
-                            .await;
-                            return Ok(());
-                        }
-                    }
-                }
-            }
-        };
-        self.complete(job, doc_record, version_before, &applied, response).await
-    }
-
-    async fn job_status(&self, job_id: &str) -> ChatResult<JobStatus> {
-        let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
-        Ok(job.status)
-    }
-
-    /// Commits `doc` over `expected` for the job; from then on the job cannot be cancelled.
-    async fn commit(
-        &self,
-        job: &JobRecord,
-        expected: Option<String>,
-        doc: &Document,
-        source: &str,
-    ) -> ChatResult<Commit> {
-        let version = NewVersion {
-            version_id: new_version_id(),
-            html: doc.to_html(),
-            section_count: doc.len() as i64,
-            source: source.to_owned(),
-            title: None,
-            now: self.now(),
-        };
-        let store = &self.ports.store;
-        Ok(match store.commit_job_version(&job.job_id, job.owner, &job.session_id, Some(expected), &version).await? {
-            Some(CommitOutcome::Committed(r)) => Commit::Done(r),
-            Some(CommitOutcome::Stale { .. }) => Commit::Stale,
-            None => Commit::JobNotRunning,
-        })
-    }
-
-    /// Charges the turn, records it in the history and completes the job with its result.
-    async fn complete(
-        &self,
-        job: &JobRecord,
-        doc_record: Option<DocumentRecord>,
-        version_before: Option<String>,
-        applied: &[Change],
-        response: String,
-    ) -> ChatResult<()> {
-        // `applied`, this round's changes, were committed with `doc_record`.
-        let committed = !applied.is_empty();
-        let sections = sections_edited(applied) + prior_sections(&job.state);
-        // A turn in rounds is undone whole: its history starts at the version before its first
-        // approved round.
-        let version_before = turn_version(&job.state, "turn_version_before").or(version_before);
-        // The result describes what the whole turn applied: the rounds approved before the
-        // reviewer's feedback, then this one.
-        let mut all = prior_changes(&job.state);
-        all.extend_from_slice(applied);
-        let applied = all.as_slice();
-        let usage = match self.usage.charge(&admission_of(job), sections).await {
-            Ok(u) => u,
-            Err(e) => {
-                tracing::warn!(job_id = %job.job_id, error = %e, "could not charge a completed turn");
-                let mut u = self.usage.current(job.owner).await?;
-                u.was_billable = true;
-                u
-            }
-        };
-        let version_after = doc_record.as_ref().and_then(|r| r.version_id.clone());
-        // The history follows the order of commits: a turn that committed is recorded at its
-        // commit's time (another turn committing after it may finish first); one that changed
-        // nothing, after the document's last change.
-        let last_change = doc_record.as_ref().map_or(0, |r| r.updated_at);
-        let now = if committed { last_change } else { self.now().max(last_change) };
-        let message = job.request.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
-        self.ports
-            .history
-            .add_messages(
-                job.owner,
-                &job.session_id,
-                &[
-                    HistoryMessage {
-                        message_id: short_id("msg_"),
-                        role: "user".to_owned(),
-                        content: message,
-                        job_id: Some(job.job_id.clone()),
-                        version_before: version_before.clone(),
-                        version_after: version_after.clone(),
-                        created_at: now,
-                    },
-                    HistoryMessage {
-                        message_id: short_id("msg_"),
-                        role: "assistant".to_owned(),
-                        content: response.clone(),
-                        job_id: Some(job.job_id.clone()),
-                        version_before,
-                        version_after: version_after.clone(),
-                        created_at: now,
-                    },
-                ],
-            )
-            .await?;
-        let compact = job.request.get("response_mode").and_then(Value::as_str) == Some("compact");
-        let html = doc_record.as_ref().map(|r| r.html.clone()).unwrap_or_default();
-        let changes: Vec<Value> = applied.iter().map(change_json).collect();
-        let result = json!({
-            "response": response,
-            "session_id": job.session_id.as_str(),
-            "document_changes": {
-                "updated_html": if compact { Value::Null } else { Value::String(html) },
-                "version_id": version_after,
-                "changes_summary": summary(applied),
-                "requires_approval": false,
-                "pending_changes": Value::Null,
-                "changes": changes,
-                "chunk_diffs": if compact { Value::Array(changes.clone()) } else { Value::Null },
-            },
-            "usage": usage_json(&usage),
-        });
-        let update = JobUpdate {
-            status: Some(JobStatus::Completed),
-            progress: Some(100),
-            result: Some(result),
-            ..Default::default()
-        };
-        let from = [JobStatus::InProgress];
-        if self.ports.jobs.update_job(&job.job_id, &from, &update, self.now()).await?.is_none() {
-            tracing::warn!(job_id = %job.job_id, "the job was cancelled while its turn was being completed");
-        }
-        self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
-        Ok(())
-    }
-
-    /// Applies the approved changes of a job awaiting approval and completes it.
-    pub(super) async fn finish_approval(
-        &self,
-        job: JobRecord,
-        approved: Vec<Change>,
-        proposed: usize,
-        feedback: Option<String>,
-    ) -> ChatResult<JobRecord> {
-        let now = self.now();
-        let take = JobUpdate { status: Some(JobStatus::InProgress), ..Default::default() };
-        let Some(job) = self.ports.jobs.update_job(&job.job_id, &[JobStatus::AwaitingApproval], &take, now).await?
-        else {
-            return Err(ChatError::Conflict(format!("Job {} is no longer awaiting approval.", job.job_id)));
-        };
-        let back = JobUpdate { status: Some(JobStatus::AwaitingApproval), ..Default::default() };
-        let (record, doc) = self.documents.current(job.owner, &job.session_id).await?;
-        let refs: Vec<&Change> = approved.iter().collect();
-        let next = match redline_domain::job::apply_approved(&doc, &refs) {
-            Ok(next) => next,
-            Err(e) => {
-                self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &back, self.now()).await?;
-                let ids = match &e {
-                    redline_domain::job::ApprovalError::Stale(ids) => ids.clone(),
-                    _ => Vec::new(),
-                };
-                return Err(ChatError::StaleChanges {
-                    detail: format!(
-                        "These changes were proposed against sections that have changed since: {}. Nothing was applied; reject them or ask again.",
-                        ids.join(", ")
-                    ),
-                    change_ids: ids,
-                });
-            }
-        };
-        let version_before = record.as_ref().and_then(|r| r.version_id.clone());
-        let doc_record = if approved.is_empty() {
-            record
-        } else {
-            match self.commit(&job, version_before.clone(), &next, "chat").await? {
-                Commit::Done(r) => Some(r),
-                Commit::JobNotRunning => {
-                    return Err(ChatError::Conflict(format!("Job {} was cancelled during the approval.", job.job_id)))
-                }
-                Commit::Stale => {
-                    self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &back, self.now()).await?;
-                    return Err(ChatError::Conflict("The document changed during the approval; try again.".to_owned()));
-                }
-            }
-        };
-        let mut response = job.state.get("response").and_then(Value::as_str).unwrap_or_default().to_owned();
-        response.push_str(&format!(
-            "\n\n{} of {proposed} proposed change{} applied after review.",
-            approved.len(),
-            if proposed == 1 { "" } else { "s" }
-        ));
-        let rejected: Vec<Value> = super::stored_changes(&job.state)
-            .iter()
-            .filter(|c| !approved.iter().any(|a| a.change_id == c.change_id))
-            .map(change_json)
-            .collect();
-        if let Some(f) = feedback.filter(|f| !f.trim().is_empty()) {
-            if !rejected.is_empty() {
-                // The reviewer's feedback goes back to the AI, which may propose again in this
-                // job: the job is queued again with what happened so far.
-                let mut applied_so_far = prior_changes(&job.state);
-                applied_so_far.extend(approved.iter().cloned());
-                let applied_so_far = changes_to_json(&applied_so_far);
-                // The versions the turn's approved rounds span, for its history entry however
-                // it ends (completed, or cancelled and failed after this round: `Chat::record_interrupted_turn`).
-                let (first_before, last_after) = if approved.is_empty() {
-                    (turn_version(&job.state, "turn_version_before"), turn_version(&job.state, "turn_version_after"))
-                } else {
-                    (
-                        turn_version(&job.state, "turn_version_before").or_else(|| version_before.clone()),
-                        doc_record.as_ref().and_then(|r| r.version_id.clone()),
-                    )
-                };
-                let state = json!({
-                    "turn_version_before": first_before,
-                    "turn_version_after": last_after,
-                    "continuation": {
-                        "feedback": f,
-                        "previous_response": job.state.get("response"),
-                        "approved": approved.iter().map(|c| c.change_id.clone()).collect::<Vec<_>>(),
-                        "rejected": rejected,
-                    },
-                    "applied_sections": prior_sections(&job.state) + sections_edited(&approved),
-                    "applied": applied_so_far,
-                });
-                let mut metadata = job.metadata.clone();
-                if let Some(m) = metadata.as_object_mut() {
-                    m.remove("pending_changes");
-                }
-                let requeue = JobUpdate {
-                    status: Some(JobStatus::Pending),
-                    progress: Some(50),
-                    metadata: Some(metadata),
-                    state: Some(state),
-                    lease_until: Some(None),
-                    ..Default::default()
-                };
-                self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &requeue, self.now()).await?;
-                self.emit(&job.job_id, "status", json!({"message": "Reviewer feedback sent to the AI", "feedback": f}))
-                    .await;
-                self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
-                self.ports.bus.publish(Signal::Queued).await;
-                return self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound);
-            }
-        }
-        self.complete(&job, doc_record, version_before, &approved, response).await?;
-        self.ports.jobs.job(&job.job_id).await?.ok_or(ChatError::JobNotFound)
     }
 }
 
-/// The changes applied in the turn's earlier rounds (approved before the reviewer's feedback).
-pub(super) fn prior_changes(state: &Value) -> Vec<Change> {
-    state.get("applied").and_then(|a| changes_from_json(a).ok()).unwrap_or_default()
+/// What the model is told of the reviewer's answer to its proposal: its proposal's answer
+/// with the changes approved and rejected (as JSON), then the feedback.
+fn reviewer_answer(c: &Continuation) -> [Message; 2] {
+    let previous = c.previous_response.as_deref().unwrap_or_default();
+    let approved = serde_json::to_value(&c.approved).unwrap_or_default();
+    let rejected = serde_json::to_value(&c.rejected).unwrap_or_default();
+    [
+        Message::assistant(
+            Some(format!("{previous}\n\nThe reviewer approved changes {approved} and rejected these: {rejected}")),
+            vec![],
+        ),
+        Message::user(format!("Reviewer feedback on the rejected changes: {}", c.feedback)),
+    ]
 }
 
 /// The most of one earlier message given back to the model: an 800 KB answer (or request)
@@ -957,16 +377,6 @@ fn public_reason(e: &LlmError) -> String {
         LlmError::Unreachable(_) => "the language model service could not be reached".to_owned(),
         LlmError::InvalidResponse(_) => "the language model sent an answer that could not be read".to_owned(),
     }
-}
-
-/// A version id the job's state keeps for its turn (`turn_version_before`: the version before
-/// its first approved round; `turn_version_after`: the one its last approved round committed).
-pub(super) fn turn_version(state: &Value, key: &str) -> Option<String> {
-    state.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-pub(super) fn prior_sections(state: &Value) -> u64 {
-    state.get("applied_sections").and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn human_duration(d: Duration) -> String {
@@ -1009,38 +419,5 @@ mod tests {
         ] {
             assert_eq!(super::public_reason(&e), told);
         }
-    }
-
-    #[test]
-    fn changes_survive_the_job_state() {
-        let s = Section {
-            id: ChunkId::parse("c1").unwrap(),
-            tag: "p".into(),
-            html: "<p data-chunk-id=\"c1\">x</p>".into(),
-            text: "x".into(),
-        };
-        let changes = vec![
-            Change {
-                change_id: "chg_1".into(),
-                op: ChangeOp::Create,
-                chunk_id: s.id.clone(),
-                after: None,
-                old_html: None,
-                new_sections: vec![s.clone()],
-                explanation: Some("why".into()),
-            },
-            Change {
-                change_id: "chg_2".into(),
-                op: ChangeOp::Delete,
-                chunk_id: ChunkId::parse("c2").unwrap(),
-                after: None,
-                old_html: Some("<p data-chunk-id=\"c2\">y</p>".into()),
-                new_sections: vec![],
-                explanation: None,
-            },
-        ];
-        assert_eq!(changes_from_json(&changes_to_json(&changes)).unwrap(), changes);
-        assert!(changes_from_json(&json!({"nope": 1})).is_err());
-        assert_eq!(summary(&changes), "1 section created, 1 section deleted.");
     }
 }

@@ -1,90 +1,132 @@
-//! The public JSON of jobs, changes and usage (interface.md Job, DocumentChanges,
-//! PendingChange, UsageInfo).
+//! A job as callers see it ([`JobView`]): the columns of its record and its JSON parts read
+//! into their types, for chat turns and attachment processing jobs alike. The shapes of the
+//! answers built from it belong to `redline-http`.
 
-use redline_domain::job::{Change, JobStatus};
-use redline_domain::time_util::iso8601;
+use redline_domain::job::{JobStatus, JobType};
+use redline_domain::time_util::Millis;
+use redline_domain::{Owner, SessionId};
 use redline_ports::jobs::{JobEvent, JobRecord};
-use serde_json::{json, Map, Value};
+use redline_ports::StoreError;
+use serde::Deserialize;
+use serde_json::Value;
 
-use crate::usage::UsageInfo;
+use super::record::{Failure, PublicChange, TurnMetadata, TurnResult, TurnState};
 
-/// A change as interface.md's PendingChange shows it.
-pub fn change_json(c: &Change) -> Value {
-    json!({
-        "change_id": c.change_id,
-        "operation": c.op.as_str(),
-        "chunk_id": c.chunk_id.as_str(),
-        "document_id": Value::Null,
-        "old_html": c.old_html,
-        "new_html": c.new_html(),
-        "ai_explanation": c.explanation,
-        "after_chunk_id": c.after.as_ref().map(|a| a.as_str()),
-    })
+/// A job as callers see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobView {
+    pub job_id: String,
+    pub owner: Owner,
+    pub session_id: SessionId,
+    pub status: JobStatus,
+    /// 0 to 100.
+    pub progress: i32,
+    pub error: Option<String>,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    pub finished_at: Option<Millis>,
+    pub kind: JobKind,
+    /// Its intermediate events, oldest first (empty when they were not asked for).
+    pub events: Vec<JobEvent>,
 }
 
-/// interface.md UsageInfo.
-pub fn usage_json(u: &UsageInfo) -> Value {
-    json!({
-        "monthly_used": u.monthly_used,
-        "monthly_limit": u.monthly_limit,
-        "monthly_remaining": u.monthly_remaining,
-        "was_billable": u.was_billable,
-        "ops_charged": u.ops_charged,
-        "quota_exhausted": u.quota_exhausted,
-        "subscription_tier": u.subscription_tier.as_str(),
-        "bucket_used": u.bucket_used.map(|b| b.as_str()),
-        "redemption_id": u.redemption_id,
-        "promotions": u.promotions.iter().map(|p| json!({
-            "redemption_id": p.redemption_id,
-            "name": p.name,
-            "ops_remaining": p.ops_remaining,
-            "ops_granted": p.ops_granted,
-            "expires_at": p.expires_at.map(iso8601),
-        })).collect::<Vec<_>>(),
-    })
+/// What is particular to each type of job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobKind {
+    Chat(Box<TurnView>),
+    Attachment(AttachmentJobView),
 }
 
-/// One intermediate_responses item.
-pub fn event_json(e: &JobEvent) -> Value {
-    json!({
-        "type": e.kind,
-        "content": e.content,
-        "sequence": e.sequence,
-        "timestamp": iso8601(e.at),
-    })
+/// What a chat job shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnView {
+    pub metadata: TurnMetadata,
+    /// Once completed.
+    pub result: Option<TurnResult>,
+    /// While it awaits approval: the model's answer with the proposal.
+    pub proposal_response: Option<String>,
+    /// While it awaits approval: the version the changes were proposed on.
+    pub proposal_version: Option<String>,
+    /// Why it failed, when that is not a failure of the model.
+    pub failure: Option<Failure>,
 }
 
-/// The Job of interface.md. `events` are its intermediate responses (ignored when compact).
-/// Compact: status, progress, ids and timestamps only (no result, no events).
-pub fn job_json(job: &JobRecord, events: &[JobEvent], compact: bool) -> Value {
-    let mut metadata = match &job.metadata {
-        Value::Object(m) => m.clone(),
-        _ => Map::new(),
-    };
-    if compact {
-        metadata.remove("pending_changes");
-        metadata.remove("intermediate_responses");
-    } else {
-        metadata.insert("intermediate_responses".into(), Value::Array(events.iter().map(event_json).collect()));
+impl TurnView {
+    /// The proposed changes, while the turn awaits approval.
+    pub fn pending_changes(&self) -> Option<&[PublicChange]> {
+        self.metadata.pending_changes.as_deref()
     }
-    if job.status != JobStatus::AwaitingApproval {
-        metadata.remove("pending_changes");
+}
+
+/// What an attachment processing job shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttachmentJobView {
+    pub metadata: AttachmentJobMetadata,
+    /// Once completed.
+    pub result: Option<AttachmentJobResult>,
+}
+
+/// The public metadata of an attachment processing job, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AttachmentJobMetadata {
+    pub filename: String,
+    pub file_size: i64,
+    pub content_type: String,
+    pub attachment_id: String,
+}
+
+/// What a completed attachment processing job answers, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AttachmentJobResult {
+    pub attachment_id: String,
+    /// Passages indexed.
+    pub passages: i64,
+    /// Characters of text extracted.
+    pub characters: i64,
+}
+
+fn attachment_part<T: for<'de> Deserialize<'de>>(what: &str, v: &Value) -> Result<T, StoreError> {
+    serde_json::from_value(v.clone()).map_err(|e| StoreError::Other(format!("corrupt attachment job {what}: {e}")))
+}
+
+impl JobView {
+    /// Reads a job's record (and the events given) into a view.
+    pub fn read(job: &JobRecord, events: Vec<JobEvent>) -> Result<Self, StoreError> {
+        let kind = match job.job_type {
+            JobType::Chat => {
+                let state = TurnState::read(&job.state)?;
+                JobKind::Chat(Box::new(TurnView {
+                    metadata: TurnMetadata::read(&job.metadata)?,
+                    result: job.result.as_ref().map(TurnResult::read).transpose()?,
+                    proposal_response: state.response,
+                    proposal_version: state.base_version,
+                    failure: state.failure,
+                }))
+            }
+            JobType::AttachmentProcessing => JobKind::Attachment(AttachmentJobView {
+                metadata: attachment_part("metadata", &job.metadata)?,
+                result: job.result.as_ref().map(|r| attachment_part("result", r)).transpose()?,
+            }),
+        };
+        Ok(Self {
+            job_id: job.job_id.clone(),
+            owner: job.owner,
+            session_id: job.session_id.clone(),
+            status: job.status,
+            progress: job.progress,
+            error: job.error.clone(),
+            created_at: job.created_at,
+            updated_at: job.updated_at,
+            finished_at: job.finished_at,
+            kind,
+            events,
+        })
     }
-    let result = if job.status == JobStatus::Completed && !compact { job.result.clone() } else { None };
-    let error =
-        if job.status == JobStatus::Failed || job.status == JobStatus::Cancelled { job.error.clone() } else { None };
-    json!({
-        "job_id": job.job_id,
-        "organization_id": job.owner.org_id().map(|o| o.to_string()),
-        "user_id": job.owner.user_id().map(|u| u.to_string()),
-        "session_id": job.session_id.as_str(),
-        "job_type": job.job_type.as_str(),
-        "status": job.status.as_str(),
-        "created_at": iso8601(job.created_at),
-        "updated_at": iso8601(job.updated_at),
-        "progress": job.progress,
-        "result": result,
-        "error": error,
-        "metadata": Value::Object(metadata),
-    })
+
+    pub fn job_type(&self) -> JobType {
+        match self.kind {
+            JobKind::Chat(_) => JobType::Chat,
+            JobKind::Attachment(_) => JobType::AttachmentProcessing,
+        }
+    }
 }

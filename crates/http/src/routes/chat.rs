@@ -3,19 +3,67 @@
 
 use super::Routes;
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse, HttpResponseBuilder};
+use redline_core::chat::record::Failure;
+use redline_core::chat::view::JobKind;
 use redline_core::chat::{ChatRequest, ResponseMode};
 use redline_domain::job::{ApprovalRequest, JobStatus};
 use redline_domain::time_util::iso8601;
+use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::routes::documents::path_session;
+use crate::routes::job_body::{self, render, ChatResultBody, DocumentChangesBody, JobBody, JobResultBody};
 use crate::routes::jobs::event_stream;
+use crate::routes::usage::UsageBody;
 use crate::state::AppState;
 use crate::validation::{Fields, ValidationItem};
+
+/// The answer of `POST /v1/chat`: the turn's result, or its proposal while it awaits approval.
+#[derive(Serialize, ToSchema)]
+pub struct ChatResponseBody {
+    pub job_id: String,
+    pub response: Option<String>,
+    pub session_id: String,
+    pub document_changes: DocumentChangesBody,
+    pub usage: UsageBody,
+}
+
+/// One message of a session's chat history.
+#[derive(Serialize, ToSchema)]
+pub struct HistoryMessageBody {
+    pub message_id: String,
+    /// `user` or `assistant`.
+    pub role: String,
+    pub content: String,
+    pub created_at: String,
+    /// The chat job the message belongs to.
+    pub job_id: Option<String>,
+    /// The document's version before the turn (what a revert to this message restores).
+    pub version_before: Option<String>,
+    pub version_after: Option<String>,
+}
+
+/// `GET /v1/sessions/{session_id}/history`.
+#[derive(Serialize, ToSchema)]
+pub struct HistoryBody {
+    pub session_id: String,
+    pub messages: Vec<HistoryMessageBody>,
+}
+
+/// `POST /v1/sessions/{session_id}/revert`: the document as restored.
+#[derive(Serialize, ToSchema)]
+pub struct RevertBody {
+    pub session_id: String,
+    pub version_id: Option<String>,
+    pub html: String,
+    pub section_count: i64,
+    pub reverted_message_id: String,
+}
 
 pub fn configure(routes: &mut Routes<'_>) {
     routes
@@ -46,19 +94,26 @@ fn chat_request(body: &Value) -> ApiResult<ChatRequest> {
     })
 }
 
-/// `X-Usage-*` from a usage object.
-fn usage_headers(response: &mut HttpResponse, usage: &Value) {
-    for (name, field) in [
-        ("x-usage-limit", "monthly_limit"),
-        ("x-usage-used", "monthly_used"),
-        ("x-usage-remaining", "monthly_remaining"),
+/// `X-Usage-*` from a usage body.
+fn usage_headers(response: &mut HttpResponse, usage: &UsageBody) {
+    for (name, value) in [
+        ("x-usage-limit", usage.monthly_limit),
+        ("x-usage-used", usage.monthly_used),
+        ("x-usage-remaining", usage.monthly_remaining),
     ] {
-        if let Some(v) =
-            usage.get(field).and_then(Value::as_i64).and_then(|v| HeaderValue::from_str(&v.to_string()).ok())
-        {
+        if let Ok(v) = HeaderValue::from_str(&value.to_string()) {
             response.headers_mut().insert(HeaderName::from_static(name), v);
         }
     }
+}
+
+/// A JSON answer, with the `X-Usage-*` headers of `usage` when there is one.
+fn json_answer<T: Serialize>(mut builder: HttpResponseBuilder, body: &T, usage: Option<&UsageBody>) -> HttpResponse {
+    let mut response = builder.content_type("application/json").body(render(body));
+    if let Some(usage) = usage {
+        usage_headers(&mut response, usage);
+    }
+    response
 }
 
 /// Runs a chat turn and waits for it (at most `REDLINE_CHAT_TIMEOUT_SECS`, then 504 while
@@ -66,7 +121,7 @@ fn usage_headers(response: &mut HttpResponse, usage: &Value) {
 #[utoipa::path(post, path = "/v1/chat", tag = "chat", security(("bearer" = [])),
     request_body(content = Object, description = "`{session_id, message, document_html?, require_approval?, response_mode?}`"),
     responses(
-        (status = 200, description = "`{job_id, response, session_id, document_changes, usage}`"),
+        (status = 200, description = "The turn's result, or its proposed changes when they await approval", body = ChatResponseBody),
         (status = 400, description = "Empty message", body = crate::openapi::ErrorBody),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 413, description = "Body above the cap"),
@@ -82,48 +137,51 @@ pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: Bod
     let job = state.chat.submit(principal.0.owner, request).await?;
     let timeout = state.chat.config().chat_timeout;
     let job = state.chat.wait_settled(&job, timeout).await?;
+    let job = state.chat.job_view(&job, false).await?;
+    let JobKind::Chat(turn) = &job.kind else {
+        return Err(ApiError::Internal(format!("job {} is not a chat turn", job.job_id)));
+    };
     match job.status {
         JobStatus::Completed => {
-            let result = job.result.clone().unwrap_or(Value::Null);
-            let usage = result.get("usage").cloned().unwrap_or(Value::Null);
-            let mut response = HttpResponse::Ok().json(json!({
-                "job_id": job.job_id,
-                "response": result.get("response"),
-                "session_id": job.session_id.as_str(),
-                "document_changes": result.get("document_changes"),
-                "usage": usage,
-            }));
-            usage_headers(&mut response, &usage);
-            Ok(response)
+            let Some(result) = &turn.result else {
+                return Err(ApiError::Internal(format!("completed job {} has no result", job.job_id)));
+            };
+            let result = ChatResultBody::from(result);
+            let body = ChatResponseBody {
+                job_id: job.job_id.clone(),
+                response: Some(result.response),
+                session_id: job.session_id.as_str().to_owned(),
+                document_changes: result.document_changes,
+                usage: result.usage,
+            };
+            Ok(json_answer(HttpResponse::Ok(), &body, Some(&body.usage)))
         }
         JobStatus::AwaitingApproval => {
-            let usage = redline_core::chat::view::usage_json(&state.usage.current(principal.0.owner).await?);
-            let mut response = HttpResponse::Ok().json(json!({
-                "job_id": job.job_id,
-                "response": job.state.get("response"),
-                "session_id": job.session_id.as_str(),
-                "document_changes": {
-                    "updated_html": Value::Null,
-                    "version_id": job.state.get("base_version"),
-                    "changes_summary": "Changes proposed; approve or reject them with POST /v1/chat/{session_id}/approve.",
-                    "requires_approval": true,
-                    "pending_changes": job.metadata.get("pending_changes"),
-                    "changes": [],
-                    "chunk_diffs": Value::Null,
+            let body = ChatResponseBody {
+                job_id: job.job_id.clone(),
+                response: turn.proposal_response.clone(),
+                session_id: job.session_id.as_str().to_owned(),
+                document_changes: DocumentChangesBody {
+                    updated_html: None,
+                    version_id: turn.proposal_version.clone(),
+                    changes_summary:
+                        "Changes proposed; approve or reject them with POST /v1/chat/{session_id}/approve.".to_owned(),
+                    requires_approval: true,
+                    pending_changes: turn.pending_changes().map(job_body::changes),
+                    changes: Vec::new(),
+                    chunk_diffs: None,
                 },
-                "usage": usage,
-            }));
-            usage_headers(&mut response, &usage);
-            Ok(response)
+                usage: UsageBody::from(state.usage.current(principal.0.owner).await?),
+            };
+            Ok(json_answer(HttpResponse::Ok(), &body, Some(&body.usage)))
         }
         JobStatus::Failed => {
-            let error = job.error.unwrap_or_else(|| "The chat turn failed.".to_owned());
+            let error = job.error.clone().unwrap_or_else(|| "The chat turn failed.".to_owned());
             // Other writers changed the sections the AI edited: the caller's to resolve, not
             // a failure of the AI model.
-            if job.state.get("failure").and_then(Value::as_str) == Some(redline_core::chat::FAILURE_CONFLICT) {
-                Err(ApiError::Conflict(error))
-            } else {
-                Err(ApiError::BadGateway(error))
+            match turn.failure {
+                Some(Failure::Conflict) => Err(ApiError::Conflict(error)),
+                None => Err(ApiError::BadGateway(error)),
             }
         }
         _ => Err(ApiError::Conflict(format!("Job {} was cancelled.", job.job_id))),
@@ -157,7 +215,7 @@ fn accepts_event_stream(range: &str) -> bool {
 #[utoipa::path(post, path = "/v1/chat/async", tag = "chat", security(("bearer" = [])),
     request_body(content = Object, description = "`{session_id, message, document_html?, require_approval?, response_mode?}`"),
     responses(
-        (status = 202, description = "The queued Job"),
+        (status = 202, description = "The queued Job", body = JobBody),
         (status = 200, description = "With `Accept: text/event-stream`: the job's events (`intermediate`, `approval_required`, `final`)", content_type = "text/event-stream"),
         (status = 400, body = crate::openapi::ErrorBody),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -176,15 +234,14 @@ pub async fn chat_async(
     let job = state.chat.submit(owner, request).await?;
     // A billable answer carries the `X-Usage-*` headers (decisions.md §7): the turn's
     // operation is held from now on, so it counts as used.
-    let usage = redline_core::chat::view::usage_json(&state.usage.current(owner).await?);
-    let mut response = if wants_event_stream(&req) {
-        event_stream(state.into_inner(), job.job_id, 0)
-    } else {
-        let view = state.chat.job_view(&job, false).await?;
-        HttpResponse::Accepted().json(view)
-    };
-    usage_headers(&mut response, &usage);
-    Ok(response)
+    let usage = UsageBody::from(state.usage.current(owner).await?);
+    if wants_event_stream(&req) {
+        let mut response = event_stream(state.into_inner(), job.job_id, 0);
+        usage_headers(&mut response, &usage);
+        return Ok(response);
+    }
+    let view = state.chat.job_view(&job, true).await?;
+    Ok(json_answer(HttpResponse::Accepted(), &JobBody::new(&view, false), Some(&usage)))
 }
 
 fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
@@ -205,7 +262,7 @@ fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
     params(("session_id" = String, Path)),
     request_body(content = Object, description = "`{job_id, approve?: [change_id], reject?: [change_id], approve_all?, feedback?}`"),
     responses(
-        (status = 200, description = "The Job, completed with what was applied"),
+        (status = 200, description = "The Job, completed with what was applied (or queued again with the reviewer's feedback)", body = JobBody),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody),
@@ -237,19 +294,19 @@ pub async fn approve(
     };
     let request = ApprovalRequest { approve, reject, approve_all };
     let job = state.chat.approve(principal.0.owner, &session, job_id, &request, feedback).await?;
-    let view = state.chat.job_view(&job, false).await?;
-    let mut response = HttpResponse::Ok().json(&view);
-    if let Some(usage) = view.get("result").and_then(|r| r.get("usage")) {
-        usage_headers(&mut response, usage);
-    }
-    Ok(response)
+    let body = JobBody::new(&state.chat.job_view(&job, true).await?, false);
+    let usage = match &body.result {
+        Some(JobResultBody::Chat(result)) => Some(&result.usage),
+        _ => None,
+    };
+    Ok(json_answer(HttpResponse::Ok(), &body, usage))
 }
 
 /// The session's active chat history.
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/history", tag = "sessions", security(("bearer" = [])),
     params(("session_id" = String, Path)),
     responses(
-        (status = 200, description = "`{session_id, messages: [{message_id, role, content, created_at, job_id, version_before, version_after}]}`"),
+        (status = 200, description = "The active history, oldest first", body = HistoryBody),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody),
     ))]
@@ -260,22 +317,23 @@ pub async fn history(
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
     let h = state.chat.history(principal.0.owner, &session).await?;
-    let messages: Vec<Value> = h
-        .messages
-        .iter()
-        .map(|m| {
-            json!({
-                "message_id": m.message_id,
-                "role": m.role,
-                "content": m.content,
-                "created_at": iso8601(m.created_at),
-                "job_id": m.job_id,
-                "version_before": m.version_before,
-                "version_after": m.version_after,
+    let body = HistoryBody {
+        session_id: h.session_id.as_str().to_owned(),
+        messages: h
+            .messages
+            .into_iter()
+            .map(|m| HistoryMessageBody {
+                message_id: m.message_id,
+                role: m.role,
+                content: m.content,
+                created_at: iso8601(m.created_at),
+                job_id: m.job_id,
+                version_before: m.version_before,
+                version_after: m.version_after,
             })
-        })
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({"session_id": h.session_id.as_str(), "messages": messages})))
+            .collect(),
+    };
+    Ok(json_answer(HttpResponse::Ok(), &body, None))
 }
 
 /// Restores the document to the version before a message and drops that message and the
@@ -284,7 +342,7 @@ pub async fn history(
     params(("session_id" = String, Path)),
     request_body(content = Object, description = "`{message_id}`"),
     responses(
-        (status = 200, description = "`{session_id, version_id, html, section_count, reverted_message_id}`"),
+        (status = 200, description = "The document as restored", body = RevertBody),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, description = "Session or message not in the active history", body = crate::openapi::ErrorBody),
         (status = 409, description = "A chat job runs on the session", body = crate::openapi::ErrorBody),
@@ -303,13 +361,14 @@ pub async fn revert(
     f.finish()?;
     let message_id = message_id.unwrap_or_default();
     let d = state.chat.revert(principal.0.owner, &session, message_id).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "session_id": d.session_id.as_str(),
-        "version_id": d.version_id,
-        "html": d.html,
-        "section_count": d.section_count,
-        "reverted_message_id": message_id,
-    })))
+    let body = RevertBody {
+        session_id: d.session_id.as_str().to_owned(),
+        version_id: d.version_id,
+        html: d.html,
+        section_count: d.section_count,
+        reverted_message_id: message_id.to_owned(),
+    };
+    Ok(json_answer(HttpResponse::Ok(), &body, None))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::Routes;
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
+use redline_core::chat::view::{JobKind, JobView};
 use redline_domain::job::{JobStatus, JobType};
 use redline_ports::jobs::{JobFilter, Signal};
 use serde_json::{json, Value};
@@ -17,6 +18,7 @@ use crate::auth::ApiPrincipal;
 use crate::error::ApiResult;
 use crate::query::Query;
 use crate::routes::documents::path_session;
+use crate::routes::job_body::{self, render, EventBody, JobBody, JobListBody};
 use crate::state::AppState;
 
 pub fn configure(routes: &mut Routes<'_>) {
@@ -35,9 +37,10 @@ const POLL: Duration = Duration::from_secs(5);
 /// Most jobs a listing returns.
 const MAX_LIMIT: i64 = 100;
 
-fn listing(jobs: Vec<Value>) -> HttpResponse {
-    let total = jobs.len();
-    HttpResponse::Ok().json(json!({"jobs": jobs, "total": total}))
+fn listing(jobs: Vec<JobView>, compact: bool) -> HttpResponse {
+    let jobs: Vec<JobBody> = jobs.iter().map(|j| JobBody::new(j, compact)).collect();
+    let body = JobListBody { total: jobs.len(), jobs };
+    HttpResponse::Ok().content_type("application/json").body(render(&body))
 }
 
 /// The caller's jobs, newest first (`limit`, `status`, `job_type`, `compact`).
@@ -47,7 +50,7 @@ fn listing(jobs: Vec<Value>) -> HttpResponse {
         ("status" = Option<String>, Query), ("job_type" = Option<String>, Query),
         ("compact" = Option<bool>, Query, description = "Omit results and intermediate events"),
     ),
-    responses((status = 200, description = "JobListResponse `{jobs, total}`"), (status = 401, body = crate::openapi::ErrorBody),
+    responses((status = 200, description = "The jobs, newest first", body = JobListBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn list_jobs(
     state: web::Data<AppState>,
@@ -79,13 +82,13 @@ pub async fn list_jobs(
     };
     q.finish()?;
     let filter = JobFilter { session_id: None, status, job_type, limit };
-    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?))
+    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?, compact))
 }
 
 /// The jobs of one session, most recent first (`limit` default 20, `compact`).
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = [])),
     params(("session_id" = String, Path), ("limit" = Option<i64>, Query), ("compact" = Option<bool>, Query)),
-    responses((status = 200, description = "JobListResponse `{jobs, total}`"), (status = 401, body = crate::openapi::ErrorBody),
+    responses((status = 200, description = "The jobs, newest first", body = JobListBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn session_jobs(
     state: web::Data<AppState>,
@@ -99,27 +102,27 @@ pub async fn session_jobs(
     let compact = q.boolean("compact");
     q.finish()?;
     let filter = JobFilter { session_id: Some(session), status: None, job_type: None, limit };
-    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?))
+    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?, compact))
 }
 
 /// Polls a job.
 #[utoipa::path(get, path = "/v1/jobs/{job_id}", tag = "jobs", security(("bearer" = [])),
     params(("job_id" = String, Path)),
-    responses((status = 200, description = "The Job"), (status = 401, body = crate::openapi::ErrorBody),
+    responses((status = 200, description = "The Job", body = JobBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
 pub async fn get_job(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let json = state.chat.job_json(principal.0.owner, &path).await?;
+    let json = state.chat.job_rendered(principal.0.owner, &path, |view| render(&JobBody::new(view, false))).await?;
     Ok(HttpResponse::Ok().content_type("application/json").body(json))
 }
 
 /// Cancels a job that has not finished (409 once it has).
 #[utoipa::path(post, path = "/v1/jobs/{job_id}/cancel", tag = "jobs", security(("bearer" = [])),
     params(("job_id" = String, Path)),
-    responses((status = 200, description = "The cancelled Job"), (status = 401, body = crate::openapi::ErrorBody),
+    responses((status = 200, description = "The cancelled Job", body = JobBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
         (status = 409, description = "Already finished", body = crate::openapi::ErrorBody)))]
 pub async fn cancel_job(
@@ -128,7 +131,8 @@ pub async fn cancel_job(
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let job = state.chat.cancel(principal.0.owner, &path).await?;
-    Ok(HttpResponse::Ok().json(state.chat.job_view(&job, false).await?))
+    let body = JobBody::new(&state.chat.job_view(&job, true).await?, false);
+    Ok(HttpResponse::Ok().content_type("application/json").body(render(&body)))
 }
 
 /// The job's events as server-sent events.
@@ -215,7 +219,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 return;
             };
             for e in &events {
-                let item = redline_core::chat::view::event_json(e);
+                let item = job_body::value(&EventBody::from(e));
                 if tx.send(frame("intermediate", Some(e.sequence), &item)).await.is_err() {
                     return;
                 }
@@ -226,7 +230,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 return;
             };
             if status == JobStatus::AwaitingApproval && !approval_sent {
-                let job = match found(&job_id, chat.peek_job(&job_id).await) {
+                let job = match found(&job_id, chat.peek_view(&job_id, false).await) {
                     Ok(job) => job,
                     Err(last_frame) => {
                         let _ = tx.send(last_frame).await;
@@ -239,7 +243,11 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                     continue;
                 }
                 approval_sent = true;
-                let data = json!({"job_id": job.job_id, "pending_changes": job.metadata.get("pending_changes")});
+                let pending = match &job.kind {
+                    JobKind::Chat(turn) => turn.pending_changes().map(job_body::changes),
+                    JobKind::Attachment(_) => None,
+                };
+                let data = json!({"job_id": job.job_id, "pending_changes": job_body::value(&pending)});
                 if tx.send(frame("approval_required", None, &data)).await.is_err() {
                     return;
                 }
@@ -248,11 +256,8 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 approval_sent = false;
             }
             if status.is_finished() {
-                let last_frame = match found(&job_id, chat.peek_job(&job_id).await) {
-                    Ok(job) => match chat.job_view(&job, false).await {
-                        Ok(view) => frame("final", None, &view),
-                        Err(_) => error_frame(&job_id, READ_FAILED),
-                    },
+                let last_frame = match found(&job_id, chat.peek_view(&job_id, true).await) {
+                    Ok(view) => frame("final", None, &job_body::value(&JobBody::new(&view, false))),
                     Err(last_frame) => last_frame,
                 };
                 let _ = tx.send(last_frame).await;

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod chat;
 pub mod documents;
 pub mod exports;
+pub mod job_body;
 pub mod jobs;
 pub mod meta;
 pub mod sessions;

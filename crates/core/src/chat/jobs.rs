@@ -1,0 +1,190 @@
+//! Chat jobs from the caller's side: queueing a turn (with usage admission), waiting for it
+//! to settle, and reading jobs and their events as views.
+
+use std::time::Duration;
+
+use redline_domain::job::{JobStatus, JobType};
+use redline_domain::time_util::Millis;
+use redline_domain::Owner;
+use redline_ports::jobs::{JobEvent, JobFilter, JobRecord, Signal};
+use redline_ports::StoreError;
+
+use super::record::{TurnMetadata, TurnRequest, TurnState, FORMAT};
+use super::view::JobView;
+use super::{ms, Chat, ChatError, ChatRequest, ChatResult};
+
+impl Chat {
+    /// `GET /v1/jobs/{id}`: the job with its events as `render` writes it (403 for another
+    /// owner's job, 404 for none). A finished job's rendering is kept and served again without
+    /// a query of its events.
+    pub async fn job_rendered(
+        &self,
+        owner: Owner,
+        job_id: &str,
+        render: impl FnOnce(&JobView) -> bytes::Bytes,
+    ) -> ChatResult<bytes::Bytes> {
+        let fresh_after = self.now() - ms(self.config.retention);
+        if let Some((job_owner, json)) = self.finished.get(job_id, fresh_after) {
+            if job_owner != owner {
+                return Err(ChatError::Forbidden);
+            }
+            return Ok(json);
+        }
+        let job = self.job(owner, job_id).await?;
+        let view = self.job_view(&job, true).await?;
+        let json = render(&view);
+        if view.status.is_finished() {
+            self.finished.put(&view, json.clone());
+        }
+        Ok(json)
+    }
+    /// Queues a chat turn: admits it against the quota (429 when nothing is left), creates
+    /// the session on first use and stores the pending job.
+    pub async fn submit(&self, owner: Owner, mut req: ChatRequest) -> ChatResult<JobRecord> {
+        if req.message.trim().is_empty() {
+            return Err(ChatError::EmptyMessage);
+        }
+        // An editor copy that could never be a document (too many sections, nested too
+        // deeply) is refused before anything is admitted or stored, as a save would be.
+        if let Some(html) = req.document_html.take() {
+            req.document_html = Some(self.documents.check(html).await?);
+        }
+        let job_id = uuid::Uuid::new_v4().to_string();
+        let admission = self.usage.admit(owner, &job_id).await?;
+        let now = self.now();
+        let queued = async {
+            self.ports.sessions.ensure_session(owner, &req.session_id, now).await?;
+            let job = JobRecord {
+                job_id: job_id.clone(),
+                owner,
+                session_id: req.session_id.clone(),
+                job_type: JobType::Chat,
+                status: JobStatus::Pending,
+                progress: 0,
+                attempts: 0,
+                request: TurnRequest {
+                    format: FORMAT,
+                    message: req.message.clone(),
+                    document_html: req.document_html.clone(),
+                    require_approval: req.require_approval,
+                    response_mode: req.response_mode,
+                    cycle: admission.cycle.clone(),
+                }
+                .to_value(),
+                result: None,
+                error: None,
+                metadata: TurnMetadata {
+                    message: req.message.clone(),
+                    document_html_provided: req.document_html.is_some(),
+                    require_approval: req.require_approval,
+                    response_mode: req.response_mode,
+                    pending_changes: None,
+                }
+                .to_value(),
+                state: TurnState::new().to_value(),
+                created_at: now,
+                updated_at: now,
+                finished_at: None,
+                lease_until: None,
+            };
+            self.ports.jobs.insert_job(&job).await?;
+            Ok::<_, StoreError>(job)
+        }
+        .await;
+        match queued {
+            Ok(job) => {
+                self.ports.bus.publish(Signal::Queued).await;
+                Ok(job)
+            }
+            Err(e) => {
+                let _ = self.usage.release(&admission).await;
+                Err(e.into())
+            }
+        }
+    }
+    /// Waits until the job is finished or awaiting approval, at most until `timeout` after
+    /// the job was created (the turn's own time limit).
+    pub async fn wait_settled(&self, job: &JobRecord, timeout: Duration) -> ChatResult<JobRecord> {
+        let job_id = job.job_id.as_str();
+        let mut signals = self.ports.bus.subscribe();
+        // The turn's own time limit counts from the job's creation (`turn.rs`), and a turn
+        // that reaches it still completes, with a "time limit" answer. The wait ends at the
+        // same moment, and a job seen settled only after it is a timeout too: otherwise the
+        // turn's completion and this wait's timeout race, and the caller sometimes gets the
+        // 200 of the time-limit answer instead of the 504 it is owed.
+        let limit_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX / 2);
+        let deadline_ms = job.created_at.saturating_add(limit_ms);
+        let left = |now: Millis| Duration::from_millis(u64::try_from(deadline_ms - now).unwrap_or(0));
+        let deadline = tokio::time::Instant::now() + left(self.now()).min(timeout);
+        let timed_out = || ChatError::Timeout { job_id: job_id.to_owned() };
+        loop {
+            // The status alone on each signal (a turn sends several); the whole job once settled.
+            let status = self.ports.jobs.job_status(job_id).await?.ok_or(ChatError::JobNotFound)?;
+            if status.is_finished() || status == JobStatus::AwaitingApproval {
+                if self.now() >= deadline_ms {
+                    return Err(timed_out());
+                }
+                return self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound);
+            }
+            let wake = async {
+                loop {
+                    match signals.recv().await {
+                        Ok(Signal::Job(id)) if id == job_id => return,
+                        Ok(_) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            tokio::time::sleep(Duration::from_millis(250)).await;
+                            return;
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                _ = wake => {}
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Err(timed_out());
+                }
+            }
+        }
+    }
+    /// A job of the owner (403 for another owner's, 404 for none).
+    pub async fn job(&self, owner: Owner, job_id: &str) -> ChatResult<JobRecord> {
+        let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
+        if job.owner != owner {
+            return Err(ChatError::Forbidden);
+        }
+        Ok(job)
+    }
+    /// A job without an ownership check (for streams that checked it when they started),
+    /// with its events when `with_events`.
+    pub async fn peek_view(&self, job_id: &str, with_events: bool) -> ChatResult<Option<JobView>> {
+        match self.ports.jobs.job(job_id).await? {
+            Some(job) => Ok(Some(self.job_view(&job, with_events).await?)),
+            None => Ok(None),
+        }
+    }
+    /// A job's status alone (`None` once it is gone), without the owner check: for streams
+    /// that checked the owner when they opened.
+    pub async fn peek_status(&self, job_id: &str) -> ChatResult<Option<JobStatus>> {
+        Ok(self.ports.jobs.job_status(job_id).await?)
+    }
+    /// A job as callers see it, with its intermediate events when `with_events`.
+    pub async fn job_view(&self, job: &JobRecord, with_events: bool) -> ChatResult<JobView> {
+        let events = if with_events { self.ports.jobs.events(&job.job_id, 0).await? } else { Vec::new() };
+        Ok(JobView::read(job, events)?)
+    }
+    /// The owner's jobs, newest first; with their events unless `compact`.
+    pub async fn list(&self, owner: Owner, filter: &JobFilter, compact: bool) -> ChatResult<Vec<JobView>> {
+        let jobs = self.ports.jobs.list_jobs(owner, filter).await?;
+        let mut out = Vec::with_capacity(jobs.len());
+        for j in &jobs {
+            out.push(self.job_view(j, !compact).await?);
+        }
+        Ok(out)
+    }
+    /// Events of a job after a sequence number (for streams).
+    pub async fn events_after(&self, job_id: &str, after: i64) -> ChatResult<Vec<JobEvent>> {
+        Ok(self.ports.jobs.events(job_id, after).await?)
+    }
+}
