@@ -10,16 +10,30 @@ use serde_json::{json, Map, Value};
 /// One validation problem.
 #[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct ValidationItem {
+    /// What is wrong, in pydantic's words: `missing`, `string_type`, `json_invalid`, …
     #[serde(rename = "type")]
     pub kind: String,
-    #[schema(value_type = Vec<Object>)]
+    /// Where: `body`, `query` or `path`, then the field (or, for malformed JSON, the byte
+    /// offset of the problem).
+    #[schema(value_type = Vec<LocStep>)]
     pub loc: Vec<Value>,
     pub msg: String,
-    #[schema(value_type = Object)]
+    /// The value refused, as sent (any JSON; `null` for a secret or an absent value).
+    #[schema(value_type = Value)]
     pub input: Value,
+    /// The rule broken, e.g. `{"max_length": 256}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Object)]
     pub ctx: Option<Value>,
+}
+
+/// One step of a [`ValidationItem`]'s `loc`: a name, or a position (the OpenAPI document's
+/// description of `loc`; the items themselves are built as JSON values).
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum LocStep {
+    Name(String),
+    Position(u64),
 }
 
 impl ValidationItem {

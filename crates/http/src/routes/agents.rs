@@ -22,6 +22,29 @@ pub fn configure(routes: &mut Routes<'_>) {
         .post("/v1/agents/handoff/{token}/claim", claim);
 }
 
+/// The body of `POST /v1/agents/signup` (optional).
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct AgentSignupRequest {
+    /// The agent's name, shown to the operator at handoff.
+    #[schema(max_length = 200)]
+    name: Option<String>,
+}
+
+/// The body of `POST /v1/agents/handoff/{token}/claim`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct ClaimRequest {
+    /// The 6-digit code the agent gave the operator.
+    code: String,
+    /// The operator's e-mail address: the account's from now on.
+    #[schema(format = Email)]
+    email: String,
+    /// 8 to 1,024 characters.
+    #[schema(min_length = 8, max_length = 1024)]
+    password: String,
+}
+
 #[derive(Serialize, ToSchema)]
 pub struct AgentSignupResponse {
     /// A working `sk_` key, shown once.
@@ -59,8 +82,8 @@ pub struct ClaimResponse {
 
 /// Creates an account on the free tier and returns a working key, no human involved.
 /// One signup per client address per cooldown (429 with `Retry-After`).
-#[utoipa::path(post, path = "/v1/agents/signup", tag = "agents",
-    request_body(content = Object, description = "`{name?}`"),
+#[utoipa::path(post, path = "/v1/agents/signup", tag = "agents", operation_id = "agent_signup",
+    request_body(content = Option<AgentSignupRequest>),
     responses(
         (status = 201, body = AgentSignupResponse),
         (status = 422, body = crate::openapi::ValidationErrorBody),
@@ -123,7 +146,7 @@ pub async fn handoff_summary(state: web::Data<AppState>, path: web::Path<String>
 /// password; the agent's keys keep working.
 #[utoipa::path(post, path = "/v1/agents/handoff/{token}/claim", tag = "agents",
     params(("token" = String, Path)),
-    request_body(content = Object, description = "`{code, email, password}`"),
+    request_body(content = ClaimRequest),
     responses(
         (status = 200, body = ClaimResponse),
         (status = 403, description = "Wrong code; the detail states the attempts left", body = crate::openapi::ErrorBody),

@@ -135,6 +135,43 @@ pub struct UploadUrlBody {
     pub max_bytes: u64,
 }
 
+/// The multipart form of `POST /v1/attachments/upload`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the multipart form in the OpenAPI document only")]
+pub struct AttachmentUploadForm {
+    #[schema(schema_with = crate::openapi::session_id_schema)]
+    session_id: String,
+    /// The file: `.pdf`, `.docx`, `.txt`, `.rtf`, `.md`, `.html` or `.htm`; its name's
+    /// extension says which.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
+/// The body of `POST /v1/attachments/upload-url`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct UploadUrlRequest {
+    #[schema(schema_with = crate::openapi::session_id_schema)]
+    session_id: String,
+    /// The file's name; its extension says its format.
+    filename: String,
+    /// The file's size in bytes: the `PUT` may carry no more.
+    #[schema(minimum = 1)]
+    file_size: u64,
+}
+
+/// A JSON number without a fractional part (`57` or `57.0`, as pydantic reads an `int`).
+fn whole_number(v: &Value) -> Option<i128> {
+    if let Some(n) = v.as_i64() {
+        return Some(n.into());
+    }
+    if let Some(n) = v.as_u64() {
+        return Some(n.into());
+    }
+    // Beyond 2^53 a float is whole anyway; the cast saturates, and such a size is over any cap.
+    v.as_f64().filter(|f| f.is_finite() && f.fract() == 0.0).map(|f| f as i128)
+}
+
 fn content_length(req: &HttpRequest) -> Option<u64> {
     req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())
 }
@@ -209,11 +246,12 @@ fn status_body(s: ProcessingStatus) -> StatusBody {
 /// file is streamed to storage; text extraction and indexing run as an
 /// `attachment_processing` job. Not billable.
 #[utoipa::path(post, path = "/v1/attachments/upload", tag = "attachments", security(("bearer" = [])),
-    request_body(content_type = "multipart/form-data", content = Object, description = "`session_id`, `file`"),
+    operation_id = "upload_attachment",
+    request_body(content_type = "multipart/form-data", content = AttachmentUploadForm),
     responses(
         (status = 202, body = UploadAccepted),
         (status = 401, body = crate::openapi::ErrorBody),
-        (status = 413, description = "File above `REDLINE_MAX_ATTACHMENT_BYTES` (the 413 JSON)"),
+        (status = 413, description = "File above `REDLINE_MAX_ATTACHMENT_BYTES`", body = crate::openapi::RequestTooLargeBody),
         (status = 415, description = "Unsupported extension (named, with the supported ones)", body = crate::openapi::ErrorBody),
         (status = 422, description = "Missing fields, an invalid session_id, an empty file", body = crate::openapi::ValidationErrorBody),
     ))]
@@ -278,6 +316,7 @@ pub async fn upload(
 
 /// Where an attachment's processing job stands.
 #[utoipa::path(get, path = "/v1/attachments/status/{job_id}", tag = "attachments", security(("bearer" = [])),
+    operation_id = "attachment_status",
     params(("job_id" = String, Path, description = "The `job_id` of the upload's 202")),
     responses((status = 200, body = StatusBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
@@ -309,6 +348,7 @@ fn query_session(q: &mut Query) -> Option<redline_domain::SessionId> {
 
 /// The session's attachments, oldest first.
 #[utoipa::path(get, path = "/v1/attachments", tag = "attachments", security(("bearer" = [])),
+    operation_id = "list_attachments",
     params(("session_id" = String, Query)),
     responses((status = 200, body = AttachmentList), (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, description = "No such session", body = crate::openapi::ErrorBody),
@@ -348,7 +388,7 @@ pub async fn get_attachment(
 /// Deletes an attachment: its processing stops, its file and its passages are removed.
 #[utoipa::path(delete, path = "/v1/attachments/{attachment_id}", tag = "attachments", security(("bearer" = [])),
     params(("attachment_id" = String, Path)),
-    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody),
+    responses((status = 204, description = "Deleted"), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
 pub async fn delete_attachment(
     state: web::Data<AppState>,
@@ -363,8 +403,9 @@ pub async fn delete_attachment(
 /// tool makes. Any text is a valid query (its words are looked up; quotes and operators are
 /// ignored); a query without words finds nothing.
 #[utoipa::path(get, path = "/v1/attachments/search", tag = "attachments", security(("bearer" = [])),
+    operation_id = "search_attachments",
     params(("session_id" = String, Query), ("q" = String, Query),
-        ("limit" = Option<i64>, Query, description = "Most passages returned (default 10, at most 50)")),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most passages returned (default 10; more than 50 counts as 50)")),
     responses((status = 200, body = SearchBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, description = "No such session", body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]
@@ -394,9 +435,9 @@ pub async fn search(state: web::Data<AppState>, principal: ApiPrincipal, req: Ht
 /// A pre-signed upload URL (`{session_id, filename, file_size}`): `PUT` the file there,
 /// without Authorization, within `REDLINE_PRESIGN_TTL_SECS` (15 minutes); afterwards → 404.
 #[utoipa::path(post, path = "/v1/attachments/upload-url", tag = "attachments", security(("bearer" = [])),
-    request_body(content = Object, description = "`{session_id, filename, file_size}`"),
+    request_body(content = UploadUrlRequest),
     responses((status = 201, body = UploadUrlBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 413, description = "`file_size` above the cap (the 413 JSON)"),
+        (status = 413, description = "`file_size` above the cap", body = crate::openapi::RequestTooLargeBody),
         (status = 415, description = "Unsupported extension", body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn upload_url(
@@ -414,9 +455,9 @@ pub async fn upload_url(
             f.problem("file_size", "missing", "Field required", Value::Null);
             None
         }
-        Some(v) => match v.as_u64() {
-            Some(n) if n >= 1 => Some(n),
-            _ if v.as_i64().is_some() => {
+        Some(v) => match whole_number(v) {
+            Some(n) if n >= 1 => Some(u64::try_from(n).unwrap_or(u64::MAX)),
+            Some(_) => {
                 f.problem("file_size", "greater_than_equal", "Input should be greater than or equal to 1", v.clone());
                 None
             }
@@ -452,7 +493,7 @@ pub async fn upload_url(
     responses((status = 202, body = UploadAccepted),
         (status = 404, description = "Unknown or expired upload URL", body = crate::openapi::ErrorBody),
         (status = 409, description = "The URL was already used", body = crate::openapi::ErrorBody),
-        (status = 413, description = "More bytes than the declared file_size (the 413 JSON)"),
+        (status = 413, description = "More bytes than the declared file_size", body = crate::openapi::RequestTooLargeBody),
         (status = 422, description = "An empty body", body = crate::openapi::ValidationErrorBody)))]
 pub async fn put_upload(
     state: web::Data<AppState>,
@@ -471,4 +512,22 @@ pub async fn put_upload(
     }
     let submitted = out.map_err(|e| attachment_error(e, &req, &state, Some(pumped.bytes)))?;
     Ok(HttpResponse::Accepted().json(accepted(&submitted)))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::whole_number;
+
+    #[test]
+    fn whole_numbers_are_read_as_pydantic_reads_an_int() {
+        assert_eq!(whole_number(&json!(57)), Some(57));
+        assert_eq!(whole_number(&json!(57.0)), Some(57));
+        assert_eq!(whole_number(&json!(-3)), Some(-3));
+        assert_eq!(whole_number(&json!(u64::MAX)), Some(u64::MAX.into()));
+        for not_whole in [json!(57.5), json!("57"), json!(true), json!(null)] {
+            assert_eq!(whole_number(&not_whole), None, "{not_whole}");
+        }
+    }
 }

@@ -27,8 +27,10 @@ pub fn configure(routes: &mut Routes<'_>) {
 #[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
 pub struct Credentials {
     /// An e-mail address.
+    #[schema(format = Email)]
     email: String,
-    /// At least 8 characters.
+    /// 8 to 1,024 characters.
+    #[schema(min_length = 8, max_length = 1024)]
     password: String,
 }
 

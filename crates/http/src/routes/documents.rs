@@ -75,6 +75,60 @@ pub struct VersionInfo {
     pub source: String,
 }
 
+/// `GET /v1/documents/{session_id}/versions`.
+#[derive(Serialize, ToSchema)]
+pub struct VersionList {
+    pub session_id: String,
+    /// Newest first.
+    pub versions: Vec<VersionInfo>,
+    pub total: usize,
+}
+
+/// One version with its HTML.
+#[derive(Serialize, ToSchema)]
+pub struct VersionBody {
+    pub session_id: String,
+    pub version_id: String,
+    pub html: String,
+    pub created_at: String,
+    pub section_count: i64,
+    /// What made it: upload, save, chat, revert.
+    pub source: String,
+}
+
+/// The multipart form of `POST /v1/documents/upload`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the multipart form in the OpenAPI document only")]
+pub struct DocumentUploadForm {
+    /// The file: `.pdf`, `.docx`, `.txt`, `.rtf`, `.md`, `.html` or `.htm`; its name's
+    /// extension says which.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    /// The session to load the document into (created when new).
+    #[schema(schema_with = crate::openapi::session_id_schema)]
+    session_id: String,
+    /// `replace` (the default) the document, or `append` the file to it.
+    open_mode: Option<OpenModeField>,
+}
+
+/// What an upload does to the session's document.
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenModeField {
+    Replace,
+    Append,
+}
+
+/// The body of `PUT /v1/documents/{session_id}`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct SaveRequest {
+    /// The document's HTML; sanitized and sectioned as it is saved.
+    html: String,
+    /// The version the edit was made on: a save over a newer one is refused (409).
+    base_version_id: Option<String>,
+}
+
 pub fn document_body(d: DocumentRecord) -> DocumentBody {
     DocumentBody {
         session_id: d.session_id.to_string(),
@@ -93,12 +147,13 @@ pub fn path_session(raw: &str) -> ApiResult<SessionId> {
 /// Uploads a file and loads it into the session's document (multipart: `file`,
 /// `session_id`, `open_mode` = `replace` | `append`).
 #[utoipa::path(post, path = "/v1/documents/upload", tag = "documents", security(("bearer" = [])),
-    params(("index" = Option<String>, Query, description = "`true` to index the document for search now")),
-    request_body(content_type = "multipart/form-data", content = Object, description = "`file`, `session_id`, `open_mode?`"),
+    operation_id = "upload_document",
+    params(("index" = Option<bool>, Query, description = "`true` to index the document for search now")),
+    request_body(content_type = "multipart/form-data", content = DocumentUploadForm),
     responses(
         (status = 200, body = UploadBody),
         (status = 401, body = crate::openapi::ErrorBody),
-        (status = 413, description = "File above the upload limit"),
+        (status = 413, description = "File above the upload limit", body = crate::openapi::RequestTooLargeBody),
         (status = 415, description = "Unsupported extension", body = crate::openapi::ErrorBody),
         (status = 422, description = "Missing fields, or a corrupt, encrypted or empty file", body = crate::openapi::ValidationErrorBody),
     ))]
@@ -316,7 +371,7 @@ mod streamed_json_tests {
 /// capability, so the HTML displays in any editor. Cached for a year (an id never changes).
 #[utoipa::path(get, path = "/v1/documents/images/{image_id}", tag = "documents",
     params(("image_id" = String, Path, description = "`img_` + 32 hex characters, from the document's HTML")),
-    responses((status = 200, description = "The image bytes with their content type"),
+    responses((status = 200, description = "The image bytes with their content type", content_type = "image/*"),
         (status = 404, body = crate::openapi::ErrorBody)))]
 pub async fn get_image(state: web::Data<AppState>, path: web::Path<String>) -> ApiResult<HttpResponse> {
     let image = state.documents.image(&path).await?;
@@ -348,10 +403,12 @@ pub async fn get_document(
 /// document with content → 400; a stale `base_version_id` → 409.
 #[utoipa::path(put, path = "/v1/documents/{session_id}", tag = "documents", security(("bearer" = [])),
     params(("session_id" = String, Path)),
-    request_body(content = Object, description = "`{html, base_version_id?}`"),
-    responses((status = 200, body = DocumentBody), (status = 400, body = crate::openapi::ErrorBody),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
-        (status = 413, description = "Body above the cap"), (status = 422, body = crate::openapi::ValidationErrorBody)))]
+    request_body(content = SaveRequest),
+    responses((status = 200, body = DocumentBody),
+        (status = 400, description = "No content over a document that has content", body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 409, description = "`base_version_id` is not the current version", body = crate::openapi::ErrorBody),
+        (status = 422, description = "Too deeply nested HTML, too many sections, or a bad field", body = crate::openapi::ValidationErrorBody)))]
 pub async fn save_document(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
@@ -375,7 +432,8 @@ pub async fn save_document(
 /// Versions of the document, newest first.
 #[utoipa::path(get, path = "/v1/documents/{session_id}/versions", tag = "documents", security(("bearer" = [])),
     params(("session_id" = String, Path)),
-    responses((status = 200, body = Vec<VersionInfo>), (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = VersionList), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn list_versions(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
@@ -394,13 +452,14 @@ pub async fn list_versions(
             source: v.source,
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({"session_id": session.as_str(), "versions": versions, "total": versions.len()})))
+    Ok(HttpResponse::Ok().json(VersionList { session_id: session.to_string(), total: versions.len(), versions }))
 }
 
 /// One version with its HTML.
 #[utoipa::path(get, path = "/v1/documents/{session_id}/versions/{version_id}", tag = "documents", security(("bearer" = [])),
     params(("session_id" = String, Path), ("version_id" = String, Path)),
-    responses((status = 200, description = "`{version_id, html, created_at, section_count, source}`"), (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = VersionBody), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn get_version(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
@@ -409,20 +468,21 @@ pub async fn get_version(
     let (session, version) = path.into_inner();
     let session = path_session(&session)?;
     let v = state.documents.version(principal.0.owner, &session, &version).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "session_id": session.as_str(),
-        "version_id": v.version_id,
-        "html": v.html,
-        "created_at": iso8601(v.created_at),
-        "section_count": v.section_count,
-        "source": v.source,
-    })))
+    Ok(HttpResponse::Ok().json(VersionBody {
+        session_id: session.to_string(),
+        version_id: v.version_id,
+        html: v.html,
+        created_at: iso8601(v.created_at),
+        section_count: v.section_count,
+        source: v.source,
+    }))
 }
 
 /// Deletes the session: its document, versions and everything stored with it.
 #[utoipa::path(delete, path = "/v1/sessions/{session_id}", tag = "sessions", security(("bearer" = [])),
     params(("session_id" = String, Path)),
-    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 204, description = "Deleted"), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn delete_session(
     state: web::Data<AppState>,
     principal: ApiPrincipal,

@@ -54,6 +54,49 @@ pub struct ExportTooLargeBody {
     pub detail: ExportTooLargeDetail,
 }
 
+/// The 413 of an export: the document over its format's cap, or the request body over the
+/// service's.
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub enum ExportTooLargeAnswer {
+    Document(ExportTooLargeBody),
+    Request(crate::openapi::RequestTooLargeBody),
+}
+
+/// A format of `POST /v1/documents/export`; `doc` is the deprecated alias of `docx`.
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FormatField {
+    Docx,
+    Pdf,
+    Html,
+    Markdown,
+    Txt,
+    Doc,
+}
+
+/// The body of `POST /v1/documents/export`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct ExportRequest {
+    #[schema(schema_with = crate::openapi::session_id_schema)]
+    session_id: String,
+    format: FormatField,
+}
+
+/// The body of `POST /v1/documents/export/email-request`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct EmailExportRequest {
+    #[schema(schema_with = crate::openapi::session_id_schema)]
+    session_id: String,
+    format: FormatField,
+    /// Where to send the link; the account's own address when absent (required for an
+    /// account without one: 422).
+    #[schema(format = Email)]
+    email: Option<String>,
+}
+
 #[derive(Serialize, ToSchema)]
 pub struct EmailRequestAccepted {
     /// The id of the export; the e-mail follows when the file is ready.
@@ -92,12 +135,12 @@ fn file_response(file: ExportedFile, deprecated_alias: bool) -> HttpResponse {
 /// `docx`, `pdf`, `html`, `markdown`, `txt`, or the deprecated `doc`, served as DOCX with
 /// `Deprecation: true`). Over the format's cap → 413 whose `detail` is an object.
 #[utoipa::path(post, path = "/v1/documents/export", tag = "export", security(("bearer" = [])),
-    request_body(content = Object, description = "`{session_id, format: docx|pdf|html|markdown|txt|doc}`"),
+    request_body(content = ExportRequest),
     responses(
         (status = 200, description = "The file (DOCX, PDF, HTML, Markdown or text, with its content type), with `Content-Disposition: attachment; filename=<session_id>.<ext>` (and `Deprecation: true` for `doc`)"),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, description = "Session not found", body = crate::openapi::ErrorBody),
-        (status = 413, description = "Over the format's cap: `detail` is {error_code: document_too_large, message_user, suggested_action: email_request, contact_email, document_size_mb, max_size_mb, format, support_event_id}", body = ExportTooLargeBody),
+        (status = 413, description = "Over the format's cap: `detail` is {error_code: document_too_large, message_user, suggested_action: email_request, contact_email, document_size_mb, max_size_mb, format, support_event_id}; or the request body over the service's cap", body = ExportTooLargeAnswer),
         (status = 422, description = "`format` outside the enum (literal_error) or a bad session_id", body = crate::openapi::ValidationErrorBody),
     ))]
 pub async fn export(
@@ -124,7 +167,7 @@ pub async fn export(
 /// Renders the export in the background and e-mails a signed download link
 /// (`{session_id, format, email?}`; without `email`, the account's own address). → 202.
 #[utoipa::path(post, path = "/v1/documents/export/email-request", tag = "export", security(("bearer" = [])),
-    request_body(content = Object, description = "`{session_id, format, email?}`"),
+    request_body(content = EmailExportRequest),
     responses(
         (status = 202, body = EmailRequestAccepted),
         (status = 401, body = crate::openapi::ErrorBody),

@@ -63,6 +63,28 @@ pub struct TemplateList {
     pub total: usize,
 }
 
+/// The body of `POST /v1/templates`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct TemplateRequest {
+    /// Not blank; at most 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    name: String,
+    /// HTML with some content once sanitized.
+    html: String,
+    #[schema(max_length = 2000)]
+    description: Option<String>,
+}
+
+/// The body of `POST /v1/templates/{template_id}/apply`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct ApplyRequest {
+    /// The session whose document the template becomes (created when new).
+    #[schema(schema_with = crate::openapi::session_id_schema)]
+    session_id: String,
+}
+
 fn summary(t: Template) -> TemplateSummary {
     TemplateSummary {
         template_id: t.template_id,
@@ -100,9 +122,8 @@ pub async fn list_templates(state: web::Data<AppState>, principal: ApiPrincipal)
 
 /// Saves a template (`{name, html, description?}`), sanitized and sectioned like a save.
 #[utoipa::path(post, path = "/v1/templates", tag = "templates", security(("bearer" = [])),
-    request_body(content = Object, description = "`{name, html, description?}`"),
+    request_body(content = TemplateRequest),
     responses((status = 201, body = TemplateBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 413, description = "Body above the cap"),
         (status = 422, description = "A missing or blank name, too long a name or description, or HTML without content", body = crate::openapi::ValidationErrorBody)))]
 pub async fn create_template(
     state: web::Data<AppState>,
@@ -148,7 +169,7 @@ pub async fn get_template(
 /// Deletes one of the caller's templates → 204. Built-in or another account's → 403; unknown → 404.
 #[utoipa::path(delete, path = "/v1/templates/{template_id}", tag = "templates", security(("bearer" = [])),
     params(("template_id" = String, Path)),
-    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody),
+    responses((status = 204, description = "Deleted"), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
 pub async fn delete_template(
     state: web::Data<AppState>,
@@ -163,7 +184,7 @@ pub async fn delete_template(
 /// `template`; the session is created on first use. Answers the document.
 #[utoipa::path(post, path = "/v1/templates/{template_id}/apply", tag = "templates", security(("bearer" = [])),
     params(("template_id" = String, Path)),
-    request_body(content = Object, description = "`{session_id}`"),
+    request_body(content = ApplyRequest),
     responses((status = 200, body = DocumentBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]

@@ -47,6 +47,14 @@ pub struct UsageBody {
     pub promotions: Vec<ActivePromotionInfo>,
 }
 
+/// The body of `POST /v1/users/me/promotions/redeem`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct RedeemRequest {
+    /// The promotion code.
+    code: String,
+}
+
 fn promotion(p: PromotionInfo) -> ActivePromotionInfo {
     ActivePromotionInfo {
         redemption_id: p.redemption_id,
@@ -97,7 +105,7 @@ pub async fn usage(state: web::Data<AppState>, principal: ApiPrincipal) -> ApiRe
 
 /// Redeems a promotion code: its operations become a grant of the signed-in user.
 #[utoipa::path(post, path = "/v1/users/me/promotions/redeem", tag = "usage", security(("session" = [])),
-    request_body(content = Object, description = "`{code}`"),
+    request_body(content = RedeemRequest),
     responses(
         (status = 201, body = ActivePromotionInfo),
         (status = 401, body = crate::openapi::ErrorBody),

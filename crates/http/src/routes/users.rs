@@ -112,6 +112,43 @@ pub struct MemberList {
     pub total: usize,
 }
 
+/// The body of a key's creation (optional).
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct KeyRequest {
+    /// The key's name; `default` when absent or blank.
+    #[schema(max_length = 200)]
+    name: Option<String>,
+}
+
+/// The body of `POST /v1/users/me/organizations`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct OrgRequest {
+    /// Not blank; at most 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    name: String,
+}
+
+/// The body of `POST /v1/users/me/organizations/{org_id}/members`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct MemberRequest {
+    /// The e-mail address of an existing user.
+    #[schema(format = Email)]
+    email: String,
+    /// `member` when absent.
+    role: Option<MemberRole>,
+}
+
+/// A member's role as it can be given.
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberRole {
+    Member,
+    Admin,
+}
+
 fn key_info(k: KeyRecord) -> KeyInfo {
     KeyInfo {
         key_id: k.id.to_string(),
@@ -203,7 +240,7 @@ pub async fn list_keys(state: web::Data<AppState>, web_user: WebUser) -> ApiResu
 
 /// Creates an API key; the body holds the key once.
 #[utoipa::path(post, path = "/v1/users/me/api-keys", tag = "users", security(("session" = [])),
-    request_body(content = Object, description = "`{name?}`"),
+    request_body(content = Option<KeyRequest>),
     responses(
         (status = 201, body = CreatedKey),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -217,7 +254,7 @@ pub async fn create_key(state: web::Data<AppState>, web_user: WebUser, body: Bod
 /// Revokes a key, permanently.
 #[utoipa::path(delete, path = "/v1/users/me/api-keys/{key_id}", tag = "users", security(("session" = [])),
     params(("key_id" = String, Path)),
-    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 204, description = "Revoked"), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
 pub async fn revoke_key(
     state: web::Data<AppState>,
     web_user: WebUser,
@@ -239,7 +276,7 @@ pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser) -> ApiResu
 
 /// Creates an organization with the user as its owner.
 #[utoipa::path(post, path = "/v1/users/me/organizations", tag = "organizations", security(("session" = [])),
-    request_body(content = Object, description = "`{name}`"),
+    request_body(content = OrgRequest),
     responses((status = 201, body = OrgInfo), (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn create_org(state: web::Data<AppState>, web_user: WebUser, body: BodyOf) -> ApiResult<HttpResponse> {
     let body = body.checked()?;
@@ -290,7 +327,7 @@ pub async fn list_members(
 /// Adds an existing user (by e-mail) to the organization. Owners and admins only.
 #[utoipa::path(post, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path)),
-    request_body(content = Object, description = "`{email, role?: \"member\"|\"admin\"}`"),
+    request_body(content = MemberRequest),
     responses((status = 201, body = MemberInfo), (status = 403, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
 pub async fn add_member(
@@ -355,7 +392,7 @@ pub async fn list_org_keys(
 /// Creates an organization key (`lce_…`); it acts for the organization.
 #[utoipa::path(post, path = "/v1/users/me/organizations/{org_id}/api-keys", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path)),
-    request_body(content = Object, description = "`{name?}`"),
+    request_body(content = Option<KeyRequest>),
     responses((status = 201, body = CreatedKey), (status = 403, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
 pub async fn create_org_key(
@@ -372,7 +409,7 @@ pub async fn create_org_key(
 /// Revokes an organization key, permanently.
 #[utoipa::path(delete, path = "/v1/users/me/organizations/{org_id}/api-keys/{key_id}", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path), ("key_id" = String, Path)),
-    responses((status = 204), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 204, description = "Revoked"), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
 pub async fn revoke_org_key(
     state: web::Data<AppState>,
     web_user: WebUser,
