@@ -13,10 +13,8 @@ bin=$(realpath -m "$bin")
 [ -d "$suite" ] || { echo "conformance: suite not found at $suite" >&2; exit 2; }
 
 venv=$root/.venv
-if [ ! -x "$venv/bin/pytest" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$suite/requirements.txt"
-fi
+[ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$suite/requirements.txt"
 
 args=()
 while IFS= read -r line; do

@@ -6,7 +6,8 @@
 #     under CI=true.
 #   - cargo-deny and cargo-machete: built from crates.io when missing.
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
-#     tests) and, when the conformance suite is present, its requirements.
+#     tests; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
+#     conformance suite is present, its requirements.
 # Under CI=true anything missing is a failure; elsewhere it is a warning and the tests that
 # need it say they were skipped.
 set -euo pipefail
@@ -69,9 +70,12 @@ if command -v python3 >/dev/null 2>&1; then
   fi
   if [ -x .venv/bin/pip ]; then
     pip=(.venv/bin/pip install --quiet --disable-pip-version-check)
-    [ -x .venv/bin/moto_server ] || "${pip[@]}" -r scripts/requirements-tests.txt || warn "pip could not install scripts/requirements-tests.txt"
+    for requirements in scripts/requirements-tests.txt scripts/requirements-openapi.txt; do
+      "${pip[@]}" -r "$requirements" || warn "pip could not install $requirements"
+    done
     suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}
-    if [ -f "$suite/requirements.txt" ] && [ ! -x .venv/bin/pytest ]; then
+    # Always asked (a quick no-op when satisfied): another tool may have brought pytest alone.
+    if [ -f "$suite/requirements.txt" ]; then
       "${pip[@]}" -r "$suite/requirements.txt" || warn "pip could not install the conformance suite's requirements"
     fi
   fi

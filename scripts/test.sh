@@ -29,10 +29,14 @@ cargo machete
 step "Rust tests: unit, storage contract (SQLite + PostgreSQL), API, xtask checks"
 cargo test --release --workspace
 
+step "the OpenAPI document: Schemathesis (every phase, fixed seed) and a generated client"
+cargo build --release -p redline-app
+scripts/schemathesis.sh "$target/release/redline"
+scripts/openapi-client-check.sh "$target/release/redline"
+
 step "conformance suite against the release binary (SQLite)"
 suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}
 if [ -d "$suite" ]; then
-  cargo build --release -p redline-app
   scripts/conformance.sh "$target/release/redline"
 elif [ "${CI:-false}" = true ]; then
   echo "conformance: the suite is required under CI=true and was not found at $suite" >&2

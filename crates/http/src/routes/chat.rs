@@ -74,6 +74,51 @@ pub fn configure(routes: &mut Routes<'_>) {
         .post("/v1/sessions/{session_id}/revert", revert);
 }
 
+// The request bodies as the OpenAPI document shows them. The handlers read the JSON through
+// `Fields` (for the contract's exact 422 items), so these types only describe it.
+
+/// The body of `POST /v1/chat` and `POST /v1/chat/async`.
+#[derive(ToSchema)]
+#[allow(dead_code, reason = "a schema of the OpenAPI document; the handler reads the body through Fields")]
+pub struct ChatRequestBody {
+    /// The session (created on first use).
+    #[schema(schema_with = crate::openapi::session_id_schema)]
+    session_id: String,
+    /// The instruction or question; an empty one is answered 400.
+    message: String,
+    /// The document to edit, replacing the session's; absent: the stored one.
+    document_html: Option<String>,
+    /// Propose the changes for approval instead of applying them.
+    require_approval: Option<bool>,
+    /// `full` (default) or `compact`.
+    #[schema(pattern = "^(full|compact)$")]
+    response_mode: Option<String>,
+}
+
+/// The body of `POST /v1/chat/{session_id}/approve`.
+#[derive(ToSchema)]
+#[allow(dead_code, reason = "a schema of the OpenAPI document; the handler reads the body through Fields")]
+pub struct ApproveRequestBody {
+    /// The job awaiting approval.
+    job_id: String,
+    /// Change ids to apply.
+    approve: Option<Vec<String>>,
+    /// Change ids to drop.
+    reject: Option<Vec<String>>,
+    /// Apply every pending change.
+    approve_all: Option<bool>,
+    /// A note for the AI: the job runs again with it, keeping what was approved.
+    feedback: Option<String>,
+}
+
+/// The body of `POST /v1/sessions/{session_id}/revert`.
+#[derive(ToSchema)]
+#[allow(dead_code, reason = "a schema of the OpenAPI document; the handler reads the body through Fields")]
+pub struct RevertRequestBody {
+    /// The user message of the history to undo, with every later one.
+    message_id: String,
+}
+
 fn chat_request(body: &Value) -> ApiResult<ChatRequest> {
     let mut f = Fields::body(body)?;
     let session = f.session_id("session_id");
@@ -119,7 +164,7 @@ fn json_answer<T: Serialize>(mut builder: HttpResponseBuilder, body: &T, usage: 
 /// Runs a chat turn and waits for it (at most `REDLINE_CHAT_TIMEOUT_SECS`, then 504 while
 /// the turn goes on as a job).
 #[utoipa::path(post, path = "/v1/chat", tag = "chat", security(("bearer" = [])),
-    request_body(content = Object, description = "`{session_id, message, document_html?, require_approval?, response_mode?}`"),
+    request_body(content = ChatRequestBody),
     responses(
         (status = 200, description = "The turn's result, or its proposed changes when they await approval", body = ChatResponseBody),
         (status = 400, description = "Empty message", body = crate::openapi::ErrorBody),
@@ -213,7 +258,7 @@ fn accepts_event_stream(range: &str) -> bool {
 /// Queues a chat turn: 202 with the Job; with `Accept: text/event-stream` the job's event
 /// stream instead.
 #[utoipa::path(post, path = "/v1/chat/async", tag = "chat", security(("bearer" = [])),
-    request_body(content = Object, description = "`{session_id, message, document_html?, require_approval?, response_mode?}`"),
+    request_body(content = ChatRequestBody),
     responses(
         (status = 202, description = "The queued Job", body = JobBody),
         (status = 200, description = "With `Accept: text/event-stream`: the job's events (`intermediate`, `approval_required`, `final`)", content_type = "text/event-stream"),
@@ -260,7 +305,7 @@ fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
 /// Approves or rejects a job's pending changes (decisions.md §5).
 #[utoipa::path(post, path = "/v1/chat/{session_id}/approve", tag = "chat", security(("bearer" = [])),
     params(("session_id" = String, Path)),
-    request_body(content = Object, description = "`{job_id, approve?: [change_id], reject?: [change_id], approve_all?, feedback?}`"),
+    request_body(content = ApproveRequestBody),
     responses(
         (status = 200, description = "The Job, completed with what was applied (or queued again with the reviewer's feedback)", body = JobBody),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -340,7 +385,7 @@ pub async fn history(
 /// later ones from the active history.
 #[utoipa::path(post, path = "/v1/sessions/{session_id}/revert", tag = "sessions", security(("bearer" = [])),
     params(("session_id" = String, Path)),
-    request_body(content = Object, description = "`{message_id}`"),
+    request_body(content = RevertRequestBody),
     responses(
         (status = 200, description = "The document as restored", body = RevertBody),
         (status = 401, body = crate::openapi::ErrorBody),

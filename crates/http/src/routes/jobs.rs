@@ -46,7 +46,7 @@ fn listing(jobs: Vec<JobView>, compact: bool) -> HttpResponse {
 /// The caller's jobs, newest first (`limit`, `status`, `job_type`, `compact`).
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = [])),
     params(
-        ("limit" = Option<i64>, Query, description = "Most jobs returned (default 20, at most 100)"),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most jobs returned (default 20; above 100 counts as 100)"),
         ("status" = Option<String>, Query), ("job_type" = Option<String>, Query),
         ("compact" = Option<bool>, Query, description = "Omit results and intermediate events"),
     ),
@@ -87,7 +87,7 @@ pub async fn list_jobs(
 
 /// The jobs of one session, most recent first (`limit` default 20, `compact`).
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = [])),
-    params(("session_id" = String, Path), ("limit" = Option<i64>, Query), ("compact" = Option<bool>, Query)),
+    params(("session_id" = String, Path), ("limit" = Option<i64>, Query, minimum = 1), ("compact" = Option<bool>, Query)),
     responses((status = 200, description = "The jobs, newest first", body = JobListBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn session_jobs(
@@ -137,7 +137,7 @@ pub async fn cancel_job(
 
 /// The job's events as server-sent events.
 #[utoipa::path(get, path = "/v1/jobs/{job_id}/events", tag = "jobs", security(("bearer" = [])),
-    params(("job_id" = String, Path), ("after" = Option<i64>, Query, description = "Replay events after this sequence"),
+    params(("job_id" = String, Path), ("after" = Option<i64>, Query, minimum = 0, description = "Replay events after this sequence"),
         ("Last-Event-ID" = Option<String>, Header)),
     responses((status = 200, description = "`intermediate` (id = sequence), `approval_required`, `final` (the Job), then the end", content_type = "text/event-stream"),
         (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
