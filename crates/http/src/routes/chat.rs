@@ -84,7 +84,8 @@ pub struct ChatRequestBody {
     /// The session (created on first use).
     #[schema(schema_with = crate::openapi::session_id_schema)]
     session_id: String,
-    /// The instruction or question; an empty one is answered 400.
+    /// The instruction or question; an empty or blank one is answered 400.
+    #[schema(min_length = 1, pattern = "\\S")]
     message: String,
     /// The document to edit, replacing the session's; absent: the stored one.
     document_html: Option<String>,

@@ -47,7 +47,8 @@ fn listing(jobs: Vec<JobView>, compact: bool) -> HttpResponse {
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = [])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most jobs returned (default 20; above 100 counts as 100)"),
-        ("status" = Option<String>, Query), ("job_type" = Option<String>, Query),
+        ("status" = Option<String>, Query, pattern = "^(pending|in_progress|awaiting_approval|completed|failed|cancelled)?$"),
+        ("job_type" = Option<String>, Query, pattern = "^(chat|attachment_processing)?$"),
         ("compact" = Option<bool>, Query, description = "Omit results and intermediate events"),
     ),
     responses((status = 200, description = "The jobs, newest first", body = JobListBody), (status = 401, body = crate::openapi::ErrorBody),
@@ -141,7 +142,8 @@ pub async fn cancel_job(
         ("Last-Event-ID" = Option<String>, Header)),
     responses((status = 200, description = "`intermediate` (id = sequence), `approval_required`, `final` (the Job), then the end", content_type = "text/event-stream"),
         (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody)))]
+        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 422, description = "`after` is not a whole number of at least 0", body = crate::openapi::ValidationErrorBody)))]
 pub async fn job_events(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
