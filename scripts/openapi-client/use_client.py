@@ -12,7 +12,7 @@ from redline_client.api.documents import get_document, upload_document
 from redline_client.models import (
     AgentSignupRequest,
     AgentSignupResponse,
-    ChatBody,
+    ChatRequestBody,
     DocumentBody,
     DocumentUploadForm,
     UploadBody,
@@ -47,12 +47,13 @@ def main(base_url: str) -> None:
     uploaded = expect(upload_document.sync_detailed(client=client, body=form), 200, UploadBody)
     assert uploaded.session_id == "client-check" and uploaded.section_count >= 1, uploaded
 
-    body = ChatBody.from_dict({"session_id": "client-check", "message": 'replace "a" with "b"'})
+    body = ChatRequestBody.from_dict({"session_id": "client-check", "message": 'replace "a" with "b"'})
     answer = chat.sync_detailed(client=client, body=body)
     if answer.status_code != 200:
         sys.exit(f"chat: {int(answer.status_code)} {answer.content[:500]!r}")
-    # Typed once the chat answer has a schema; until then the generated client returns the
-    # JSON undecoded.
+    # The answer has a schema, so the client decodes it into its model.
+    if answer.parsed is None:
+        sys.exit("chat: the generated client could not decode the answer")
     print(f"chat answered {int(answer.status_code)} ({type(answer.parsed).__name__})")
 
     document = expect(get_document.sync_detailed("client-check", client=client), 200, DocumentBody)
