@@ -40,12 +40,11 @@ impl std::fmt::Display for Escape {
 /// The string literals of one line (no escapes inside them are interpreted; raw strings and
 /// literals spanning lines are not seen, which only ever hides a match).
 fn literals(line: &str) -> Vec<&str> {
-    let code = match line.trim_start().starts_with("//") {
-        true => return Vec::new(),
-        false => line,
-    };
+    if line.trim_start().starts_with("//") {
+        return Vec::new();
+    }
     let mut out = Vec::new();
-    let mut rest = code;
+    let mut rest = line;
     while let Some(start) = rest.find('"') {
         let after = &rest[start + 1..];
         let mut end = None;

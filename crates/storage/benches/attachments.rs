@@ -4,7 +4,7 @@
 //! under 20 ms for a session with 100 attachments (about 10 MB of text), on SQLite and on
 //! PostgreSQL.
 //!
-//! - Text: the English Markdown and text files of the shared corpus (`../shared/corpus`:
+//! - Text: the English Markdown and text files of the test corpus (`tests/fixtures/corpus`:
 //!   the pandoc manual, the CommonMark spec, pandoc's release announcements, …), cut into
 //!   blocks at blank lines (`#` lines are headings). Attachment `i` takes about 100 KB of
 //!   blocks starting at a different place in that text.

@@ -1,5 +1,5 @@
-//! Quality of attachment search: 20 questions over the text of real files of the shared
-//! corpus (`../shared/corpus`: manuals, a spec, mailing-list announcements, Wikipedia and
+//! Quality of attachment search: 20 questions over the text of real files of the test
+//! corpus (`tests/fixtures/corpus`: manuals, a spec, mailing-list announcements, Wikipedia and
 //! IETF pages, papers as PDF and DOCX, RTF), each with a phrase of the passage that answers
 //! it. The files go through the real pipeline (upload → processing job → converters →
 //! passages → index); recall@5 is the share of questions whose answer is in one of the first
