@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::Owner;
 use redline_ports::records::SessionSummary;
 use redline_ports::{SessionStore, StoreError};
@@ -15,8 +16,8 @@ impl Sessions {
         Self { store }
     }
 
-    /// The owner's sessions, newest first. Consumes no operations.
-    pub async fn list(&self, owner: Owner) -> Result<Vec<SessionSummary>, StoreError> {
-        self.store.list_sessions(owner).await
+    /// One page of the owner's sessions, most recently updated first. Consumes no operations.
+    pub async fn list(&self, owner: Owner, page: &PageRequest) -> Result<Page<SessionSummary>, StoreError> {
+        self.store.list_sessions(owner, page).await
     }
 }

@@ -12,6 +12,7 @@ pub mod ids;
 pub mod job;
 pub mod keys;
 pub mod owner;
+pub mod page;
 pub mod session;
 pub mod time_util;
 pub mod usage;

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod middleware;
 pub mod multipart;
 pub mod openapi;
+mod paging;
 pub mod query;
 pub mod routes;
 pub mod state;

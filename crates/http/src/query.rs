@@ -1,6 +1,7 @@
 //! Query strings, decoded, with FastAPI-style 422s (`[query, <name>]`).
 
 use actix_web::{web, HttpRequest};
+use redline_domain::page::{Cursor, PageRequest};
 use serde_json::json;
 
 use crate::error::{ApiError, ApiResult};
@@ -67,6 +68,24 @@ impl Query {
                 false
             }
         }
+    }
+
+    /// `limit` (from 1; above `max` counts as `max`) and `cursor` (a cursor from a previous
+    /// page; empty means the first page).
+    pub(crate) fn page(&mut self, default: usize, max: usize) -> PageRequest {
+        let cap = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let limit = usize::try_from(self.int("limit", cap(default), 1, cap(max))).unwrap_or(default);
+        let after = match self.get("cursor").filter(|c| !c.is_empty()).map(str::to_owned) {
+            None => None,
+            Some(raw) => match Cursor::decode(&raw) {
+                Ok(cursor) => Some(cursor),
+                Err(e) => {
+                    self.problem("cursor", "value_error", &e.to_string(), &raw);
+                    None
+                }
+            },
+        };
+        PageRequest { limit, after }
     }
 
     /// The problems found, to report with others.

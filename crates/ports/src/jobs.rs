@@ -2,6 +2,7 @@
 //! history of a session, and the signals that wake workers and event streams.
 
 use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 use serde_json::Value;
@@ -55,7 +56,6 @@ pub struct JobFilter {
     pub session_id: Option<SessionId>,
     pub status: Option<JobStatus>,
     pub job_type: Option<JobType>,
-    pub limit: i64,
 }
 
 /// One intermediate event of a job (interface.md JobMetadata.intermediate_responses).
@@ -110,8 +110,15 @@ pub trait JobStore: Send + Sync {
         Ok(self.job(job_id).await?.map(|j| j.status))
     }
 
-    /// The owner's jobs, newest first, at most `filter.limit`.
-    async fn list_jobs(&self, owner: Owner, filter: &JobFilter) -> Result<Vec<JobRecord>, StoreError>;
+    /// One page of the owner's jobs that pass `filter`, newest first (ties by job id,
+    /// descending), starting after `page.after` (its number a `created_at`, its id a job id).
+    /// MUST read through an index that starts with the owner, whatever the filter.
+    async fn list_jobs(
+        &self,
+        owner: Owner,
+        filter: &JobFilter,
+        page: &PageRequest,
+    ) -> Result<Page<JobRecord>, StoreError>;
 
     /// Takes the oldest pending job for this worker: in one transaction MUST move it to
     /// `in_progress`, add one attempt and set the lease. Two workers (or replicas) MUST

@@ -1,5 +1,6 @@
 //! Sessions (one document each), as far as listings need them.
 
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::Owner;
 
 use crate::error::StoreError;
@@ -8,8 +9,10 @@ use crate::records::SessionSummary;
 #[cfg_attr(feature = "mocks", mockall::automock)]
 #[async_trait::async_trait]
 pub trait SessionStore: Send + Sync {
-    /// The owner's sessions, most recently updated first. MUST never return another owner's.
-    async fn list_sessions(&self, owner: Owner) -> Result<Vec<SessionSummary>, StoreError>;
+    /// One page of the owner's sessions, most recently updated first (ties by session id),
+    /// starting after `page.after` (its number an `updated_at`, its id a session id). MUST
+    /// never return another owner's; MUST read through an index that starts with the owner.
+    async fn list_sessions(&self, owner: Owner, page: &PageRequest) -> Result<Page<SessionSummary>, StoreError>;
 
     /// Creates the session (with an empty document) unless it exists; never changes an
     /// existing one.

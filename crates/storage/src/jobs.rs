@@ -3,6 +3,7 @@
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 use redline_ports::jobs::{HistoryMessage, JobEvent, JobFilter, JobRecord, JobUpdate, Sweep, SweepRules};
@@ -161,12 +162,18 @@ impl JobStore for Db {
         status?.map(|s| JobStatus::parse(&s).ok_or_else(|| corrupt("job status", &s))).transpose()
     }
 
-    async fn list_jobs(&self, owner: Owner, filter: &JobFilter) -> Result<Vec<JobRecord>, StoreError> {
+    async fn list_jobs(
+        &self,
+        owner: Owner,
+        filter: &JobFilter,
+        page: &PageRequest,
+    ) -> Result<Page<JobRecord>, StoreError> {
         let owner = owner.to_string();
         let session = filter.session_id.as_ref().map(|s| s.as_str().to_owned());
         let status = filter.status.map(|s| s.as_str());
         let job_type = filter.job_type.map(|t| t.as_str());
-        let limit = filter.limit.max(0);
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
         let rows: DbResult<Vec<JobRow>> = with_conn!(self, |conn| {
             let mut q = jobs::table.filter(jobs::owner.eq(&owner)).into_boxed();
             if let Some(s) = &session {
@@ -178,13 +185,20 @@ impl JobStore for Db {
             if let Some(t) = job_type {
                 q = q.filter(jobs::job_type.eq(t));
             }
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(jobs::created_at.le(after.number))
+                    .filter(jobs::created_at.lt(after.number).or(jobs::job_id.lt(&after.id)));
+            }
             Ok(q.order((jobs::created_at.desc(), jobs::job_id.desc()))
-                .limit(limit)
+                .limit(fetch)
                 .select(JobRow::as_select())
                 .load(conn)
                 .await?)
         });
-        rows?.into_iter().map(JobRecord::try_from).collect()
+        let rows = rows?.into_iter().map(JobRecord::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(rows, page, |j| Cursor::new(j.created_at, j.job_id.clone())))
     }
 
     async fn claim_job(&self, now: Millis, lease_until: Millis) -> Result<Option<JobRecord>, StoreError> {

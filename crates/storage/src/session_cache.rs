@@ -1,4 +1,5 @@
-//! SQLite only: the session lists of recent owners, kept in memory (`GET /v1/sessions`).
+//! SQLite only: the first page of the session lists of recent owners, kept in memory
+//! (`GET /v1/sessions` without a cursor).
 //!
 //! The list is read far more often than it changes, and on SQLite reading it cost about half
 //! of the request's server CPU (docs/benchmarks.md §1). Every write to an owner's `sessions`
@@ -25,9 +26,13 @@ const MAX_OWNERS: usize = 4096;
 /// Longer lists are not kept: they are rare, and the copy would cost what the read saves.
 const MAX_SESSIONS: usize = 256;
 
+/// The first rows of an owner's list, with when their read began and how many were asked
+/// for: fewer rows than asked means the list is whole.
+type Kept = (Instant, usize, Arc<[SessionSummary]>);
+
 pub(crate) struct SessionLists {
-    /// Each owner's list, with when its read began.
-    lists: quick_cache::sync::Cache<String, (Instant, Arc<[SessionSummary]>)>,
+    /// Each owner's first rows.
+    lists: quick_cache::sync::Cache<String, Kept>,
     /// Bumped by every write: a list read across a write is not kept.
     generation: Mutex<u64>,
 }
@@ -45,10 +50,11 @@ impl SessionLists {
         self.generation.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The owner's list, if a fresh one is kept.
-    pub(crate) fn get(&self, owner: &str) -> Option<Vec<SessionSummary>> {
-        let (at, list) = self.lists.get(owner)?;
-        (at.elapsed() < TTL).then(|| list.to_vec())
+    /// The owner's first `rows` rows (fewer when the list is shorter), if fresh ones are kept.
+    pub(crate) fn get(&self, owner: &str, rows: usize) -> Option<Vec<SessionSummary>> {
+        let (at, asked, list) = self.lists.get(owner)?;
+        let whole = list.len() < asked;
+        (at.elapsed() < TTL && (whole || rows <= asked)).then(|| list[..rows.min(list.len())].to_vec())
     }
 
     /// Call before reading a list from the database; pass the answer to [`Self::put`].
@@ -56,8 +62,9 @@ impl SessionLists {
         *self.generation_lock()
     }
 
-    /// Keeps a list read from the database, unless a write happened since `generation`.
-    pub(crate) fn put(&self, owner: &str, generation: u64, list: &[SessionSummary], read_at: Instant) {
+    /// Keeps the first rows of a list read from the database (`asked` rows were asked for),
+    /// unless a write happened since `generation`.
+    pub(crate) fn put(&self, owner: &str, generation: u64, asked: usize, list: &[SessionSummary], read_at: Instant) {
         if list.len() > MAX_SESSIONS {
             return;
         }
@@ -66,7 +73,7 @@ impl SessionLists {
         if *current != generation {
             return;
         }
-        self.lists.insert(owner.to_owned(), (read_at, list));
+        self.lists.insert(owner.to_owned(), (read_at, asked, list));
     }
 
     /// Call after a write to the owner's sessions has committed (or failed).
@@ -98,12 +105,12 @@ mod tests {
     fn a_kept_list_is_served_until_its_owner_writes() {
         let c = SessionLists::default();
         let g = c.generation();
-        c.put("user:a", g, &list(2), Instant::now());
-        c.put("user:b", g, &list(1), Instant::now());
-        assert_eq!(c.get("user:a"), Some(list(2)));
+        c.put("user:a", g, 10, &list(2), Instant::now());
+        c.put("user:b", g, 10, &list(1), Instant::now());
+        assert_eq!(c.get("user:a", 10), Some(list(2)));
         c.invalidate("user:a");
-        assert_eq!(c.get("user:a"), None);
-        assert_eq!(c.get("user:b"), Some(list(1)), "other owners keep theirs");
+        assert_eq!(c.get("user:a", 10), None);
+        assert_eq!(c.get("user:b", 10), Some(list(1)), "other owners keep theirs");
     }
 
     #[test]
@@ -111,21 +118,33 @@ mod tests {
         let c = SessionLists::default();
         let g = c.generation();
         c.invalidate("user:b"); // any owner's write: the read may predate it
-        c.put("user:a", g, &list(2), Instant::now());
-        assert_eq!(c.get("user:a"), None);
+        c.put("user:a", g, 10, &list(2), Instant::now());
+        assert_eq!(c.get("user:a", 10), None);
         let g = c.generation();
-        c.put("user:a", g, &list(2), Instant::now());
-        assert_eq!(c.get("user:a"), Some(list(2)));
+        c.put("user:a", g, 10, &list(2), Instant::now());
+        assert_eq!(c.get("user:a", 10), Some(list(2)));
     }
 
     #[test]
     fn old_and_long_lists_are_not_served() {
         let c = SessionLists::default();
         let g = c.generation();
-        c.put("user:a", g, &list(2), Instant::now() - TTL);
-        assert_eq!(c.get("user:a"), None, "older than the TTL");
-        c.put("user:b", g, &list(MAX_SESSIONS + 1), Instant::now());
-        assert_eq!(c.get("user:b"), None);
+        c.put("user:a", g, 10, &list(2), Instant::now() - TTL);
+        assert_eq!(c.get("user:a", 10), None, "older than the TTL");
+        c.put("user:b", g, MAX_SESSIONS + 2, &list(MAX_SESSIONS + 1), Instant::now());
+        assert_eq!(c.get("user:b", 10), None);
+    }
+
+    #[test]
+    fn kept_rows_serve_shorter_first_pages_and_a_whole_list_any() {
+        let c = SessionLists::default();
+        let g = c.generation();
+        c.put("user:a", g, 3, &list(3), Instant::now());
+        assert_eq!(c.get("user:a", 2), Some(list(2)));
+        assert_eq!(c.get("user:a", 3), Some(list(3)));
+        assert_eq!(c.get("user:a", 4), None, "the list may go on past the rows kept");
+        c.put("user:b", g, 5, &list(2), Instant::now());
+        assert_eq!(c.get("user:b", 50), Some(list(2)), "fewer rows than asked: the whole list");
     }
 
     #[test]
@@ -133,9 +152,9 @@ mod tests {
         let c = SessionLists::default();
         let g = c.generation();
         for i in 0..MAX_OWNERS + 10 {
-            c.put(&format!("user:{i}"), g, &list(1), Instant::now());
+            c.put(&format!("user:{i}"), g, 10, &list(1), Instant::now());
         }
         assert!(c.lists.len() <= MAX_OWNERS);
-        assert_eq!(c.get(&format!("user:{}", MAX_OWNERS + 9)), Some(list(1)), "the newest is kept");
+        assert_eq!(c.get(&format!("user:{}", MAX_OWNERS + 9), 10), Some(list(1)), "the newest is kept");
     }
 }

@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::Owner;
 use redline_ports::records::SessionSummary;
 use redline_ports::{HealthCheck, SessionStore, StoreError};
@@ -15,18 +16,32 @@ use crate::schema::sessions;
 
 #[async_trait::async_trait]
 impl SessionStore for Db {
-    async fn list_sessions(&self, owner: Owner) -> Result<Vec<SessionSummary>, StoreError> {
+    async fn list_sessions(&self, owner: Owner, page: &PageRequest) -> Result<Page<SessionSummary>, StoreError> {
         let owner = owner.to_string();
-        let kept = self.session_lists.as_ref().map(|lists| (lists, lists.generation(), Instant::now()));
-        if let Some(list) = kept.and_then(|(lists, _, _)| lists.get(&owner)) {
-            return Ok(list);
+        let fetch = page.fetch();
+        let key = |s: &SessionSummary| Cursor::new(s.updated_at, s.session_id.clone());
+        let kept = match page.after {
+            None => self.session_lists.as_ref().map(|lists| (lists, lists.generation(), Instant::now())),
+            Some(_) => None,
+        };
+        if let Some(rows) = kept.and_then(|(lists, _, _)| lists.get(&owner, fetch)) {
+            return Ok(Page::from_rows(rows, page, key));
         }
-        let rows: DbResult<Vec<SessionRow>> = with_read!(self, |conn| Ok(sessions::table
-            .filter(sessions::owner.eq(&owner))
-            .order((sessions::updated_at.desc(), sessions::session_id.asc()))
-            .select(SessionRow::as_select())
-            .load(conn)
-            .await?));
+        let after = page.after.clone();
+        let rows: DbResult<Vec<SessionRow>> = with_read!(self, |conn| {
+            let mut q = sessions::table.filter(sessions::owner.eq(&owner)).into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(sessions::updated_at.le(after.number))
+                    .filter(sessions::updated_at.lt(after.number).or(sessions::session_id.lt(&after.id)));
+            }
+            Ok(q.order((sessions::updated_at.desc(), sessions::session_id.desc()))
+                .limit(i64::try_from(fetch).unwrap_or(i64::MAX))
+                .select(SessionRow::as_select())
+                .load(conn)
+                .await?)
+        });
         let list: Vec<SessionSummary> = rows?
             .into_iter()
             .map(|r| SessionSummary {
@@ -39,9 +54,9 @@ impl SessionStore for Db {
             })
             .collect();
         if let Some((lists, generation, read_at)) = kept {
-            lists.put(&owner, generation, &list, read_at);
+            lists.put(&owner, generation, fetch, &list, read_at);
         }
-        Ok(list)
+        Ok(Page::from_rows(list, page, key))
     }
 
     async fn ensure_session(

@@ -7,12 +7,15 @@ mod attachments;
 mod common;
 mod files;
 mod jobs;
+mod plans;
+mod sessions;
 mod templates;
 mod usage;
 
 use std::collections::BTreeSet;
 
 use redline_domain::handoff::MAX_WRONG_CODES;
+use redline_domain::page::PageRequest;
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, KeyId, OrgId, Owner, Plan, UserId};
 use redline_ports::records::*;
@@ -95,8 +98,11 @@ contract_tests! {
     an_account_is_taken_over_through_one_link => sqlite_an_account_is_taken_over_through_one_link, postgres_an_account_is_taken_over_through_one_link;
     promo_codes => sqlite_promo_codes, postgres_promo_codes;
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
-    list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
-    session_lists_follow_the_stores_writes => sqlite_session_lists_follow_the_stores_writes, postgres_session_lists_follow_the_stores_writes;
+    plans::every_listing_reads_by_an_owner_index => sqlite_plans_every_listing_reads_by_an_owner_index, postgres_plans_every_listing_reads_by_an_owner_index;
+    sessions::list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
+    sessions::session_lists_follow_the_stores_writes => sqlite_session_lists_follow_the_stores_writes, postgres_session_lists_follow_the_stores_writes;
+    sessions::every_session_is_reached_by_paging => sqlite_every_session_is_reached_by_paging, postgres_every_session_is_reached_by_paging;
+    sessions::every_job_is_reached_by_paging => sqlite_every_job_is_reached_by_paging, postgres_every_job_is_reached_by_paging;
     versions_of_any_size_round_trip => sqlite_versions_of_any_size_round_trip, postgres_versions_of_any_size_round_trip;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
     attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;
@@ -929,81 +935,6 @@ async fn promo_grants(db: &Db) {
     assert_eq!(raw.count_owned("promo_grants", ann).await, 3);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Sessions (documents).
-
-async fn list_sessions_is_owner_scoped(db: &Db) {
-    let ann = Owner::User(UserId::new());
-    let bob = Owner::User(UserId::new());
-    let acme = Owner::Org(OrgId::new());
-    // The rows below are written behind the store's back (`RawConn`), which its SQLite list
-    // cache sees only after `session_cache::TTL`: no list of these owners is read before.
-
-    let summary = |id: &str, title: Option<&str>, updated_at: Millis| SessionSummary {
-        session_id: id.to_owned(),
-        title: title.map(str::to_owned),
-        created_at: T0,
-        updated_at,
-        version_id: title.map(|t| format!("v-{t}")),
-        section_count: updated_at - T0,
-    };
-    let a_old = summary("contract-a", Some("Ann's old"), T0 + 100);
-    let a_new = summary("contract-b", None, T0 + 300);
-    let a_mid = summary("shared-id", Some("Ann's shared"), T0 + 200);
-    let b_shared = summary("shared-id", Some("Bob's shared"), T0 + 900);
-    let c_only = summary("org-doc", Some("Acme's"), T0 + 500);
-
-    let mut raw = RawConn::open(db).await;
-    for (owner, s) in [(ann, &a_old), (ann, &a_new), (ann, &a_mid), (bob, &b_shared), (acme, &c_only)] {
-        raw.insert_session(owner, s).await;
-    }
-
-    assert_eq!(db.list_sessions(ann).await.unwrap(), vec![a_new, a_mid, a_old], "most recently updated first");
-    assert_eq!(db.list_sessions(bob).await.unwrap(), vec![b_shared], "the same session id, another owner's row");
-    assert_eq!(db.list_sessions(acme).await.unwrap(), vec![c_only]);
-    assert!(db.list_sessions(Owner::User(UserId::new())).await.unwrap().is_empty());
-    // An org with the uuid of a user is another owner.
-    let ann_as_org = Owner::Org(OrgId::parse(&ann.user_id().unwrap().to_string()).unwrap());
-    assert!(db.list_sessions(ann_as_org).await.unwrap().is_empty());
-}
-
-/// Lists always show what this store wrote before (the SQLite adapter keeps recent lists in
-/// memory and must drop them on every write).
-async fn session_lists_follow_the_stores_writes(db: &Db) {
-    use redline_ports::documents::NewVersion;
-    use redline_ports::DocumentStore;
-    let ann = Owner::User(UserId::new());
-    let sid = |s: &str| redline_domain::SessionId::parse(s).unwrap();
-    let version = |id: &str, now: Millis| NewVersion {
-        version_id: id.to_owned(),
-        html: "<p>x</p>".to_owned(),
-        section_count: 1,
-        source: "test".to_owned(),
-        title: Some("Title".to_owned()),
-        now,
-    };
-    let listed = |list: Vec<SessionSummary>| -> Vec<(String, Option<String>)> {
-        list.into_iter().map(|s| (s.session_id, s.version_id)).collect()
-    };
-    assert!(db.list_sessions(ann).await.unwrap().is_empty());
-    db.commit_version(ann, &sid("one"), None, &version("v1", T0)).await.unwrap();
-    assert_eq!(listed(db.list_sessions(ann).await.unwrap()), [("one".to_owned(), Some("v1".to_owned()))]);
-    db.commit_version(ann, &sid("one"), Some(Some("v1".to_owned())), &version("v2", T0 + 1)).await.unwrap();
-    assert_eq!(listed(db.list_sessions(ann).await.unwrap()), [("one".to_owned(), Some("v2".to_owned()))]);
-    db.ensure_session(ann, &sid("two"), T0 + 2).await.unwrap();
-    assert_eq!(
-        listed(db.list_sessions(ann).await.unwrap()),
-        [("two".to_owned(), None), ("one".to_owned(), Some("v2".to_owned()))]
-    );
-    assert!(db.delete_session(ann, &sid("one")).await.unwrap());
-    assert_eq!(listed(db.list_sessions(ann).await.unwrap()), [("two".to_owned(), None)]);
-    // A job's commit too.
-    let before = db.list_sessions(ann).await.unwrap();
-    assert_eq!(before.len(), 1);
-    db.commit_version(ann, &sid("three"), Some(None), &version("v3", T0 + 3)).await.unwrap();
-    assert_eq!(db.list_sessions(ann).await.unwrap().len(), 2);
-}
-
 /// A version's HTML is stored whole whatever its size (on SQLite, HTML of a megabyte or more
 /// is written by a statement of its own after the rows), on a new session and on an existing
 /// one, and a stale commit of a large version writes nothing.
@@ -1108,5 +1039,5 @@ async fn migrations_are_reversible(db: &Db) {
         },
     )
     .await;
-    assert_eq!(db.list_sessions(Owner::User(ann.id)).await.unwrap().len(), 1);
+    assert_eq!(db.list_sessions(Owner::User(ann.id), &PageRequest::first(10)).await.unwrap().items.len(), 1);
 }

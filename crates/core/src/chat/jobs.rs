@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::Owner;
 use redline_ports::jobs::{JobEvent, JobFilter, JobRecord, Signal};
@@ -174,14 +175,20 @@ impl Chat {
         let events = if with_events { self.ports.jobs.events(&job.job_id, 0).await? } else { Vec::new() };
         Ok(JobView::read(job, events)?)
     }
-    /// The owner's jobs, newest first; with their events unless `compact`.
-    pub async fn list(&self, owner: Owner, filter: &JobFilter, compact: bool) -> ChatResult<Vec<JobView>> {
-        let jobs = self.ports.jobs.list_jobs(owner, filter).await?;
-        let mut out = Vec::with_capacity(jobs.len());
-        for j in &jobs {
-            out.push(self.job_view(j, !compact).await?);
+    /// One page of the owner's jobs, newest first; with their events unless `compact`.
+    pub async fn list(
+        &self,
+        owner: Owner,
+        filter: &JobFilter,
+        page: &PageRequest,
+        compact: bool,
+    ) -> ChatResult<Page<JobView>> {
+        let jobs = self.ports.jobs.list_jobs(owner, filter, page).await?;
+        let mut items = Vec::with_capacity(jobs.items.len());
+        for j in &jobs.items {
+            items.push(self.job_view(j, !compact).await?);
         }
-        Ok(out)
+        Ok(Page { items, next: jobs.next })
     }
     /// Events of a job after a sequence number (for streams).
     pub async fn events_after(&self, job_id: &str, after: i64) -> ChatResult<Vec<JobEvent>> {

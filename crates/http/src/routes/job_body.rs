@@ -165,8 +165,13 @@ pub struct EventBody {
 /// `GET /v1/jobs` and `GET /v1/sessions/{session_id}/jobs` (interface.md JobListResponse).
 #[derive(Serialize, ToSchema)]
 pub struct JobListBody {
+    /// One page of jobs, newest first.
     pub jobs: Vec<JobBody>,
+    /// How many jobs this page holds.
     pub total: usize,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 impl From<&JobEvent> for EventBody {

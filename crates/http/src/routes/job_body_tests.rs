@@ -71,3 +71,49 @@ fn job_bodies_answer_what_the_service_always_answered() {
     }
     assert!(seen >= 10, "{seen} fixtures");
 }
+
+fn fixture_views() -> Vec<JobView> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/jobs");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let events = fixture["events"].as_array().unwrap().iter().map(event).collect();
+            JobView::read(&record(&fixture["job"]), events).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_page_of_jobs_is_the_list_body_byte_for_byte() {
+    use redline_domain::page::{Cursor, Page};
+    for compact in [false, true] {
+        let next = Some(Cursor::new(5, "job-x"));
+        let (bytes, cursor) =
+            crate::routes::jobs::page_body(Page { items: fixture_views(), next: next.clone() }, compact, usize::MAX);
+        assert_eq!(cursor, next);
+        let jobs: Vec<JobBody> = fixture_views().iter().map(|v| JobBody::new(v, compact)).collect();
+        let body = JobListBody { total: jobs.len(), jobs, next_cursor: next.as_ref().map(Cursor::encode) };
+        assert_eq!(String::from_utf8(bytes.to_vec()).unwrap(), String::from_utf8(render(&body).to_vec()).unwrap());
+    }
+}
+
+#[test]
+fn a_page_of_full_jobs_stops_at_its_byte_budget_and_goes_on_from_there() {
+    use redline_domain::page::Page;
+    let views = fixture_views();
+    let sizes: Vec<usize> = views.iter().map(|v| render(&JobBody::new(v, false)).len()).collect();
+    let budget = sizes[0] + sizes[1] + 2;
+    let (bytes, next) = crate::routes::jobs::page_body(Page { items: fixture_views(), next: None }, false, budget);
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(body["total"], 2, "{sizes:?}");
+    assert_eq!(body["jobs"].as_array().unwrap().len(), 2);
+    let next = next.expect("the rest is on the next page");
+    assert_eq!((next.number, next.id.as_str()), (views[1].created_at, views[1].job_id.as_str()));
+    assert_eq!(body["next_cursor"], next.encode());
+    // A single job over the budget still makes a page, so that paging always moves on.
+    let (bytes, _) = crate::routes::jobs::page_body(Page { items: fixture_views(), next: None }, false, 1);
+    assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap()["total"], 1);
+}

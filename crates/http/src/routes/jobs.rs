@@ -10,12 +10,14 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::chat::view::{JobKind, JobView};
 use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::{Cursor, Page};
 use redline_ports::jobs::{JobFilter, Signal};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::auth::ApiPrincipal;
 use crate::error::ApiResult;
+use crate::paging::link_next;
 use crate::query::Query;
 use crate::routes::documents::path_session;
 use crate::routes::job_body::{self, render, EventBody, JobBody, JobListBody};
@@ -34,32 +36,73 @@ pub fn configure(routes: &mut Routes<'_>) {
 const HEARTBEAT: Duration = Duration::from_secs(15);
 /// Streams re-read the job at least this often (signals usually come first).
 const POLL: Duration = Duration::from_secs(5);
-/// Most jobs a listing returns.
-const MAX_LIMIT: i64 = 100;
+/// Jobs a page holds when the caller does not say (interface.md).
+const DEFAULT_LIMIT: usize = 20;
+/// Most jobs a page holds.
+const MAX_LIMIT: usize = 100;
+/// The JSON a page of full jobs may hold, about: a page of jobs on large documents stops
+/// before it would pass this (keeping at least one job), and its cursor goes on from there.
+pub(crate) const FULL_PAGE_BYTES: usize = 1 << 20;
 
-fn listing(jobs: Vec<JobView>, compact: bool) -> HttpResponse {
-    let jobs: Vec<JobBody> = jobs.iter().map(|j| JobBody::new(j, compact)).collect();
-    let body = JobListBody { total: jobs.len(), jobs };
-    HttpResponse::Ok().content_type("application/json").body(render(&body))
+/// A page of jobs as the body of `JobListResponse` (keys sorted, as [`render`] writes them),
+/// and the cursor of the page after it. Full jobs are added while the body stays within
+/// `budget` bytes.
+pub(crate) fn page_body(page: Page<JobView>, compact: bool, budget: usize) -> (Bytes, Option<Cursor>) {
+    let mut rendered: Vec<Bytes> = Vec::with_capacity(page.items.len());
+    let mut size = 0;
+    let mut next = page.next;
+    for (i, view) in page.items.iter().enumerate() {
+        let job = render(&JobBody::new(view, compact));
+        if i > 0 && size + job.len() > budget {
+            let last = &page.items[i - 1];
+            next = Some(Cursor::new(last.created_at, last.job_id.clone()));
+            break;
+        }
+        size += job.len() + 1;
+        rendered.push(job);
+    }
+    let mut out = Vec::with_capacity(size + 64);
+    out.extend_from_slice(b"{\"jobs\":[");
+    for (i, job) in rendered.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(job);
+    }
+    out.extend_from_slice(b"],\"next_cursor\":");
+    let cursor = next.as_ref().map(Cursor::encode);
+    out.extend_from_slice(&serde_json::to_vec(&cursor).unwrap_or_default());
+    out.extend_from_slice(format!(",\"total\":{}}}", rendered.len()).as_bytes());
+    (Bytes::from(out), next)
 }
 
-/// The caller's jobs, newest first (`limit`, `status`, `job_type`, `compact`).
+fn listing(req: &HttpRequest, state: &AppState, page: Page<JobView>, compact: bool) -> HttpResponse {
+    let (body, next) = page_body(page, compact, FULL_PAGE_BYTES);
+    let mut res = HttpResponse::Ok();
+    link_next(&mut res, req, &state.config.public_base_url, next.as_ref());
+    res.content_type("application/json").body(body)
+}
+
+/// The caller's jobs, newest first, a page at a time (`limit`, `cursor`, `status`,
+/// `job_type`, `compact`).
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = [])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most jobs returned (default 20; above 100 counts as 100)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before"),
         ("status" = Option<String>, Query, pattern = "^(pending|in_progress|awaiting_approval|completed|failed|cancelled)?$"),
         ("job_type" = Option<String>, Query, pattern = "^(chat|attachment_processing)?$"),
         ("compact" = Option<bool>, Query, description = "Omit results and intermediate events"),
     ),
-    responses((status = 200, description = "The jobs, newest first", body = JobListBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+    responses((status = 200, description = "The jobs, newest first", body = JobListBody,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn list_jobs(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
     let mut q = Query::parse(&req);
-    let limit = q.int("limit", 20, 1, MAX_LIMIT);
+    let page = q.page(DEFAULT_LIMIT, MAX_LIMIT);
     let compact = q.boolean("compact");
     let status = match q.get("status").filter(|s| !s.is_empty()).map(str::to_owned) {
         None => None,
@@ -82,15 +125,18 @@ pub async fn list_jobs(
         },
     };
     q.finish()?;
-    let filter = JobFilter { session_id: None, status, job_type, limit };
-    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?, compact))
+    let filter = JobFilter { session_id: None, status, job_type };
+    Ok(listing(&req, &state, state.chat.list(principal.0.owner, &filter, &page, compact).await?, compact))
 }
 
 /// The jobs of one session, most recent first (`limit` default 20, `compact`).
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = [])),
-    params(("session_id" = String, Path), ("limit" = Option<i64>, Query, minimum = 1), ("compact" = Option<bool>, Query)),
-    responses((status = 200, description = "The jobs, newest first", body = JobListBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+    params(("session_id" = String, Path), ("limit" = Option<i64>, Query, minimum = 1),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before"),
+        ("compact" = Option<bool>, Query)),
+    responses((status = 200, description = "The jobs, newest first", body = JobListBody,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn session_jobs(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
@@ -99,11 +145,11 @@ pub async fn session_jobs(
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
     let mut q = Query::parse(&req);
-    let limit = q.int("limit", 20, 1, MAX_LIMIT);
+    let page = q.page(DEFAULT_LIMIT, MAX_LIMIT);
     let compact = q.boolean("compact");
     q.finish()?;
-    let filter = JobFilter { session_id: Some(session), status: None, job_type: None, limit };
-    Ok(listing(state.chat.list(principal.0.owner, &filter, compact).await?, compact))
+    let filter = JobFilter { session_id: Some(session), status: None, job_type: None };
+    Ok(listing(&req, &state, state.chat.list(principal.0.owner, &filter, &page, compact).await?, compact))
 }
 
 /// Polls a job.

@@ -451,6 +451,48 @@ impl RawConn {
         (1..=n).map(|i| self.placeholder(i)).collect::<Vec<_>>().join(", ")
     }
 
+    /// The plan the database makes for `sql` (its binds as placeholders), one line per step:
+    /// `EXPLAIN QUERY PLAN` on SQLite; on PostgreSQL the generic plan of the prepared
+    /// statement (the one that holds whatever the binds are), with sequential scans and sorts
+    /// priced out, so that a plan that still has one has no index to use instead.
+    pub async fn explain(&mut self, sql: &str) -> Vec<String> {
+        match self {
+            RawConn::Sqlite(conn) => {
+                #[derive(QueryableByName)]
+                struct Step {
+                    #[diesel(sql_type = Text)]
+                    detail: String,
+                }
+                let query = diesel::sql_query(format!("EXPLAIN QUERY PLAN {sql}"));
+                let steps: Vec<Step> = query.load(conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+                steps.into_iter().map(|s| s.detail).collect()
+            }
+            RawConn::Pg(conn) => {
+                let params = (1..).take_while(|i| sql.contains(&format!("${i}"))).count();
+                let setup = format!(
+                    "SET enable_seqscan = off; SET enable_sort = off; SET plan_cache_mode = force_generic_plan; \
+                     DEALLOCATE ALL; PREPARE planned AS {sql}"
+                );
+                conn.batch_execute(&setup).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+                let nulls = vec!["NULL"; params].join(", ");
+                let explain = if params == 0 {
+                    "EXPLAIN EXECUTE planned".to_owned()
+                } else {
+                    format!("EXPLAIN EXECUTE planned({nulls})")
+                };
+                #[derive(QueryableByName)]
+                struct Step {
+                    #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+                    line: String,
+                }
+                let steps: Vec<Step> =
+                    diesel::sql_query(explain).load(&mut **conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+                conn.batch_execute("DEALLOCATE planned").await.expect("deallocate");
+                steps.into_iter().map(|s| s.line).collect()
+            }
+        }
+    }
+
     /// Inserts a row of `sessions` (no store method writes them yet).
     pub async fn insert_session(&mut self, owner: Owner, s: &SessionSummary) {
         let sql = format!(

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::PageRequest;
 use redline_domain::SessionId;
 use redline_ports::documents::{CommitOutcome, NewVersion};
 use redline_ports::jobs::{HistoryMessage, JobFilter, JobRecord, JobUpdate, Signal, SweepRules};
@@ -106,15 +107,21 @@ pub async fn listings_are_owner_scoped_newest_first(db: &Db) {
         db.insert_job(&job(me, &format!("a{i}"), if i % 2 == 0 { "even" } else { "odd" }, T0 + i)).await.unwrap();
     }
     db.insert_job(&job(other, "b0", "even", T0 + 10)).await.unwrap();
-    let all = db.list_jobs(me, &JobFilter { limit: 20, ..Default::default() }).await.unwrap();
+    let all = db.list_jobs(me, &JobFilter::default(), &PageRequest::first(20)).await.unwrap().items;
     assert_eq!(all.iter().map(|j| j.job_id.as_str()).collect::<Vec<_>>(), ["a4", "a3", "a2", "a1", "a0"]);
-    let even = JobFilter { session_id: Some(sid("even")), limit: 2, ..Default::default() };
+    let even = JobFilter { session_id: Some(sid("even")), ..Default::default() };
     assert_eq!(
-        db.list_jobs(me, &even).await.unwrap().iter().map(|j| j.job_id.as_str()).collect::<Vec<_>>(),
+        db.list_jobs(me, &even, &PageRequest::first(2))
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|j| j.job_id.as_str())
+            .collect::<Vec<_>>(),
         ["a4", "a2"]
     );
-    let done = JobFilter { status: Some(JobStatus::Completed), limit: 20, ..Default::default() };
-    assert!(db.list_jobs(me, &done).await.unwrap().is_empty());
+    let done = JobFilter { status: Some(JobStatus::Completed), ..Default::default() };
+    assert!(db.list_jobs(me, &done, &PageRequest::first(20)).await.unwrap().items.is_empty());
     assert!(db.has_active_chat(me, &sid("odd")).await.unwrap());
     assert!(!db.has_active_chat(me, &sid("none")).await.unwrap());
     let mut deleted: Vec<String> =

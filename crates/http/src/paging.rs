@@ -1,0 +1,57 @@
+//! Paged listings: `limit` and `cursor` in, `Link: <…>; rel="next"` out (RFC 8288, the
+//! convention GitHub's API made familiar). The next page's address is absolute, on the public
+//! base URL, with the request's own query and the new cursor, so that a client follows it as
+//! it is.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponseBuilder};
+use redline_domain::page::Cursor;
+
+/// The address of the page after this one: the request's path and query with `cursor`
+/// replaced, on `base_url`.
+pub(crate) fn next_url(req: &HttpRequest, base_url: &str, next: &Cursor) -> String {
+    let pairs = actix_web::web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+        .map(|q| q.into_inner())
+        .unwrap_or_default();
+    let mut pairs: Vec<(String, String)> = pairs.into_iter().filter(|(k, _)| k != "cursor").collect();
+    pairs.push(("cursor".to_owned(), next.encode()));
+    let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+    format!("{}{}?{}", base_url.trim_end_matches('/'), req.uri().path(), query)
+}
+
+/// Sets `Link: <next>; rel="next"` when another page follows.
+pub(crate) fn link_next(builder: &mut HttpResponseBuilder, req: &HttpRequest, base_url: &str, next: Option<&Cursor>) {
+    if let Some(next) = next {
+        builder.insert_header((header::LINK, format!("<{}>; rel=\"next\"", next_url(req, base_url, next))));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+    use actix_web::HttpResponse;
+
+    use super::*;
+
+    #[test]
+    fn the_next_page_keeps_the_query_and_replaces_the_cursor() {
+        let req = TestRequest::get().uri("/v1/jobs?status=completed&cursor=old&limit=5").to_http_request();
+        let next = Cursor::new(7, "job-1");
+        let url = next_url(&req, "https://redline.example/", &next);
+        assert_eq!(url, format!("https://redline.example/v1/jobs?status=completed&limit=5&cursor={}", next.encode()));
+    }
+
+    #[test]
+    fn the_link_header_is_set_only_when_a_page_follows() {
+        let req = TestRequest::get().uri("/v1/sessions").to_http_request();
+        let mut last = HttpResponse::Ok();
+        link_next(&mut last, &req, "http://127.0.0.1:8080", None);
+        assert!(last.finish().headers().get(header::LINK).is_none());
+        let mut more = HttpResponse::Ok();
+        let next = Cursor::new(1, "s");
+        link_next(&mut more, &req, "http://127.0.0.1:8080", Some(&next));
+        let res = more.finish();
+        let link = res.headers().get(header::LINK).unwrap().to_str().unwrap();
+        assert_eq!(link, format!("<http://127.0.0.1:8080/v1/sessions?cursor={}>; rel=\"next\"", next.encode()));
+    }
+}

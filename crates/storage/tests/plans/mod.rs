@@ -1,0 +1,138 @@
+//! Query plans: every listing an endpoint offers, with each of its filters and with a cursor,
+//! reads one owner's rows through an index that starts with the owner and holds the sort key,
+//! so it neither scans a table nor sorts. The statements checked are the ones the store runs:
+//! diesel's instrumentation records them while the store answers, and the database explains
+//! them (`EXPLAIN QUERY PLAN` on SQLite, the generic plan on PostgreSQL).
+
+use std::sync::Mutex;
+
+use diesel::connection::{set_default_instrumentation, Instrumentation, InstrumentationEvent};
+use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::{Cursor, PageRequest};
+use redline_domain::SessionId;
+use redline_ports::jobs::JobFilter;
+use redline_ports::JobStore;
+use redline_storage::DbConfig;
+
+use super::*;
+
+/// Statements seen while recording, with their binds; only those that name an owner of
+/// [`WATCHED`] are kept (other tests of this binary run at the same time).
+static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static WATCHED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn recorder() -> Option<Box<dyn Instrumentation>> {
+    Some(Box::new(|event: InstrumentationEvent<'_>| {
+        if let InstrumentationEvent::StartQuery { query, .. } = event {
+            let text = query.to_string();
+            let watched = WATCHED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if watched.iter().any(|owner| text.contains(owner.as_str())) {
+                SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(text);
+            }
+        }
+    }))
+}
+
+/// The statements the store ran for `owner` since the last call, without their binds.
+fn taken(owner: Owner) -> Vec<String> {
+    let owner = owner.to_string();
+    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (mine, others): (Vec<String>, Vec<String>) = seen.drain(..).partition(|q| q.contains(&owner));
+    *seen = others;
+    mine.into_iter().map(|q| q.split(" -- binds: ").next().unwrap_or_default().to_owned()).collect()
+}
+
+/// What keeps `plan` from reading by an index whose condition names the owner and each of
+/// `columns` without scanning a table or sorting: nothing when it does.
+fn problems(backend: &str, plan: &[String], columns: &[&str]) -> Vec<String> {
+    let text = plan.join("\n");
+    let mut found = Vec::new();
+    let mut need = |ok: bool, what: String| {
+        if !ok {
+            found.push(what);
+        }
+    };
+    if backend == "sqlite" {
+        need(!plan.iter().any(|l| l.starts_with("SCAN")), "a full scan".to_owned());
+        need(!text.contains("TEMP B-TREE"), "a sort".to_owned());
+        let search = plan.iter().find(|l| l.starts_with("SEARCH")).map_or("", String::as_str);
+        need(search.contains("INDEX") && search.contains("(owner=?"), "no search by an owner index".to_owned());
+        for c in columns {
+            need(search.contains(&format!("{c}=?")), format!("{c} is not in the index condition"));
+        }
+    } else {
+        need(!text.contains("Seq Scan"), "a full scan".to_owned());
+        need(!text.contains("Sort"), "a sort".to_owned());
+        let cond = plan.iter().find(|l| l.contains("Index Cond:")).map_or("", String::as_str);
+        need(text.contains("Index Scan") || text.contains("Index Only Scan"), "no index scan".to_owned());
+        need(cond.contains("(owner = $1)"), "no index condition on the owner".to_owned());
+        for c in columns {
+            need(cond.contains(&format!("({c} = $")), format!("{c} is not in the index condition"));
+        }
+    }
+    found
+}
+
+/// Explains what the store ran for `owner` since the last call: at least one statement, each
+/// read by an owner index holding `columns`.
+async fn check(raw: &mut RawConn, backend: &str, owner: Owner, columns: &[&str]) {
+    let statements = taken(owner);
+    assert!(!statements.is_empty(), "the store ran nothing for {owner} ({columns:?})");
+    for sql in statements {
+        let plan = raw.explain(&sql).await;
+        let found = problems(backend, &plan, columns);
+        assert!(found.is_empty(), "{found:?} in the {backend} plan of\n  {sql}\n{}", plan.join("\n"));
+    }
+}
+
+/// The check itself catches what it is for: a listing by status alone (the index walks every
+/// owner's jobs) and an unindexed filter (a scan of the owner's rows, or of the table).
+async fn the_check_refuses_other_owners_rows_and_scans(raw: &mut RawConn, backend: &str) {
+    let p = |i: usize| if backend == "sqlite" { "?".to_owned() } else { format!("${i}") };
+    let bad = [
+        (format!("SELECT job_id FROM jobs WHERE status = {} ORDER BY created_at DESC LIMIT 20", p(1)), vec![]),
+        (
+            format!("SELECT job_id FROM jobs WHERE owner = {} AND progress = {} ORDER BY updated_at DESC", p(1), p(2)),
+            vec!["progress"],
+        ),
+    ];
+    for (sql, columns) in bad {
+        let plan = raw.explain(&sql).await;
+        assert!(!problems(backend, &plan, &columns).is_empty(), "{backend} accepted {sql}: {plan:?}");
+    }
+}
+
+pub async fn every_listing_reads_by_an_owner_index(db: &Db) {
+    set_default_instrumentation(recorder).expect("instrumentation");
+    // A store of its own: its connections open after the recorder is in place.
+    let store = Db::open(&DbConfig::new(common::url_of(db))).await.expect("open the store again");
+    let backend = store.backend_name();
+    let me = Owner::User(UserId::new());
+    WATCHED.lock().unwrap().push(me.to_string());
+    let mut raw = RawConn::open(db).await;
+    the_check_refuses_other_owners_rows_and_scans(&mut raw, backend).await;
+    let cursor = Cursor::new(T0, "z");
+    let pages = [PageRequest::first(20), PageRequest { limit: 20, after: Some(cursor) }];
+
+    for page in &pages {
+        store.list_sessions(me, page).await.unwrap();
+        check(&mut raw, backend, me, &[]).await;
+    }
+    let session = Some(SessionId::parse("s").unwrap());
+    let filters: [(JobFilter, &[&str]); 5] = [
+        (JobFilter::default(), &[]),
+        (JobFilter { session_id: session, ..Default::default() }, &["session_id"]),
+        (JobFilter { status: Some(JobStatus::Completed), ..Default::default() }, &["status"]),
+        (JobFilter { job_type: Some(JobType::AttachmentProcessing), ..Default::default() }, &["job_type"]),
+        (
+            JobFilter { status: Some(JobStatus::Failed), job_type: Some(JobType::Chat), ..Default::default() },
+            &["job_type", "status"],
+        ),
+    ];
+    for (filter, columns) in &filters {
+        for page in &pages {
+            store.list_jobs(me, filter, page).await.unwrap();
+            check(&mut raw, backend, me, columns).await;
+        }
+    }
+}
