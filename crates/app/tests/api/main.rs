@@ -13,6 +13,7 @@ mod files;
 mod handoff;
 mod helpers;
 mod keys;
+mod listings;
 mod logging;
 mod misc;
 mod orgs;
