@@ -325,7 +325,8 @@ impl Attachments {
     fn processing_job(&self, owner: Owner, session: &SessionId, a: &AttachmentRecord, blob_key: &str) -> JobRecord {
         let now = self.now();
         JobRecord {
-            job_id: uuid::Uuid::new_v4().to_string(),
+            // Time-ordered, as chat jobs' ids: listings break ties of `created_at` by the id.
+            job_id: uuid::Uuid::now_v7().to_string(),
             owner,
             session_id: session.clone(),
             job_type: JobType::AttachmentProcessing,

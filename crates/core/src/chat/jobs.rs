@@ -50,7 +50,9 @@ impl Chat {
         if let Some(html) = req.document_html.take() {
             req.document_html = Some(self.documents.check(html).await?);
         }
-        let job_id = uuid::Uuid::new_v4().to_string();
+        // Time-ordered (UUIDv7): jobs created in the same millisecond list in creation order,
+        // since listings break ties of `created_at` by the id.
+        let job_id = uuid::Uuid::now_v7().to_string();
         let admission = self.usage.admit(owner, &job_id).await?;
         let now = self.now();
         let queued = async {

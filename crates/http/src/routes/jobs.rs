@@ -88,7 +88,7 @@ fn listing(req: &HttpRequest, state: &AppState, page: Page<JobView>, compact: bo
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = [])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most jobs returned (default 20; above 100 counts as 100)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: `next_cursor` of the page before"),
         ("status" = Option<String>, Query, pattern = "^(pending|in_progress|awaiting_approval|completed|failed|cancelled)?$"),
         ("job_type" = Option<String>, Query, pattern = "^(chat|attachment_processing)?$"),
         ("compact" = Option<bool>, Query, description = "Omit results and intermediate events"),
@@ -132,7 +132,7 @@ pub async fn list_jobs(
 /// The jobs of one session, most recent first (`limit` default 20, `compact`).
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = [])),
     params(("session_id" = String, Path), ("limit" = Option<i64>, Query, minimum = 1),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: `next_cursor` of the page before"),
         ("compact" = Option<bool>, Query)),
     responses((status = 200, description = "The jobs, newest first", body = JobListBody,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),

@@ -41,7 +41,7 @@ pub const MAX_LIMIT: usize = 1000;
     security(("bearer" = [])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most sessions returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: the cursor of the `Link` header of the page before"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: the cursor of the `Link` header of the page before"),
     ),
     responses(
         (status = 200, description = "The caller's sessions, most recently updated first", body = Vec<SessionInfo>,
