@@ -5,18 +5,36 @@
 //! jobs, so serving them would answer for a job that is gone). Entries leave on deletion (a
 //! `Job` signal from any replica, or a deleted session) and, beyond the capacity, by the
 //! cache's own eviction.
+//!
+//! The capacity is in bytes of JSON, not in jobs: a turn on a large document renders to
+//! hundreds of kilobytes or more, so a bound of 4,096 jobs alone could hold gigabytes.
 
 use quick_cache::sync::Cache;
+use quick_cache::Weighter;
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 
 use super::view::JobView;
 
-/// Views kept at most (about: the cache sizes itself in shards).
+/// Bytes the kept views may weigh in all (about: the cache sizes itself in shards).
+const FINISHED_BYTES: u64 = 32 << 20;
+/// Views expected, for the cache's table: 4,096 small jobs of 8 KiB.
 const FINISHED_VIEWS: usize = 4096;
+/// What an entry costs beside its JSON: its id, owner, session and the table's slot.
+const ENTRY_OVERHEAD: u64 = 256;
 
 pub(super) struct FinishedViews {
-    entries: Cache<String, FinishedView>,
+    entries: Cache<String, FinishedView, ByteWeight>,
+}
+
+/// Weighs an entry by its JSON and its fixed cost.
+#[derive(Clone)]
+struct ByteWeight;
+
+impl Weighter<String, FinishedView> for ByteWeight {
+    fn weight(&self, key: &String, view: &FinishedView) -> u64 {
+        (key.len() + view.json.len()) as u64 + ENTRY_OVERHEAD
+    }
 }
 
 #[derive(Clone)]
@@ -29,7 +47,15 @@ struct FinishedView {
 
 impl Default for FinishedViews {
     fn default() -> Self {
-        Self { entries: Cache::new(FINISHED_VIEWS) }
+        // A fixed number of shards, each of 2 MiB: the cache splits its budget between them, and
+        // a view heavier than a shard is not kept (it is rendered again when polled).
+        let options = quick_cache::OptionsBuilder::new()
+            .estimated_items_capacity(FINISHED_VIEWS)
+            .weight_capacity(FINISHED_BYTES)
+            .shards(16)
+            .build()
+            .expect("valid cache options");
+        Self { entries: Cache::with_options(options, ByteWeight, Default::default(), Default::default()) }
     }
 }
 
@@ -121,8 +147,23 @@ mod tests {
         let cache = FinishedViews::default();
         let me = Owner::User(UserId::new());
         for i in 0..FINISHED_VIEWS * 3 {
-            cache.put(&finished(&format!("j{i}"), me, "s", Some(1)), "x".into());
+            cache.put(&finished(&format!("j{i}"), me, "s", Some(1)), "x".repeat(8 << 10).into());
         }
-        assert!(cache.entries.len() <= FINISHED_VIEWS * 11 / 10, "{} entries", cache.entries.len());
+        assert!(cache.entries.weight() <= FINISHED_BYTES, "{} bytes", cache.entries.weight());
+        assert!(cache.entries.len() > FINISHED_VIEWS / 2, "{} entries", cache.entries.len());
+    }
+
+    #[test]
+    fn large_views_are_bounded_by_their_bytes() {
+        let cache = FinishedViews::default();
+        let me = Owner::User(UserId::new());
+        let big: bytes::Bytes = "x".repeat(512 << 10).into();
+        for i in 0..200 {
+            cache.put(&finished(&format!("j{i}"), me, "s", Some(1)), big.clone());
+        }
+        // 200 views of 512 KiB would be 100 MiB; the cache keeps what fits in its budget.
+        assert!(cache.entries.weight() <= FINISHED_BYTES, "{} bytes", cache.entries.weight());
+        assert!(cache.entries.len() < 64, "{} entries", cache.entries.len());
+        assert_eq!(cache.get("j199", 0).map(|(_, json)| json.len()), Some(512 << 10), "the newest is kept");
     }
 }
