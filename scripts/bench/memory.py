@@ -19,8 +19,10 @@ in cycles, 8 requests at a time. One cycle, each in new sessions:
   - 10 attachment uploads (20 KB of text), waited for, then 20 searches;
   - 20 listings (sessions, jobs, a session's jobs) and 20 job polls.
 
-After each cycle the server's VmRSS is printed: a leak grows by about the same amount every
-cycle; retention and caches level off. The configurations run one after the other in one
+After each cycle the server's VmRSS and each kind of request's p99 latency are printed: a
+leak grows by about the same amount every cycle; retention and caches level off. At the end,
+each kind's p99 in the last cycle is set against its p99 in the first (the drift of a soak:
+a request that costs more as the data grows). The configurations run one after the other in one
 invocation, so their figures are comparable; --cycles is per configuration. `BIN=path` in a
 configuration runs another build (to compare two commits).
 """
@@ -77,17 +79,38 @@ def server_pid(popen, binary):
     raise RuntimeError("no redline process")
 
 
+def kind_of(method, path):
+    """The kind of request a latency is recorded under."""
+    for prefix, kind in (("/v1/documents/upload", "upload"), ("/v1/documents/export", "export"),
+                         ("/v1/attachments/upload", "attachment"), ("/v1/attachments/search", "search"),
+                         ("/v1/chat/async", "turn start")):
+        if path.startswith(prefix):
+            return kind
+    if path.endswith("/approve"):
+        return "approve"
+    if path.startswith("/v1/jobs/"):
+        return "job poll"
+    return "listing"
+
+
+def p99(values):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * 0.99))] if values else 0.0
+
+
 def text(rng, paragraphs, words=45):
     return "\n\n".join(" ".join(rng.choice(WORDS) for _ in range(words)) for _ in range(paragraphs))
 
 
-async def cycle(c, rng, key, api):
+async def cycle(c, rng, key, api, lat):
     sem = asyncio.Semaphore(8)
     h = {"Authorization": f"Bearer {key}"}
 
     async def req(method, path, expect=(200, 201, 202), **kw):
         async with sem:
+            t = time.perf_counter()
             r = await api.request(method, path, headers={**h, **kw.pop("headers", {})}, **kw)
+            lat.setdefault(kind_of(method, path), []).append((time.perf_counter() - t) * 1000)
         if r.status_code not in expect:
             raise RuntimeError(f"{method} {path}: {r.status_code} {r.text[:300]}")
         return r
@@ -99,9 +122,11 @@ async def cycle(c, rng, key, api):
 
     async def turn(s, i):
         async with sem:
+            t = time.perf_counter()
             async with api.stream("POST", "/v1/chat/async", headers={**h, "Accept": "text/event-stream"},
                                   json={"session_id": s, "message": f'replace "{WORDS[i % 24]}" with "{WORDS[(i + 1) % 24]}"'}) as r:
                 body = b"".join([chunk async for chunk in r.aiter_bytes()])
+            lat.setdefault("turn over SSE", []).append((time.perf_counter() - t) * 1000)
         if b"event: final" not in body:
             raise RuntimeError(f"turn on {s}: no final event")
 
@@ -137,14 +162,22 @@ async def cycle(c, rng, key, api):
 
 async def play(base, key, cycles, pid):
     rng = random.Random(7)
-    rss = []
+    rss, lats = [], []
     async with httpx.AsyncClient(base_url=base, timeout=300, limits=httpx.Limits(max_connections=16)) as api:
         for c in range(cycles):
             t = time.time()
-            await cycle(c, rng, key, api)
+            lat = {}
+            await cycle(c, rng, key, api, lat)
             await asyncio.sleep(1)
             rss.append(status_kb(pid, "VmRSS") / 1024)
-            print(f"  cycle {c + 1:2}: {time.time() - t:5.1f} s, VmRSS {rss[-1]:6.1f} MB", flush=True)
+            lats.append(lat)
+            p99s = ", ".join(f"{k} {p99(v):.0f}" for k, v in sorted(lat.items()))
+            print(f"  cycle {c + 1:2}: {time.time() - t:5.1f} s, VmRSS {rss[-1]:6.1f} MB; p99 ms: {p99s}", flush=True)
+    if len(lats) > 1:
+        print("  p99 drift, last cycle / first cycle:", flush=True)
+        for kind in sorted(lats[0]):
+            first, last = p99(lats[0][kind]), p99(lats[-1].get(kind, []))
+            print(f"    {kind:14} {first:8.1f} ms -> {last:8.1f} ms  {last / first if first else 0:5.2f}x", flush=True)
     return rss
 
 
