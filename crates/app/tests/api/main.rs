@@ -16,6 +16,7 @@ mod keys;
 mod logging;
 mod misc;
 mod orgs;
+mod paging;
 mod protocol;
 mod relevance;
 mod replicas;
