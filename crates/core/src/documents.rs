@@ -7,6 +7,7 @@ use rand::RngCore;
 use redline_domain::attachment::TextBlock;
 use redline_domain::document::{ChunkId, Document, Section, MAX_SECTIONS};
 use redline_domain::formats::{SourceFormat, UnsupportedExtension};
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{
     CommitOutcome, ConvertError, Converted, DocumentRecord, HtmlError, NewVersion, VersionRecord,
@@ -517,11 +518,18 @@ impl Documents {
         }
     }
 
-    pub async fn versions(&self, owner: Owner, session: &SessionId) -> DocumentResult<Vec<VersionRecord>> {
+    /// One page of the document's versions, newest first (404 when the session does not
+    /// exist).
+    pub async fn versions(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        page: &PageRequest,
+    ) -> DocumentResult<Page<VersionRecord>> {
         if self.store.document(owner, session).await?.is_none() {
             return Err(DocumentError::NotFound);
         }
-        Ok(self.store.versions(owner, session).await?)
+        Ok(self.store.versions(owner, session, page).await?)
     }
 
     pub async fn version(&self, owner: Owner, session: &SessionId, version_id: &str) -> DocumentResult<VersionRecord> {

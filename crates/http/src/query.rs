@@ -7,6 +7,12 @@ use serde_json::json;
 use crate::error::{ApiError, ApiResult};
 use crate::validation::ValidationItem;
 
+/// Items a page of a listing holds when the caller does not say (listings without a default
+/// of their own): enough that callers with few items see them all at once.
+pub(crate) const DEFAULT_PAGE: usize = 100;
+/// Most items a page of a listing holds (listings without a maximum of their own).
+pub(crate) const MAX_PAGE: usize = 1000;
+
 /// Query parameters, decoded, with FastAPI-style 422s.
 pub(crate) struct Query {
     pairs: Vec<(String, String)>,

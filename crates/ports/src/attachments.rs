@@ -3,6 +3,7 @@
 //! over those passages are in the database (`AttachmentStore`). The AI reads them through
 //! `AttachmentSearch`: their names and a ranked passage search.
 
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 
@@ -185,14 +186,17 @@ pub trait AttachmentStore: Send + Sync {
     /// The attachment a processing job works on, whoever owns it.
     async fn attachment_of_job(&self, job_id: &str) -> Result<Option<AttachmentRecord>, StoreError>;
 
-    /// The session's attachments, oldest first, without pre-signed uploads whose window
-    /// closed before `now`. `None` when the session does not exist for this owner.
+    /// One page of the session's attachments, oldest first (ties by attachment id), without
+    /// pre-signed uploads whose window closed before `now`, starting after `page.after` (its
+    /// number a `created_at`, its id an attachment id). `None` when the session does not exist
+    /// for this owner. MUST read through an index that starts with the owner and the session.
     async fn list_attachments(
         &self,
         owner: Owner,
         session: &SessionId,
         now: Millis,
-    ) -> Result<Option<Vec<AttachmentRecord>>, StoreError>;
+        page: &PageRequest,
+    ) -> Result<Option<Page<AttachmentRecord>>, StoreError>;
 
     /// A pre-signed upload arrived: in one transaction, when the attachment is awaiting its
     /// upload and its window is open at `now`, MUST record its size, make it `Processing`

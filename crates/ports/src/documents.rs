@@ -2,6 +2,7 @@
 //! with their versions.
 
 use redline_domain::document::{ChunkId, Section};
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 
@@ -144,8 +145,16 @@ pub trait DocumentStore: Send + Sync {
         version: &NewVersion,
     ) -> Result<Option<CommitOutcome>, StoreError>;
 
-    /// Versions of the session's document, newest first (without their HTML).
-    async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError>;
+    /// One page of the versions of the session's document, newest first (ties by version id,
+    /// descending), without their HTML, starting after `page.after` (its number a
+    /// `created_at`, its id a version id). MUST read through an index that starts with the
+    /// owner and the session.
+    async fn versions(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        page: &PageRequest,
+    ) -> Result<Page<VersionRecord>, StoreError>;
 
     async fn version(
         &self,

@@ -186,8 +186,15 @@ pub trait HistoryStore: Send + Sync {
         messages: &[HistoryMessage],
     ) -> Result<(), StoreError>;
 
-    /// The active history, oldest first.
-    async fn active_history(&self, owner: Owner, session: &SessionId) -> Result<Vec<HistoryMessage>, StoreError>;
+    /// One page of the active history, oldest first (by position in the history, ties by
+    /// message id), starting after `page.after` (its number a position, its id a message id).
+    /// MUST read through an index that starts with the owner and the session.
+    async fn active_history(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        page: &PageRequest,
+    ) -> Result<Page<HistoryMessage>, StoreError>;
 
     /// The last `limit` messages of the active history, oldest first (what a chat turn gives
     /// the model; a long conversation is not read whole on every turn).
@@ -196,11 +203,15 @@ pub trait HistoryStore: Send + Sync {
         owner: Owner,
         session: &SessionId,
         limit: usize,
-    ) -> Result<Vec<HistoryMessage>, StoreError> {
-        let mut all = self.active_history(owner, session).await?;
-        let skip = all.len().saturating_sub(limit);
-        Ok(all.split_off(skip))
-    }
+    ) -> Result<Vec<HistoryMessage>, StoreError>;
+
+    /// The message of the active history with this id, if it is there.
+    async fn active_message(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        message_id: &str,
+    ) -> Result<Option<HistoryMessage>, StoreError>;
 
     /// Drops `message_id` and every later message from the active history. `false` when
     /// the message is not in the active history.

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{CommitOutcome, DocumentRecord, NewVersion, VersionRecord};
 use redline_ports::{DocumentStore, StoreError};
@@ -84,22 +85,39 @@ impl DocumentStore for Db {
         commit(self, Some(job_id), owner, session, expected_version, new, new.html.clone()).await
     }
 
-    async fn versions(&self, owner: Owner, session: &SessionId) -> Result<Vec<VersionRecord>, StoreError> {
+    async fn versions(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        page: &PageRequest,
+    ) -> Result<Page<VersionRecord>, StoreError> {
         let owner_s = owner.to_string();
         let sid = session.as_str();
-        let rows: DbResult<Vec<(String, i64, String, i64)>> = with_conn!(self, |conn| Ok(document_versions::table
-            .filter(document_versions::owner.eq(&owner_s))
-            .filter(document_versions::session_id.eq(sid))
-            .order((document_versions::created_at.desc(), document_versions::version_id.desc()))
-            .select((
-                document_versions::version_id,
-                document_versions::section_count,
-                document_versions::source,
-                document_versions::created_at,
-            ))
-            .load(conn)
-            .await?));
-        Ok(rows?
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
+        let rows: DbResult<Vec<(String, i64, String, i64)>> = with_conn!(self, |conn| {
+            let mut q = document_versions::table
+                .filter(document_versions::owner.eq(&owner_s))
+                .filter(document_versions::session_id.eq(sid))
+                .into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q.filter(document_versions::created_at.le(after.number)).filter(
+                    document_versions::created_at.lt(after.number).or(document_versions::version_id.lt(&after.id)),
+                );
+            }
+            Ok(q.order((document_versions::created_at.desc(), document_versions::version_id.desc()))
+                .limit(fetch)
+                .select((
+                    document_versions::version_id,
+                    document_versions::section_count,
+                    document_versions::source,
+                    document_versions::created_at,
+                ))
+                .load(conn)
+                .await?)
+        });
+        let rows = rows?
             .into_iter()
             .map(|(version_id, section_count, source, created_at)| VersionRecord {
                 version_id,
@@ -108,7 +126,8 @@ impl DocumentStore for Db {
                 source,
                 created_at,
             })
-            .collect())
+            .collect();
+        Ok(Page::from_rows(rows, page, |v| Cursor::new(v.created_at, v.version_id.clone())))
     }
 
     async fn version(

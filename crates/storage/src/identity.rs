@@ -91,7 +91,10 @@ impl IdentityStore for Db {
         });
         let r: DbResult<()> = with_tx!(self, |conn| {
             diesel::insert_into(organizations::table).values(&row).execute(conn).await?;
-            diesel::insert_into(org_members::table).values(&member).execute(conn).await?;
+            diesel::insert_into(org_members::table)
+                .values((&member, org_members::org_created_at.eq(org.created_at)))
+                .execute(conn)
+                .await?;
             Ok(())
         });
         Ok(r?)
@@ -121,11 +124,31 @@ impl IdentityStore for Db {
     }
 
     async fn add_member(&self, member: &MemberRecord) -> Result<(), StoreError> {
-        let row = MemberRow::from(member);
-        let r: DbResult<usize> =
-            with_write!(self, |conn| Ok(diesel::insert_into(org_members::table).values(&row).execute(conn).await?));
-        r?;
-        Ok(())
+        let (org, user) = (member.org_id.to_string(), member.user_id.to_string());
+        let (role, created_at) = (member.role.as_str(), member.created_at);
+        // One statement that copies the organization's creation onto the membership: no row
+        // for an unknown organization (an unknown user is the foreign key's refusal).
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::insert_into(org_members::table)
+            .values(organizations::table.find(&org).select((
+                organizations::id,
+                user.as_str().into_sql::<diesel::sql_types::Text>(),
+                role.into_sql::<diesel::sql_types::Text>(),
+                created_at.into_sql::<diesel::sql_types::BigInt>(),
+                organizations::created_at,
+            )))
+            .into_columns((
+                org_members::org_id,
+                org_members::user_id,
+                org_members::role,
+                org_members::created_at,
+                org_members::org_created_at,
+            ))
+            .execute(conn)
+            .await?));
+        match n? {
+            0 => Err(StoreError::NotFound),
+            _ => Ok(()),
+        }
     }
 
     async fn members(&self, org: OrgId) -> Result<Vec<MemberRecord>, StoreError> {

@@ -576,18 +576,56 @@ impl HistoryStore for Db {
         Ok(r?)
     }
 
-    async fn active_history(&self, owner: Owner, session: &SessionId) -> Result<Vec<HistoryMessage>, StoreError> {
+    async fn active_history(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        page: &PageRequest,
+    ) -> Result<Page<HistoryMessage>, StoreError> {
         let owner = owner.to_string();
         let sid = session.as_str();
-        let rows: DbResult<Vec<MessageRow>> = with_conn!(self, |conn| Ok(chat_messages::table
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
+        let rows: DbResult<Vec<(i64, MessageRow)>> = with_conn!(self, |conn| {
+            let mut q = chat_messages::table
+                .filter(chat_messages::owner.eq(&owner))
+                .filter(chat_messages::session_id.eq(sid))
+                .filter(chat_messages::active.eq(true))
+                .into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(chat_messages::position.ge(after.number))
+                    .filter(chat_messages::position.gt(after.number).or(chat_messages::message_id.gt(&after.id)));
+            }
+            Ok(q.order((chat_messages::position.asc(), chat_messages::message_id.asc()))
+                .limit(fetch)
+                .select((chat_messages::position, MESSAGE_COLUMNS))
+                .load(conn)
+                .await?)
+        });
+        let page = Page::from_rows(rows?, page, |(position, m)| Cursor::new(*position, m.0.clone()));
+        Ok(page.map(|(_, m)| history_message(m)))
+    }
+
+    async fn active_message(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        message_id: &str,
+    ) -> Result<Option<HistoryMessage>, StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let row: DbResult<Option<MessageRow>> = with_conn!(self, |conn| Ok(chat_messages::table
+            .find(message_id)
             .filter(chat_messages::owner.eq(&owner))
             .filter(chat_messages::session_id.eq(sid))
             .filter(chat_messages::active.eq(true))
-            .order(chat_messages::position.asc())
             .select(MESSAGE_COLUMNS)
-            .load(conn)
-            .await?));
-        Ok(rows?.into_iter().map(history_message).collect())
+            .get_result(conn)
+            .await
+            .optional()?));
+        Ok(row?.map(history_message))
     }
 
     async fn recent_history(
@@ -603,7 +641,7 @@ impl HistoryStore for Db {
             .filter(chat_messages::owner.eq(&owner))
             .filter(chat_messages::session_id.eq(sid))
             .filter(chat_messages::active.eq(true))
-            .order(chat_messages::position.desc())
+            .order((chat_messages::position.desc(), chat_messages::message_id.desc()))
             .limit(limit)
             .select(MESSAGE_COLUMNS)
             .load(conn)

@@ -30,6 +30,9 @@ diesel::table! {
         user_id -> Text,
         role -> Text,
         created_at -> BigInt,
+        /// The organization's `created_at` (migration 000015): the sort key of a user's
+        /// organizations, in the member's index.
+        org_created_at -> BigInt,
     }
 }
 

@@ -22,6 +22,7 @@ use rand::RngCore;
 use redline_domain::attachment::{neutralise_filename, split_passages, PassageRules, TextBlock};
 use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 use redline_ports::attachments::{
@@ -421,19 +422,25 @@ impl Attachments {
         self.view_of(record).await
     }
 
-    /// The session's attachments, oldest first (404 when the session does not exist).
-    pub async fn list(&self, owner: Owner, session: &SessionId) -> AttachmentResult<Vec<AttachmentView>> {
+    /// One page of the session's attachments, oldest first (404 when the session does not
+    /// exist).
+    pub async fn list(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        page: &PageRequest,
+    ) -> AttachmentResult<Page<AttachmentView>> {
         let records = self
             .ports
             .store
-            .list_attachments(owner, session, self.now())
+            .list_attachments(owner, session, self.now(), page)
             .await?
             .ok_or(AttachmentError::SessionNotFound)?;
-        let mut out = Vec::with_capacity(records.len());
-        for record in records {
-            out.push(self.view_of(record).await?);
+        let mut items = Vec::with_capacity(records.items.len());
+        for record in records.items {
+            items.push(self.view_of(record).await?);
         }
-        Ok(out)
+        Ok(Page { items, next: records.next })
     }
 
     /// Where a processing job stands. The job is looked up first; once it is deleted (an hour

@@ -7,6 +7,7 @@ use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::attachments::{AttachmentError, AttachmentView, ProcessingStatus, Submitted};
+use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use redline_ports::attachments::Passage;
 use serde::Serialize;
@@ -17,7 +18,8 @@ use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::{pump, stream_form, too_large, FormRefused};
-use crate::query::Query;
+use crate::paging::link_next;
+use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
 
@@ -87,8 +89,13 @@ pub struct AttachmentBody {
 #[derive(Serialize, ToSchema)]
 pub struct AttachmentList {
     pub session_id: String,
+    /// One page of the attachments, oldest first.
     pub attachments: Vec<AttachmentBody>,
+    /// How many attachments this page holds.
     pub total: usize,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// Where a processing job stands.
@@ -346,29 +353,36 @@ fn query_session(q: &mut Query) -> Option<redline_domain::SessionId> {
     }
 }
 
-/// The session's attachments, oldest first.
+/// The session's attachments, oldest first, a page at a time.
 #[utoipa::path(get, path = "/v1/attachments", tag = "attachments", security(("bearer" = [])),
     operation_id = "list_attachments",
-    params(("session_id" = String, Query)),
-    responses((status = 200, body = AttachmentList), (status = 401, body = crate::openapi::ErrorBody),
+    params(("session_id" = String, Query),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most attachments returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+    responses((status = 200, description = "The attachments, oldest first", body = AttachmentList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, description = "No such session", body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn list(state: web::Data<AppState>, principal: ApiPrincipal, req: HttpRequest) -> ApiResult<HttpResponse> {
     let mut q = Query::parse(&req);
     let session = query_session(&mut q);
+    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
     q.finish()?;
     let Some(session) = session else {
         return Err(ApiError::Internal("validated session_id missing".to_owned()));
     };
-    let attachments: Vec<AttachmentBody> = state
-        .attachments
-        .list(principal.0.owner, &session)
-        .await?
-        .into_iter()
-        .map(|v| attachment_body(v, false))
-        .collect();
-    let total = attachments.len();
-    Ok(HttpResponse::Ok().json(AttachmentList { session_id: session.to_string(), attachments, total }))
+    let page = state.attachments.list(principal.0.owner, &session, &page).await?;
+    let attachments: Vec<AttachmentBody> = page.items.into_iter().map(|v| attachment_body(v, false)).collect();
+    let body = AttachmentList {
+        session_id: session.to_string(),
+        total: attachments.len(),
+        attachments,
+        next_cursor: page.next.as_ref().map(Cursor::encode),
+    };
+    let mut res = HttpResponse::Ok();
+    link_next(&mut res, &req, &state.config.public_base_url, page.next.as_ref());
+    Ok(res.json(body))
 }
 
 /// One attachment: its metadata, processing status and a preview of its text.

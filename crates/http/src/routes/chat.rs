@@ -8,6 +8,7 @@ use redline_core::chat::record::Failure;
 use redline_core::chat::view::JobKind;
 use redline_core::chat::{ChatRequest, ResponseMode};
 use redline_domain::job::{ApprovalRequest, JobStatus};
+use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -16,6 +17,8 @@ use utoipa::ToSchema;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
+use crate::paging::link_next;
+use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::routes::documents::path_session;
 use crate::routes::job_body::{self, render, ChatResultBody, DocumentChangesBody, JobBody, JobResultBody};
 use crate::routes::jobs::event_stream;
@@ -52,7 +55,11 @@ pub struct HistoryMessageBody {
 #[derive(Serialize, ToSchema)]
 pub struct HistoryBody {
     pub session_id: String,
+    /// One page of the active history, oldest first.
     pub messages: Vec<HistoryMessageBody>,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// `POST /v1/sessions/{session_id}/revert`: the document as restored.
@@ -348,22 +355,33 @@ pub async fn approve(
     Ok(json_answer(HttpResponse::Ok(), &body, usage))
 }
 
-/// The session's active chat history.
+/// The session's active chat history, oldest first, a page at a time.
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/history", tag = "sessions", security(("bearer" = [])),
-    params(("session_id" = String, Path)),
+    params(("session_id" = String, Path),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most messages returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
     responses(
-        (status = 200, description = "The active history, oldest first", body = HistoryBody),
+        (status = 200, description = "The active history, oldest first", body = HistoryBody,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody),
     ))]
 pub async fn history(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
-    let h = state.chat.history(principal.0.owner, &session).await?;
+    let mut q = Query::parse(&req);
+    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
+    q.finish()?;
+    let h = state.chat.history(principal.0.owner, &session, &page).await?;
+    let mut res = HttpResponse::Ok();
+    link_next(&mut res, &req, &state.config.public_base_url, h.next.as_ref());
     let body = HistoryBody {
+        next_cursor: h.next.as_ref().map(Cursor::encode),
         session_id: h.session_id.as_str().to_owned(),
         messages: h
             .messages
@@ -379,7 +397,7 @@ pub async fn history(
             })
             .collect(),
     };
-    Ok(json_answer(HttpResponse::Ok(), &body, None))
+    Ok(json_answer(res, &body, None))
 }
 
 /// Restores the document to the version before a message and drops that message and the

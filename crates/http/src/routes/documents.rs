@@ -4,6 +4,7 @@ use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::documents::{DocumentError, OpenMode};
+use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use redline_domain::SessionId;
 use redline_ports::documents::DocumentRecord;
@@ -15,6 +16,8 @@ use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::read_form;
+use crate::paging::link_next;
+use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
 
@@ -79,9 +82,13 @@ pub struct VersionInfo {
 #[derive(Serialize, ToSchema)]
 pub struct VersionList {
     pub session_id: String,
-    /// Newest first.
+    /// One page of the versions, newest first.
     pub versions: Vec<VersionInfo>,
+    /// How many versions this page holds.
     pub total: usize,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// One version with its HTML.
@@ -429,21 +436,28 @@ pub async fn save_document(
     Ok(HttpResponse::Ok().json(document_body(d)))
 }
 
-/// Versions of the document, newest first.
+/// Versions of the document, newest first, a page at a time.
 #[utoipa::path(get, path = "/v1/documents/{session_id}/versions", tag = "documents", security(("bearer" = [])),
-    params(("session_id" = String, Path)),
-    responses((status = 200, body = VersionList), (status = 401, body = crate::openapi::ErrorBody),
+    params(("session_id" = String, Path),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most versions returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+    responses((status = 200, description = "The versions, newest first", body = VersionList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn list_versions(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
-    let versions: Vec<VersionInfo> = state
-        .documents
-        .versions(principal.0.owner, &session)
-        .await?
+    let mut q = Query::parse(&req);
+    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
+    q.finish()?;
+    let page = state.documents.versions(principal.0.owner, &session, &page).await?;
+    let versions: Vec<VersionInfo> = page
+        .items
         .into_iter()
         .map(|v| VersionInfo {
             version_id: v.version_id,
@@ -452,7 +466,15 @@ pub async fn list_versions(
             source: v.source,
         })
         .collect();
-    Ok(HttpResponse::Ok().json(VersionList { session_id: session.to_string(), total: versions.len(), versions }))
+    let body = VersionList {
+        session_id: session.to_string(),
+        total: versions.len(),
+        versions,
+        next_cursor: page.next.as_ref().map(Cursor::encode),
+    };
+    let mut res = HttpResponse::Ok();
+    link_next(&mut res, &req, &state.config.public_base_url, page.next.as_ref());
+    Ok(res.json(body))
 }
 
 /// One version with its HTML.

@@ -4,6 +4,7 @@
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::job::JobStatus;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 use redline_ports::attachments::{AttachmentRecord, AttachmentState, ExtractedText, Replaced};
@@ -62,9 +63,12 @@ impl AttachmentStore for Db {
         owner: Owner,
         session: &SessionId,
         now: Millis,
-    ) -> Result<Option<Vec<AttachmentRecord>>, StoreError> {
+        page: &PageRequest,
+    ) -> Result<Option<Page<AttachmentRecord>>, StoreError> {
         let owner_s = owner.to_string();
         let sid = session.as_str();
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
         let rows: DbResult<Option<Vec<AttachmentRow>>> = with_conn!(self, |conn| {
             let exists: i64 = sessions::table.find((&owner_s, sid)).count().get_result(conn).await?;
             if exists == 0 {
@@ -73,18 +77,28 @@ impl AttachmentStore for Db {
             let expired = attachments::state
                 .eq(AttachmentState::AwaitingUpload.as_str())
                 .and(attachments::upload_expires_at.lt(now));
+            let mut q = attachments::table
+                .filter(attachments::owner.eq(&owner_s))
+                .filter(attachments::session_id.eq(sid))
+                .filter(diesel::dsl::not(expired))
+                .into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(attachments::created_at.ge(after.number))
+                    .filter(attachments::created_at.gt(after.number).or(attachments::attachment_id.gt(&after.id)));
+            }
             Ok(Some(
-                attachments::table
-                    .filter(attachments::owner.eq(&owner_s))
-                    .filter(attachments::session_id.eq(sid))
-                    .filter(diesel::dsl::not(expired))
-                    .order((attachments::created_at.asc(), attachments::attachment_id.asc()))
+                q.order((attachments::created_at.asc(), attachments::attachment_id.asc()))
+                    .limit(fetch)
                     .select(AttachmentRow::as_select())
                     .load(conn)
                     .await?,
             ))
         });
-        rows?.map(|rows| rows.into_iter().map(AttachmentRecord::try_from).collect()).transpose()
+        let Some(rows) = rows? else { return Ok(None) };
+        let rows = rows.into_iter().map(AttachmentRecord::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(Page::from_rows(rows, page, |a| Cursor::new(a.created_at, a.attachment_id.clone()))))
     }
 
     async fn start_processing(

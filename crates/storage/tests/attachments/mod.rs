@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use redline_domain::job::{JobStatus, JobType};
+use redline_domain::page::PageRequest;
 use redline_domain::SessionId;
 use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText, Replaced};
 use redline_ports::documents::{CommitOutcome, NewVersion};
@@ -234,7 +235,7 @@ pub async fn attachments_belong_to_their_session(db: &Db) {
     assert!(matches!(r, Err(StoreError::NotFound)), "bob's s1 is not ann's: {r:?}");
     assert_eq!(db.attachment("att_a").await.unwrap(), None);
     assert_eq!(db.job("job-att_a").await.unwrap(), None, "the job goes in the same transaction");
-    assert_eq!(db.list_attachments(ann, &sid("s1"), T0).await.unwrap(), None);
+    assert_eq!(db.list_attachments(ann, &sid("s1"), T0, &PageRequest::first(100)).await.unwrap(), None);
     assert!(!db.session_exists(ann, &sid("s1")).await.unwrap());
     assert!(db.session_exists(bob, &sid("s1")).await.unwrap());
 
@@ -252,13 +253,14 @@ pub async fn attachments_belong_to_their_session(db: &Db) {
     // Listings: oldest first, the owner's session only; expired pre-signed uploads are hidden.
     db.insert_attachment(&awaiting("att_late", ann, "s1", T0 + 10), None).await.unwrap();
     db.insert_attachment(&awaiting("att_open", ann, "s1", T0 + 1_000), None).await.unwrap();
-    let listed = |v: Option<Vec<AttachmentRecord>>| v.unwrap().into_iter().map(|a| a.attachment_id).collect::<Vec<_>>();
-    assert_eq!(
-        listed(db.list_attachments(ann, &sid("s1"), T0 + 5).await.unwrap()),
-        ["att_late", "att_open", "att_a", "att_b"]
-    );
-    assert_eq!(listed(db.list_attachments(ann, &sid("s1"), T0 + 100).await.unwrap()), ["att_open", "att_a", "att_b"]);
-    assert_eq!(listed(db.list_attachments(bob, &sid("s1"), T0).await.unwrap()), Vec::<String>::new());
+    let listed = async |owner: Owner, now: Millis| {
+        let page = db.list_attachments(owner, &sid("s1"), now, &PageRequest::first(100)).await.unwrap().unwrap();
+        assert!(page.next.is_none());
+        page.items.into_iter().map(|a| a.attachment_id).collect::<Vec<_>>()
+    };
+    assert_eq!(listed(ann, T0 + 5).await, ["att_late", "att_open", "att_a", "att_b"]);
+    assert_eq!(listed(ann, T0 + 100).await, ["att_open", "att_a", "att_b"]);
+    assert_eq!(listed(bob, T0).await, Vec::<String>::new());
     let mut all = db.session_attachment_ids(ann, &sid("s1")).await.unwrap();
     all.sort();
     assert_eq!(all, ["att_a", "att_b", "att_late", "att_open"]);

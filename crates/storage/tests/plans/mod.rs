@@ -11,7 +11,7 @@ use redline_domain::job::{JobStatus, JobType};
 use redline_domain::page::{Cursor, PageRequest};
 use redline_domain::SessionId;
 use redline_ports::jobs::JobFilter;
-use redline_ports::JobStore;
+use redline_ports::{AttachmentStore, DocumentStore, HistoryStore, JobStore};
 use redline_storage::DbConfig;
 
 use super::*;
@@ -135,4 +135,19 @@ pub async fn every_listing_reads_by_an_owner_index(db: &Db) {
             check(&mut raw, backend, me, columns).await;
         }
     }
+    // The session exists, so that its attachments are read (not only the session looked up);
+    // the statements that create it are no listing's.
+    let s = SessionId::parse("s").unwrap();
+    store.ensure_session(me, &s, T0).await.unwrap();
+    taken(me);
+    for page in &pages {
+        store.list_attachments(me, &s, T0, page).await.unwrap();
+        check(&mut raw, backend, me, &["session_id"]).await;
+        store.versions(me, &s, page).await.unwrap();
+        check(&mut raw, backend, me, &["session_id"]).await;
+        store.active_history(me, &s, page).await.unwrap();
+        check(&mut raw, backend, me, &["session_id", "active"]).await;
+    }
+    store.recent_history(me, &s, 10).await.unwrap();
+    check(&mut raw, backend, me, &["session_id", "active"]).await;
 }

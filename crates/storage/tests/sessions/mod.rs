@@ -92,7 +92,7 @@ fn summary(id: String, updated_at: Millis) -> SessionSummary {
 }
 
 /// Pages through a listing with `limit`; `between` runs after each page with its number.
-async fn page_through<T, F, Fut>(mut read: F, limit: usize, mut between: impl FnMut(usize)) -> Vec<T>
+pub async fn page_through<T, F, Fut>(mut read: F, limit: usize, mut between: impl FnMut(usize)) -> Vec<T>
 where
     F: FnMut(PageRequest) -> Fut,
     Fut: std::future::Future<Output = Page<T>>,

@@ -1,0 +1,14 @@
+DROP INDEX org_members_user;
+CREATE INDEX org_members_user ON org_members (user_id);
+ALTER TABLE org_members DROP COLUMN org_created_at;
+DROP INDEX org_members_org_created;
+DROP INDEX api_keys_owner;
+CREATE INDEX api_keys_owner ON api_keys (owner);
+DROP INDEX templates_owner;
+CREATE INDEX templates_owner ON templates (owner, created_at);
+DROP INDEX chat_messages_session;
+CREATE INDEX chat_messages_session ON chat_messages (owner, session_id, position);
+DROP INDEX document_versions_session;
+CREATE INDEX document_versions_session ON document_versions (owner, session_id, created_at);
+DROP INDEX attachments_session;
+CREATE INDEX attachments_session ON attachments (owner, session_id, created_at);

@@ -1,0 +1,176 @@
+//! Keyset paging of the listings beside sessions and jobs (`sessions/mod.rs`): attachments,
+//! versions and the chat history. Each is read a few items at a time through items that share
+//! their sort time (the id settles the order), and every item is seen once, in listing order,
+//! with nothing of another owner or session.
+
+use redline_domain::page::{Page, PageRequest};
+use redline_domain::SessionId;
+use redline_ports::attachments::{AttachmentRecord, AttachmentSource, AttachmentState};
+use redline_ports::documents::VersionRecord;
+use redline_ports::jobs::HistoryMessage;
+use redline_ports::{AttachmentStore, DocumentStore, HistoryStore};
+
+use super::sessions::page_through;
+use super::*;
+
+/// Items a page holds in these tests: fewer than the items, so that ties span pages.
+const LIMIT: usize = 3;
+
+fn sid(s: &str) -> SessionId {
+    SessionId::parse(s).expect("session id")
+}
+
+/// The items of a listing read as one page (of a size no test reaches).
+fn whole<T>(page: Page<T>) -> Vec<T> {
+    assert!(page.next.is_none(), "one page holds the whole listing");
+    page.items
+}
+
+fn first_page() -> PageRequest {
+    PageRequest::first(10_000)
+}
+
+/// The versions of the session's document, whole.
+pub async fn versions_of(db: &Db, owner: Owner, session: &SessionId) -> Vec<VersionRecord> {
+    whole(db.versions(owner, session, &first_page()).await.unwrap())
+}
+
+/// Rows `(time, id)` in the order a listing by `(time, id)` gives them, ascending or not.
+fn sorted<T: Clone>(items: &[T], key: impl Fn(&T) -> (Millis, String), ascending: bool) -> Vec<T> {
+    let mut items = items.to_vec();
+    items.sort_by(|a, b| if ascending { key(a).cmp(&key(b)) } else { key(b).cmp(&key(a)) });
+    items
+}
+
+fn attachment(id: String, owner: Owner, session: &str, created_at: Millis) -> AttachmentRecord {
+    AttachmentRecord {
+        attachment_id: id.clone(),
+        owner,
+        session_id: sid(session),
+        filename: format!("{id}.txt"),
+        content_type: "text/plain".to_owned(),
+        size_bytes: 10,
+        state: AttachmentState::Ready,
+        source: AttachmentSource::Upload,
+        job_id: None,
+        error: None,
+        preview: String::new(),
+        text_chars: 0,
+        passage_count: 0,
+        created_at,
+        updated_at: created_at,
+        upload_expires_at: None,
+        progress: 100,
+    }
+}
+
+/// Attachments created in the same millisecond, three at a time, inserted newest first: the
+/// pages give them oldest first, ties by id, without another session's or owner's and
+/// without a pre-signed upload whose window closed.
+pub async fn every_attachment_is_reached_by_paging(db: &Db) {
+    let ann = Owner::User(UserId::new());
+    let bob = Owner::User(UserId::new());
+    for (owner, session) in [(ann, "s"), (ann, "other"), (bob, "s")] {
+        db.ensure_session(owner, &sid(session), T0).await.unwrap();
+    }
+    let mine: Vec<AttachmentRecord> =
+        (0..14).rev().map(|i| attachment(format!("att-{i:02}"), ann, "s", T0 + i / 3)).collect();
+    for a in &mine {
+        db.insert_attachment(a, None).await.unwrap();
+    }
+    let expired = AttachmentRecord {
+        state: AttachmentState::AwaitingUpload,
+        upload_expires_at: Some(T0 + 1),
+        ..attachment("att-expired".to_owned(), ann, "s", T0 + 2)
+    };
+    for a in [
+        expired,
+        attachment("att-elsewhere".to_owned(), ann, "other", T0),
+        attachment("att-bob".to_owned(), bob, "s", T0),
+    ] {
+        db.insert_attachment(&a, None).await.unwrap();
+    }
+    let now = T0 + 100;
+    let read = |req: PageRequest| async move { db.list_attachments(ann, &sid("s"), now, &req).await.unwrap().unwrap() };
+    let seen = page_through(read, LIMIT, |_| {}).await;
+    assert_eq!(seen, sorted(&mine, |a| (a.created_at, a.attachment_id.clone()), true), "oldest first, ties by id");
+    assert_eq!(db.list_attachments(ann, &sid("none"), now, &PageRequest::first(LIMIT)).await.unwrap(), None);
+}
+
+/// Versions stamped in the same millisecond (rows written as a replica whose clock is behind
+/// would leave them): newest first, ties by id, none of another session or owner.
+pub async fn every_version_is_reached_by_paging(db: &Db) {
+    let ann = Owner::User(UserId::new());
+    let bob = Owner::User(UserId::new());
+    let mut raw = RawConn::open(db).await;
+    let mut mine = Vec::new();
+    for (owner, session) in [(ann, "s"), (ann, "other"), (bob, "s")] {
+        db.ensure_session(owner, &sid(session), T0).await.unwrap();
+    }
+    let mut insert = async |owner: Owner, session: &str, id: &str, created_at: Millis| {
+        raw.execute(&format!(
+            "INSERT INTO document_versions (version_id, owner, session_id, html, section_count, source, created_at) \
+             VALUES ('{id}', '{owner}', '{session}', '<p>{id}</p>', 1, 'save', {created_at})"
+        ))
+        .await;
+        VersionRecord {
+            version_id: id.to_owned(),
+            html: String::new(),
+            section_count: 1,
+            source: "save".to_owned(),
+            created_at,
+        }
+    };
+    for i in 0..13 {
+        mine.push(insert(ann, "s", &format!("v-{i:02}"), T0 + i / 4).await);
+    }
+    insert(ann, "other", "v-other", T0).await;
+    insert(bob, "s", "v-bob", T0).await;
+    let read = |req: PageRequest| async move { db.versions(ann, &sid("s"), &req).await.unwrap() };
+    let seen = page_through(read, LIMIT, |_| {}).await;
+    assert_eq!(seen, sorted(&mine, |v| (v.created_at, v.version_id.clone()), false), "newest first, ties by id");
+}
+
+fn message(id: &str, created_at: Millis) -> HistoryMessage {
+    HistoryMessage {
+        message_id: id.to_owned(),
+        role: if id.ends_with('u') { "user" } else { "assistant" }.to_owned(),
+        content: format!("said {id}"),
+        job_id: Some(format!("job-{id}")),
+        version_before: None,
+        version_after: None,
+        created_at,
+    }
+}
+
+/// Turns of two messages, two turns to a millisecond: the active history is paged oldest
+/// first, a reverted turn is left out, and another session's or owner's messages too.
+pub async fn the_whole_history_is_reached_by_paging(db: &Db) {
+    let ann = Owner::User(UserId::new());
+    let bob = Owner::User(UserId::new());
+    for (owner, session) in [(ann, "s"), (ann, "other"), (bob, "s")] {
+        db.ensure_session(owner, &sid(session), T0).await.unwrap();
+    }
+    let turn = |i: i64| [message(&format!("m{i:02}u"), T0 + i / 2), message(&format!("m{i:02}a"), T0 + i / 2)];
+    let mut mine = Vec::new();
+    for i in 0..7 {
+        db.add_messages(ann, &sid("s"), &turn(i)).await.unwrap();
+        mine.extend(turn(i));
+    }
+    assert!(db.truncate_history(ann, &sid("s"), "m05u").await.unwrap());
+    mine.truncate(10);
+    for i in 7..9 {
+        db.add_messages(ann, &sid("s"), &turn(i)).await.unwrap();
+        mine.extend(turn(i));
+    }
+    db.add_messages(ann, &sid("other"), &[message("elsewhere", T0)]).await.unwrap();
+    db.add_messages(bob, &sid("s"), &[message("bobs", T0)]).await.unwrap();
+    let read = |req: PageRequest| async move { db.active_history(ann, &sid("s"), &req).await.unwrap() };
+    let seen = page_through(read, LIMIT, |_| {}).await;
+    assert_eq!(seen, mine, "the active history, oldest first");
+    assert_eq!(db.recent_history(ann, &sid("s"), 3).await.unwrap(), mine[mine.len() - 3..]);
+    assert_eq!(db.active_message(ann, &sid("s"), "m03a").await.unwrap().as_ref(), Some(&mine[7]));
+    assert_eq!(db.active_message(ann, &sid("s"), "m05u").await.unwrap(), None, "reverted");
+    assert_eq!(db.active_message(ann, &sid("other"), "m03a").await.unwrap(), None, "another session's");
+    assert_eq!(db.active_message(bob, &sid("s"), "m03a").await.unwrap(), None, "another owner's");
+}
