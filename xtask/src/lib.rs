@@ -3,7 +3,8 @@
 //! The logic lives here, in a library, so that the unit tests exercise it on in-memory inputs and
 //! `tests/workspace.rs` runs it against the real workspace: `cargo test --release --workspace`
 //! then fails on a wrong dependency arrow, a stale `docs/openapi.json`, a forbidden construct or
-//! a file grown too long, the same as `cargo xtask check`.
+//! a file grown too long, the same as `cargo xtask check`. The unused-dependency check runs an
+//! external tool (`cargo machete`), so it is `cargo xtask check`'s and `scripts/test.sh`'s.
 
 pub mod arrows;
 pub mod file_size;
@@ -71,5 +72,35 @@ pub fn run_all_checks(root: &Path) -> Vec<CheckReport> {
                 Err(e) => vec![e],
             },
         },
+        CheckReport {
+            name: "dependencies: no crate declares one it does not use (cargo-machete)",
+            problems: unused_dependencies(root),
+        },
     ]
+}
+
+/// What `cargo machete` finds in the workspace at `root`: nothing when every declared
+/// dependency is used. The tool is the repository's test set-up's (`scripts/setup-tests.sh`
+/// installs it); without it the check fails and says how to get it.
+fn unused_dependencies(root: &Path) -> Vec<String> {
+    // The tool's own binary, given the folder: run as `cargo machete` from under `cargo run`,
+    // it takes its subcommand's name for the folder to analyse.
+    match std::process::Command::new("cargo-machete").arg(root).output() {
+        Ok(out) if out.status.success() => Vec::new(),
+        Ok(out) => {
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            let found: Vec<String> =
+                text.lines().filter(|l| !l.trim().is_empty()).map(|l| l.trim().to_owned()).collect();
+            if found.is_empty() {
+                vec![format!("cargo machete failed ({})", out.status)]
+            } else {
+                found
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![
+            "cargo-machete is not installed: run scripts/setup-tests.sh (or `cargo install cargo-machete --locked`)"
+                .to_owned(),
+        ],
+        Err(e) => vec![format!("cannot run cargo-machete: {e}")],
+    }
 }
