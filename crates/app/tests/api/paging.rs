@@ -47,7 +47,14 @@ fn set(ids: &[String]) -> BTreeSet<String> {
 
 /// Whether the `created_at` of `items` never goes down (`oldest_first`) or never goes up.
 fn in_time_order(items: &[Value], oldest_first: bool) -> bool {
-    let times: Vec<&str> = items.iter().map(|i| i["created_at"].as_str().unwrap_or_default()).collect();
+    // As instants: the text drops a fraction's trailing zeros (`.44Z` is 440 ms), so it does
+    // not sort as text.
+    let times: Vec<i64> = items
+        .iter()
+        .map(|i| {
+            redline_domain::time_util::parse_iso8601(i["created_at"].as_str().unwrap_or_default()).expect("a time")
+        })
+        .collect();
     times.windows(2).all(|w| if oldest_first { w[0] <= w[1] } else { w[0] >= w[1] })
 }
 
