@@ -5,6 +5,7 @@
 #     installed but stopped; installed from Debian's packages when missing and this is root
 #     under CI=true.
 #   - cargo-deny and cargo-machete: built from crates.io when missing.
+#   - Node.js, npm and Chromium (Debian's packages, when root) for the web app's tests.
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
 #     tests; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
 #     conformance suite is present, its requirements.
@@ -58,6 +59,16 @@ for tool in cargo-deny cargo-machete; do
     cargo install --locked --quiet "$tool" || warn "$tool could not be installed (cargo install --locked $tool)"
   fi
 done
+
+# --- The web app's browser tests: Node.js and npm, Debian's Chromium --------------------------
+if ! command -v npm >/dev/null 2>&1; then
+  if as_root; then say "installing Node.js and npm from Debian's packages"; apt_install nodejs npm; fi
+  command -v npm >/dev/null 2>&1 || warn "npm is missing: install Node.js and npm; the web app's type check and browser tests are skipped"
+fi
+if [ ! -x /usr/bin/chromium ]; then
+  if as_root; then say "installing Chromium from Debian's packages"; apt_install chromium; fi
+  [ -x /usr/bin/chromium ] || warn "Chromium is missing at /usr/bin/chromium (apt-get install chromium): the web app's browser tests are skipped"
+fi
 
 # --- Python --------------------------------------------------------------------------------
 if ! command -v python3 >/dev/null 2>&1 && as_root; then

@@ -39,6 +39,9 @@ if ! scripts/schemathesis.sh "$target/release/redline"; then
 fi
 scripts/openapi-client-check.sh "$target/release/redline"
 
+step "the web app: type check and browser tests (Chromium)"
+scripts/test-web.sh "$target/release/redline"
+
 step "conformance suite against the release binary (SQLite)"
 suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}
 if [ -d "$suite" ]; then

@@ -238,6 +238,7 @@ impl Application {
                 shutdown_timeout: config.shutdown_timeout,
                 keep_alive: config.keep_alive,
             },
+            redline_web::service(),
         )?;
         let (stop_workers, stopped) = tokio::sync::watch::channel(false);
         let workers = services.workers.start(config.jobs.workers, stopped, sqlite_lock.is_some());

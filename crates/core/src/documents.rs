@@ -446,13 +446,15 @@ impl Documents {
     }
 
     /// Saves HTML from the editor. Refuses to empty a document that has content; with
-    /// `base_version` it saves only over that version (409 otherwise).
+    /// `base_version` it saves only over that version (409 otherwise). `title` names a
+    /// session that has no title yet (a new document made in the web app).
     pub async fn save(
         &self,
         owner: Owner,
         session: &SessionId,
         html: String,
         base_version: Option<String>,
+        title: Option<String>,
     ) -> DocumentResult<DocumentRecord> {
         let sections = self.sectionize(html).await?;
         let doc = Document::new(sections).map_err(|e| DocumentError::Worker(e.to_string()))?;
@@ -461,7 +463,7 @@ impl Documents {
             html: doc.to_html(),
             section_count: i64::try_from(doc.len()).unwrap_or(i64::MAX),
             source: "save".to_owned(),
-            title: None,
+            title,
             now: self.clock.now_ms(),
         };
         let mut attempts = 0;

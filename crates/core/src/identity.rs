@@ -44,11 +44,13 @@ impl Default for IdentityConfig {
     }
 }
 
-/// Who an API key acts for.
+/// Who the caller of an API-key endpoint acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     pub owner: Owner,
-    pub key_id: KeyId,
+    /// The key presented; `None` when a web-app session acts (for its user, or for an
+    /// organization the user is a member of).
+    pub key_id: Option<KeyId>,
 }
 
 /// Why a credential was refused. Each has its own 401 text.
@@ -191,7 +193,7 @@ impl Identity {
         let began = self.cache.generation();
         for candidate in self.store.live_keys_by_prefix(key.lookup_prefix()).await? {
             if secrets::verify_secret(key.expose().to_owned(), candidate.hash.clone()).await {
-                let principal = Principal { owner: candidate.owner, key_id: candidate.id };
+                let principal = Principal { owner: candidate.owner, key_id: Some(candidate.id) };
                 self.cache.insert(digest, principal.clone(), began);
                 return Ok(principal);
             }
@@ -299,6 +301,30 @@ impl Identity {
             return Err(invalid);
         };
         self.store.user_by_id(session.user_id).await?.ok_or(invalid)
+    }
+
+    /// The principal of a web-app session on an API-key endpoint: it acts for its user, or,
+    /// with `org` (the `Redline-Organization` header), for that organization when the user is
+    /// one of its members. Anything else in `org` (not an id, an unknown organization, one
+    /// the user does not belong to) is `Forbidden`, the same answer for each.
+    pub async fn authenticate_web(&self, token: &str, org: Option<&str>) -> IdentityResult<Principal> {
+        let user = self.authenticate_session(token).await?;
+        let Some(raw) = org else {
+            return Ok(Principal { owner: Owner::User(user.id), key_id: None });
+        };
+        let not_member = || {
+            IdentityError::Forbidden(
+                "You are not a member of the organization named in the Redline-Organization header.",
+            )
+        };
+        let org = OrgId::parse(raw.trim()).ok_or_else(not_member)?;
+        match self.org_for_member(user.id, org).await {
+            Ok(_) => {}
+            Err(IdentityError::NotFound(_)) => return Err(not_member()),
+            Err(e) => return Err(e),
+        }
+        let owner = Owner::Org(org);
+        Ok(Principal { owner, key_id: None })
     }
 
     /// Ends a session at once.

@@ -69,7 +69,7 @@ impl KeyCache {
     pub fn evict_key(&self, key: KeyId) {
         let mut generation = self.generation_lock();
         *generation += 1;
-        self.entries.retain(|_, (p, _)| p.key_id != key);
+        self.entries.retain(|_, (p, _)| p.key_id != Some(key));
     }
 
     pub fn len(&self) -> usize {
@@ -87,7 +87,7 @@ mod tests {
     use redline_domain::{Owner, UserId};
 
     fn principal() -> Principal {
-        Principal { owner: Owner::User(UserId::new()), key_id: KeyId::new() }
+        Principal { owner: Owner::User(UserId::new()), key_id: Some(KeyId::new()) }
     }
 
     #[test]
@@ -96,7 +96,7 @@ mod tests {
         let p = principal();
         cache.insert([1; 32], p.clone(), cache.generation());
         assert_eq!(cache.get(&[1; 32]), Some(p.clone()));
-        cache.evict_key(p.key_id);
+        cache.evict_key(p.key_id.expect("a key"));
         assert_eq!(cache.get(&[1; 32]), None);
 
         cache.insert([2; 32], principal(), cache.generation());
@@ -115,7 +115,7 @@ mod tests {
         let p = principal();
         let began = cache.generation();
         // The key is revoked (and evicted) while its verification runs.
-        cache.evict_key(p.key_id);
+        cache.evict_key(p.key_id.expect("a key"));
         cache.insert([1; 32], p.clone(), began);
         assert_eq!(cache.get(&[1; 32]), None, "the revoked key is not cached");
         // A verification that begins after it is kept.

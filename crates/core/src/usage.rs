@@ -52,6 +52,8 @@ pub struct UsageInfo {
     pub redemption_id: Option<String>,
     /// Active grants (live, with operations left), oldest-expiring first.
     pub promotions: Vec<PromotionInfo>,
+    /// When the cycle ends and the tier's count starts again (the next month, 00:00 UTC).
+    pub resets_at: Millis,
 }
 
 /// A billable request that was let in: one operation is held for it.
@@ -149,6 +151,7 @@ impl Usage {
             bucket_used: None,
             redemption_id: None,
             promotions,
+            resets_at: cycle.end_ms,
         })
     }
 

@@ -1,12 +1,12 @@
 //! Authentication as extractors: a handler that takes [`ApiPrincipal`] is reachable with an
-//! API key only, one that takes [`WebUser`] with a web-app session only.
+//! API key or a web-app session, one that takes [`WebUser`] with a web-app session only.
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::web::Data;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
-use redline_core::identity::{bearer_token, AuthFailure};
+use redline_core::identity::{bearer_token, AuthFailure, SESSION_TOKEN_PREFIX};
 use redline_core::Principal;
 use redline_ports::records::UserRecord;
 
@@ -42,7 +42,13 @@ fn authorization(req: &HttpRequest) -> Option<String> {
     Some(first.to_str().map(str::to_owned).unwrap_or_default())
 }
 
-/// The caller of an API-key endpoint.
+/// Header naming the organization a web-app session acts for on an API-key endpoint.
+pub const ORGANIZATION_HEADER: &str = "redline-organization";
+
+/// The caller of an API-key endpoint: an API key (`sk_`, `lce_`) acting for its owner, or a
+/// web-app session (`Bearer ws_…`, or the cookie from the web app's own origin) acting for
+/// its user, or for the organization named by `Redline-Organization` when the user is one of
+/// its members. The header means nothing to an API key, which keeps its own scope.
 pub struct ApiPrincipal(pub Principal);
 
 impl FromRequest for ApiPrincipal {
@@ -52,10 +58,27 @@ impl FromRequest for ApiPrincipal {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = state(req);
         let header = authorization(req);
+        let session = match (&header, &state) {
+            (Some(value), _) => {
+                bearer_token(value).filter(|token| token.starts_with(SESSION_TOKEN_PREFIX)).map(str::to_owned)
+            }
+            (None, Ok(state)) => req
+                .cookie(SESSION_COOKIE)
+                .filter(|_| from_own_origin(req, &state.config.public_base_url))
+                .map(|cookie| cookie.value().to_owned()),
+            (None, Err(_)) => None,
+        };
+        // A header that is not text cannot name a membership: it gets the 403 of a stranger.
+        let org = req.headers().get(ORGANIZATION_HEADER).map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
         Box::pin(async move {
             let state = state?;
-            let principal =
-                detached(async move { state.identity.authenticate_header(header.as_deref()).await }).await?;
+            let principal = detached(async move {
+                match session {
+                    Some(token) => state.identity.authenticate_web(&token, org.as_deref()).await,
+                    None => state.identity.authenticate_header(header.as_deref()).await,
+                }
+            })
+            .await?;
             Ok(ApiPrincipal(principal?))
         })
     }

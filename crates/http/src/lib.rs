@@ -55,8 +55,17 @@ pub struct ServerOptions {
 }
 
 /// Builds the server on a bound listener. It stops gracefully on SIGTERM/SIGINT (in-flight
-/// requests get [`ServerOptions::shutdown_timeout`] to finish).
-pub fn server(listener: TcpListener, state: Arc<AppState>, options: ServerOptions) -> std::io::Result<Server> {
+/// requests get [`ServerOptions::shutdown_timeout`] to finish). `beside` registers what is
+/// served next to the API (the web app), under the same middleware.
+pub fn server<F>(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    options: ServerOptions,
+    beside: F,
+) -> std::io::Result<Server>
+where
+    F: Fn(&mut web::ServiceConfig) + Clone + Send + Sync + 'static,
+{
     let data = web::Data::from(state);
     let server = HttpServer::new(move || {
         App::new()
@@ -64,6 +73,7 @@ pub fn server(listener: TcpListener, state: Arc<AppState>, options: ServerOption
             .wrap(from_fn(middleware::protocol))
             .wrap(from_fn(middleware::observe))
             .configure(routes::configure)
+            .configure(beside.clone())
             .default_service(web::to(not_routed))
     })
     .workers(options.workers.max(1))

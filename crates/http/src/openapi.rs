@@ -13,10 +13,12 @@
 
 use serde::Serialize;
 use serde_json::json;
-use utoipa::openapi::path::{Operation, Parameter, ParameterIn};
+use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBody;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, ObjectBuilder, PathItem, Ref, RefOr, Response, ResponseBuilder, Schema, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{
+    ContentBuilder, ObjectBuilder, PathItem, Ref, RefOr, Required, Response, ResponseBuilder, Schema, Type,
+};
 use utoipa::{Modify, OpenApi, ToSchema};
 
 use crate::routes::{agents, attachments, auth, chat, documents, exports, jobs, sessions, templates, usage, users};
@@ -73,11 +75,52 @@ impl Modify for Security {
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("A web-app session token `ws_…` from POST /v1/auth/login (or its cookie)."))
+                    .description(Some(
+                        "A web-app session token `ws_…` from POST /v1/auth/login (or its `redline_session` cookie, from the web app's own origin).",
+                    ))
                     .build(),
             ),
         );
     }
+}
+
+/// What an API key reaches, a web-app session reaches too (`auth::ApiPrincipal`): every
+/// operation secured by `bearer` also accepts `session`, and takes the optional
+/// `Redline-Organization` header, with the 403 it gives a session whose user is not a member.
+struct WebSessions;
+
+impl Modify for WebSessions {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            for op in operations_mut(item) {
+                let Some(security) = op.security.as_mut() else { continue };
+                let by_key = security.iter().any(|r| serde_json::to_value(r).is_ok_and(|v| v.get("bearer").is_some()));
+                if !by_key {
+                    continue;
+                }
+                security.push(SecurityRequirement::new("session", Vec::<String>::new()));
+                op.parameters.get_or_insert_with(Vec::new).push(organization_header());
+                add_answer(op, "403", || {
+                    json_response(
+                        "A web-app session named an organization its user is not a member of (Redline-Organization)",
+                        error_ref(),
+                    )
+                });
+            }
+        }
+    }
+}
+
+fn organization_header() -> Parameter {
+    ParameterBuilder::new()
+        .name("Redline-Organization")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "With a web-app session: act for this organization (the user must be a member). API keys keep their own scope and ignore it.",
+        ))
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .build()
 }
 
 /// Every operation of the document, mutable.
@@ -414,7 +457,7 @@ impl Modify for Links {
         jobs::job_events,
     ),
     components(schemas(ErrorBody, ValidationErrorBody, ValidationItem, LocStep, RequestTooLargeBody)),
-    modifiers(&Security, &CommonAnswers, &Links),
+    modifiers(&Security, &WebSessions, &CommonAnswers, &Links),
     tags(
         (name = "sessions", description = "Sessions: one document each"),
         (name = "auth", description = "Web-app accounts"),

@@ -22,4 +22,5 @@ mod protocol;
 mod relevance;
 mod replicas;
 mod templates;
+mod web_sessions;
 mod web_users;

@@ -185,6 +185,7 @@ async fn charge_settles_ops_for_the_sections_edited() {
                 bucket_used: Some(Bucket::Tier),
                 redemption_id: None,
                 promotions: vec![],
+                resets_at: Cycle::containing(NOV).end_ms,
             },
             "{sections} sections"
         );

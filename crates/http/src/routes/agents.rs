@@ -1,6 +1,7 @@
 //! Agent self-signup and operator handoff (decisions.md §3).
 
 use super::Routes;
+use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::time_util::iso8601;
 use redline_domain::{Email, Password};
@@ -123,15 +124,28 @@ pub async fn start_handoff(state: web::Data<AppState>, principal: ApiPrincipal) 
     }))
 }
 
-/// What the operator is about to take over.
+/// What the operator is about to take over. A browser that opens the link (it asks for HTML,
+/// not JSON) is sent to the web app's claim page, which reads this summary and asks for the
+/// code.
 #[utoipa::path(get, path = "/v1/agents/handoff/{token}", tag = "agents",
     params(("token" = String, Path)),
     responses(
         (status = 200, body = HandoffSummaryResponse),
+        (status = 303, description = "A browser asked for a page: `Location` is the web app's claim page for this link"),
         (status = 404, description = "Unknown or expired link", body = crate::openapi::ErrorBody),
         (status = 410, description = "Disabled after too many wrong codes", body = crate::openapi::ErrorBody),
     ))]
-pub async fn handoff_summary(state: web::Data<AppState>, path: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn handoff_summary(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    if wants_page(&req) && path.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        return Ok(HttpResponse::SeeOther()
+            .insert_header((header::LOCATION, format!("/claim/{}", path.as_str())))
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .finish());
+    }
     let s = state.identity.handoff_summary(&path).await?;
     Ok(HttpResponse::Ok().json(HandoffSummaryResponse {
         user_id: s.user_id.to_string(),
@@ -140,6 +154,12 @@ pub async fn handoff_summary(state: web::Data<AppState>, path: web::Path<String>
         expires_at: iso8601(s.expires_at),
         attempts_left: s.attempts_left,
     }))
+}
+
+/// Whether the request is a browser's navigation: it accepts HTML and not JSON.
+fn wants_page(req: &HttpRequest) -> bool {
+    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    accept.contains("text/html") && !accept.contains("application/json")
 }
 
 /// Claims the account with the code: it becomes a web-app user with this e-mail and

@@ -134,7 +134,14 @@ pub struct SaveRequest {
     html: String,
     /// The version the edit was made on: a save over a newer one is refused (409).
     base_version_id: Option<String>,
+    /// The session's title, when it has none yet (an upload's file name or a template's name
+    /// gives it otherwise); ignored once set. Control and invisible characters are dropped.
+    #[schema(max_length = 200)]
+    title: Option<String>,
 }
+
+/// Most characters of a title given with a save.
+const TITLE_MAX: usize = 200;
 
 pub fn document_body(d: DocumentRecord) -> DocumentBody {
     DocumentBody {
@@ -427,11 +434,13 @@ pub async fn save_document(
     let mut f = Fields::body(&body.0)?;
     let html = f.required_str("html");
     let base = f.optional_str("base_version_id");
+    let title =
+        f.optional_bounded_str("title", TITLE_MAX).map(redline_domain::account::plain_name).filter(|t| !t.is_empty());
     f.finish()?;
     let session = session?;
     let d = state
         .documents
-        .save(principal.0.owner, &session, html.unwrap_or_default().to_owned(), base.map(str::to_owned))
+        .save(principal.0.owner, &session, html.unwrap_or_default().to_owned(), base.map(str::to_owned), title)
         .await?;
     Ok(HttpResponse::Ok().json(document_body(d)))
 }

@@ -227,6 +227,7 @@ impl From<&UsageRecord> for UsageBody {
             bucket_used: u.bucket_used.clone(),
             redemption_id: u.redemption_id.clone(),
             promotions: u.promotions.iter().map(ActivePromotionInfo::from).collect(),
+            resets_at: None,
         }
     }
 }

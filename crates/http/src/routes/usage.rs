@@ -45,6 +45,10 @@ pub struct UsageBody {
     pub bucket_used: Option<String>,
     pub redemption_id: Option<String>,
     pub promotions: Vec<ActivePromotionInfo>,
+    /// When this month's count starts again (the first of the next month, 00:00 UTC). In
+    /// `GET /v1/usage`; absent from the usage stored with a job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<String>,
 }
 
 /// The body of `POST /v1/users/me/promotions/redeem`.
@@ -78,6 +82,7 @@ impl From<UsageInfo> for UsageBody {
             bucket_used: u.bucket_used.map(|b| b.as_str().to_owned()),
             redemption_id: u.redemption_id,
             promotions: u.promotions.into_iter().map(promotion).collect(),
+            resets_at: Some(iso8601(u.resets_at)),
         }
     }
 }

@@ -1,0 +1,174 @@
+// @ts-check
+// The web app's shell: who is signed in, the navigation, the organization the app acts for,
+// and which page the path names.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './lib/html.js';
+import { api, actingFor, setActingFor, ApiError } from './lib/api.js';
+import { Link, navigate, usePath } from './lib/router.js';
+import { Notice } from './lib/ui.js';
+import { SignIn, SignUp } from './pages/account.js';
+import { Claim } from './pages/claim.js';
+import { Keys } from './pages/keys.js';
+import { Organizations, Organization } from './pages/organizations.js';
+import { Usage } from './pages/usage.js';
+import { Documents } from './pages/documents.js';
+import { DocumentView } from './pages/document.js';
+
+/** @typedef {{user_id: string, email: string | null, subscription_tier: string, organizations: {org_id: string, name: string, role: string}[]}} Me */
+
+/** Pages anyone may open. */
+const PUBLIC = [/^\/signin$/, /^\/signup$/, /^\/claim\/[^/]+$/];
+
+function App() {
+  const path = usePath();
+  const [me, setMe] = useState(/** @type {Me | null | undefined} */ (undefined));
+  const [loadError, setLoadError] = useState(/** @type {string | null} */ (null));
+  const [quota, setQuota] = useState(/** @type {string | null} */ (null));
+  const [org, setOrg] = useState(actingFor());
+
+  const refresh = async () => {
+    try {
+      const body = await api('GET', '/v1/users/me');
+      setMe(body);
+      setLoadError(null);
+      // An organization the user has left is no longer acted for.
+      if (actingFor() && !body.organizations.some((/** @type {{org_id: string}} */ o) => o.org_id === actingFor())) {
+        setActingFor(null);
+        setOrg(null);
+      }
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) setMe(null);
+      else setLoadError(e instanceof Error ? e.message : String(e));
+    }
+  };
+
+  useEffect(() => {
+    refresh();
+    const signedOut = () => setMe(null);
+    const outOfOps = (/** @type {Event} */ e) => setQuota(/** @type {CustomEvent} */ (e).detail);
+    window.addEventListener('redline:unauthorized', signedOut);
+    window.addEventListener('redline:quota', outOfOps);
+    return () => {
+      window.removeEventListener('redline:unauthorized', signedOut);
+      window.removeEventListener('redline:quota', outOfOps);
+    };
+  }, []);
+
+  useEffect(() => {
+    const title = document.querySelector('main h1');
+    document.title = title ? `${title.textContent} · Redline` : 'Redline';
+  });
+
+  const isPublic = PUBLIC.some((p) => p.test(path));
+  if (me === undefined && !isPublic) {
+    return html`<main id="main"><p class="loading">${loadError ? html`<${Notice} message=${loadError} />` : 'Loading…'}</p></main>`;
+  }
+
+  const signedIn = async () => {
+    await refresh();
+    // Back to the page that asked for a sign-in, or to the documents.
+    const here = location.pathname;
+    const stay = !PUBLIC.some((p) => p.test(here)) && here !== '/';
+    navigate(stay ? here + location.search : '/documents', true);
+  };
+
+  if (path === '/signup') return html`<${Bare}><${SignUp} onSignedIn=${signedIn} /><//>`;
+  if (path.startsWith('/claim/')) {
+    return html`<${Bare}><${Claim} token=${decodeURIComponent(path.slice('/claim/'.length))} onSignedIn=${signedIn} /><//>`;
+  }
+  if (path === '/signin' || !me) {
+    return html`<${Bare}><${SignIn} onSignedIn=${signedIn} /><//>`;
+  }
+
+  /** @param {string | null} id */
+  const choose = (id) => {
+    setActingFor(id);
+    setOrg(id);
+  };
+
+  return html`<${Shell} me=${me} path=${path} org=${org} onChoose=${choose} onSignedOut=${() => setMe(null)}>
+    ${quota && html`<div class="banner" role="alert">${quota} <button type="button" onClick=${() => setQuota(null)}>Dismiss</button></div>`}
+    ${page(path, me, org, refresh)}
+  <//>`;
+}
+
+/**
+ * @param {string} path
+ * @param {Me} me
+ * @param {string | null} org
+ * @param {() => Promise<void>} refresh
+ */
+function page(path, me, org, refresh) {
+  let m;
+  if (path === '/' || path === '/documents') return html`<${Documents} key=${org || 'me'} />`;
+  if ((m = /^\/documents\/(.+)$/.exec(path))) return html`<${DocumentView} key=${org || 'me'} sessionId=${decodeURIComponent(m[1])} />`;
+  if (path === '/usage') return html`<${Usage} key=${org || 'me'} me=${me} org=${org} />`;
+  if (path === '/settings' || path === '/settings/keys') return html`<${Keys} />`;
+  if (path === '/settings/organizations') return html`<${Organizations} me=${me} onChanged=${refresh} />`;
+  if ((m = /^\/settings\/organizations\/([^/]+)$/.exec(path))) {
+    return html`<${Organization} me=${me} orgId=${decodeURIComponent(m[1])} onChanged=${refresh} />`;
+  }
+  return html`<section><h1>Page not found</h1><p>There is no page at this address. <${Link} href="/documents">Go to your documents</${Link}>.</p></section>`;
+}
+
+/** @param {{children?: any}} props */
+function Bare({ children }) {
+  return html`<div class="bare">
+    <header class="bare-header"><a class="brand" href="/">Redline</a></header>
+    <main id="main">${children}</main>
+  </div>`;
+}
+
+/**
+ * @param {{me: Me, path: string, org: string | null, onChoose: (id: string | null) => void, onSignedOut: () => void, children?: any}} props
+ */
+function Shell({ me, path, org, onChoose, onSignedOut, children }) {
+  const [signOutError, setSignOutError] = useState(/** @type {string | null} */ (null));
+  const signOut = async () => {
+    try {
+      await api('POST', '/v1/auth/logout');
+      setActingFor(null);
+      onSignedOut();
+      navigate('/signin', true);
+    } catch (e) {
+      setSignOutError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  const nav = [
+    ['/documents', 'Documents'],
+    ['/usage', 'Usage'],
+    ['/settings/keys', 'API keys'],
+    ['/settings/organizations', 'Organizations'],
+  ];
+  const current = (/** @type {string} */ href) => path === href || (href === '/documents' && (path === '/' || path.startsWith('/documents/'))) || (href !== '/documents' && path.startsWith(`${href}/`));
+  return html`<div class="shell">
+    <a class="skip" href="#main">Skip to the page</a>
+    <header class="top">
+      <a class="brand" href="/documents">Redline</a>
+      <nav aria-label="Main">
+        <ul>
+          ${nav.map(([href, label]) => html`<li><${Link} href=${href} aria-current=${current(href) ? 'page' : undefined}>${label}<//></li>`)}
+        </ul>
+      </nav>
+      <div class="account">
+        <label class="acting">
+          <span>Acting for</span>
+          <select value=${org || ''} onChange=${(/** @type {any} */ e) => onChoose(e.currentTarget.value || null)}>
+            <option value="">${me.email || 'My account'}</option>
+            ${me.organizations.map((o) => html`<option value=${o.org_id}>${o.name}</option>`)}
+          </select>
+        </label>
+        <button type="button" onClick=${signOut}>Sign out</button>
+      </div>
+    </header>
+    <${Notice} message=${signOutError} />
+    <main id="main" tabindex="-1">${children}</main>
+  </div>`;
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(html`<${App} />`, root);
+}

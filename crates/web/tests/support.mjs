@@ -1,0 +1,182 @@
+// @ts-check
+// What the browser tests share: the real `redline` binary on a fresh data folder and a free
+// port, Debian's Chromium driven by playwright-core, axe-core, and guards that fail a test on
+// any script error, CSP violation or failed request the test did not expect.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repo = resolve(here, '..', '..', '..');
+const target = process.env.CARGO_TARGET_DIR || join(repo, 'target');
+export const binary = process.env.REDLINE_BIN || join(target, 'release', 'redline');
+const chromiumPath = process.env.REDLINE_CHROMIUM || '/usr/bin/chromium';
+/** Where screenshots go when asked (REDLINE_SCREENSHOTS=1): docs/screenshots. */
+const screenshots = process.env.REDLINE_SCREENSHOTS === '1' ? join(repo, 'docs', 'screenshots') : null;
+
+async function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** A running server on its own data folder. */
+export class Service {
+  /** @param {string} base @param {string} dataDir @param {import('node:child_process').ChildProcess} child */
+  constructor(base, dataDir, child) {
+    this.base = base;
+    this.dataDir = dataDir;
+    this.child = child;
+  }
+
+  static async start() {
+    const dataDir = mkdtempSync(join(tmpdir(), 'redline-web-'));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = {
+      ...process.env,
+      REDLINE_BIND: `127.0.0.1:${port}`,
+      REDLINE_DATA_DIR: dataDir,
+      REDLINE_PUBLIC_BASE_URL: base,
+      REDLINE_LLM_PROVIDER: 'builtin',
+      REDLINE_SIGNUP_COOLDOWN_SECS: '0',
+      REDLINE_LOG: 'warn',
+    };
+    const child = spawn(binary, ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const service = new Service(base, dataDir, child);
+    for (let i = 0; i < 300; i++) {
+      try {
+        const res = await fetch(`${base}/healthz`);
+        if (res.ok) return service;
+      } catch {
+        // not listening yet
+      }
+      if (child.exitCode !== null) throw new Error(`redline exited with ${child.exitCode}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill();
+    throw new Error('redline did not start within 30 s');
+  }
+
+  /** `redline admin …` on the same data folder; its JSON answer. @param {string[]} args */
+  admin(args) {
+    const out = execFileSync(binary, ['admin', ...args], {
+      env: { ...process.env, REDLINE_DATA_DIR: this.dataDir, REDLINE_LOG: 'error' },
+      encoding: 'utf8',
+    });
+    return JSON.parse(out);
+  }
+
+  /** A JSON call of the API from outside the browser. @param {string} method @param {string} path */
+  async call(method, path, { json = undefined, headers = {} } = {}) {
+    const res = await fetch(`${this.base}${path}`, {
+      method,
+      headers: { ...(json === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      body: json === undefined ? undefined : JSON.stringify(json),
+      redirect: 'manual',
+    });
+    const text = await res.text();
+    let body = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      body = text;
+    }
+    return { status: res.status, body, headers: res.headers };
+  }
+
+  async stop() {
+    this.child.kill('SIGTERM');
+    await new Promise((r) => (this.child.exitCode !== null ? r(null) : this.child.once('exit', r)));
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/**
+ * A page whose script errors, CSP violations and unexpected failed requests are collected;
+ * `guard.check()` fails the test with them.
+ * @param {import('playwright-core').Browser} browser
+ * @param {{width?: number, height?: number}} [viewport]
+ */
+export async function openPage(browser, viewport = { width: 1200, height: 900 }) {
+  const context = await browser.newContext({ viewport: { width: viewport.width || 1200, height: viewport.height || 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const page = await context.newPage();
+  /** @type {string[]} */
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`script error: ${e.message}`));
+  page.on('console', (m) => {
+    const text = m.text();
+    if (/Content Security Policy|Refused to/i.test(text)) problems.push(`CSP: ${text}`);
+  });
+  const guard = {
+    problems,
+    check() {
+      assert.deepEqual(problems, [], 'no script error and no CSP violation');
+    },
+  };
+  return { context, page, guard };
+}
+
+const axeSource = readFileSync(join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core on the page as it is (evaluated through the DevTools protocol, which the page's
+ * CSP does not govern) and fails on a serious or critical violation.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+export async function assertAccessible(page, name) {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    // @ts-ignore: axe is the script evaluated above
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((/** @type {any} */ v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((/** @type {any} */ v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((/** @type {any} */ n) => n.target.join(' ')).join(', ')}`);
+  });
+  assert.deepEqual(violations, [], `axe on ${name}`);
+}
+
+/**
+ * Saves a screenshot under docs/screenshots when REDLINE_SCREENSHOTS=1.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+export async function screenshot(page, name) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+}
+
+/** A unique e-mail address for a test user. @param {string} who */
+export function email(who) {
+  return `${who}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.com`;
+}

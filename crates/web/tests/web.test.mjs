@@ -1,0 +1,404 @@
+// @ts-check
+// The web app as a person uses it, in Debian's Chromium against the real binary.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Service, assertAccessible, email, launch, openPage, repo, screenshot } from './support.mjs';
+
+/** @type {Service} */
+let service;
+/** @type {import('playwright-core').Browser} */
+let browser;
+
+before(async () => {
+  service = await Service.start();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+const PASSWORD = 'correct horse battery';
+
+/**
+ * Signs up through the pages and lands on the documents.
+ * @param {import('playwright-core').Page} page
+ * @param {string} address
+ */
+async function signUp(page, address) {
+  await page.goto(`${service.base}/signup`);
+  await page.getByLabel('E-mail').fill(address);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'Documents', level: 1 }).waitFor();
+}
+
+describe('accounts', () => {
+  test('sign-up shows the password rule at the field, then signs in with a cookie only', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await page.goto(`${service.base}/`);
+    await page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();
+    await assertAccessible(page, 'sign in');
+    await screenshot(page, 'signin');
+
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    const address = email('rules');
+    await page.getByLabel('E-mail').fill(address);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const passwordError = page.locator('.field-error');
+    await passwordError.waitFor();
+    assert.equal(await passwordError.textContent(), 'Use at least 8 characters.');
+    assert.equal(await page.getByLabel('Password').getAttribute('aria-invalid'), 'true');
+    await assertAccessible(page, 'sign up with an error');
+    await screenshot(page, 'signup-error');
+
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Documents', level: 1 }).waitFor();
+
+    // The session is an HttpOnly cookie: no script can read it, and nothing is stored.
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'redline_session');
+    assert.ok(session, 'the session cookie is set');
+    assert.equal(session.httpOnly, true);
+    assert.equal(session.sameSite, 'Lax');
+    const stored = await page.evaluate(() => ({ local: localStorage.length, cookie: document.cookie }));
+    assert.equal(stored.local, 0, 'nothing in localStorage');
+    assert.ok(!stored.cookie.includes('redline_session'), 'the cookie is not visible to scripts');
+
+    // Signing up again with the same address says so at the e-mail field.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();
+    await page.goto(`${service.base}/signup`);
+    await page.getByLabel('E-mail').fill(address);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.locator('.field-error', { hasText: 'already exists' }).waitFor();
+
+    // A wrong password is a sentence, not JSON.
+    await page.goto(`${service.base}/signin`);
+    await page.getByLabel('E-mail').fill(address);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.equal(await alert.textContent(), 'Invalid email or password.');
+    guard.check();
+    await context.close();
+  });
+
+  test('sign-out ends the session: the pages ask to sign in again', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('out'));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();
+    assert.equal((await context.cookies()).filter((c) => c.name === 'redline_session' && c.value).length, 0);
+    await page.goto(`${service.base}/settings/keys`);
+    await page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();
+    guard.check();
+    await context.close();
+  });
+});
+
+describe('API keys', () => {
+  test('a key is shown once, listed by its preview, and revoked after a confirmation', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('keys'));
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByLabel('Name (what it is for)').fill('CI robot');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = page.getByLabel('The new API key');
+    await secret.waitFor();
+    const key = (await secret.textContent()) || '';
+    assert.match(key, /^sk_[0-9a-f]{32}$/);
+    await page.getByText('this is the only time Redline shows it').waitFor();
+    await assertAccessible(page, 'keys with a new key');
+    await screenshot(page, 'keys-created');
+
+    await page.getByRole('button', { name: 'Copy the key' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), key);
+
+    // The key works against the API.
+    assert.equal((await service.call('GET', '/v1/sessions', { headers: { Authorization: `Bearer ${key}` } })).status, 200);
+
+    // Once dismissed, or after a reload, the key is never shown again: only its preview.
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.reload();
+    const row = page.getByRole('row', { name: /CI robot/ });
+    await row.waitFor();
+    assert.ok(!(await page.content()).includes(key), 'the full key is gone from the page');
+    assert.ok(((await row.textContent()) || '').includes(key.slice(0, 7)), 'the preview starts like the key');
+
+    await row.getByRole('button', { name: 'Revoke CI robot' }).click();
+    await page.getByText('this cannot be undone').waitFor();
+    await page.getByRole('button', { name: 'Revoke for ever' }).click();
+    await row.getByText(/^Revoked/).waitFor();
+    assert.equal((await service.call('GET', '/v1/sessions', { headers: { Authorization: `Bearer ${key}` } })).status, 401);
+    guard.check();
+    await context.close();
+  });
+
+  test('the plan limit on keys is explained', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('limit'));
+    await page.goto(`${service.base}/settings/keys`);
+    for (let i = 1; i <= 6; i++) {
+      await page.getByLabel('Name (what it is for)').fill(`key ${i}`);
+      await page.getByRole('button', { name: 'Create key' }).click();
+      if (i <= 5) {
+        await page.getByRole('button', { name: 'I have stored it' }).click();
+        await page.getByRole('row', { name: new RegExp(`key ${i}`) }).waitFor();
+      }
+    }
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match((await alert.textContent()) || '', /your plan allows 5 active keys/);
+    guard.check();
+    await context.close();
+  });
+});
+
+describe('agent handoff', () => {
+  /** An agent account with a started handoff: its key, link and code. */
+  async function agentHandoff() {
+    const signup = await service.call('POST', '/v1/agents/signup', { json: { name: 'Report bot' } });
+    assert.equal(signup.status, 201, JSON.stringify(signup.body));
+    const started = await service.call('POST', '/v1/agents/handoff', { headers: { Authorization: `Bearer ${signup.body.api_key}` } });
+    assert.equal(started.status, 201, JSON.stringify(started.body));
+    return { key: signup.body.api_key, url: started.body.handoff_url, code: started.body.code };
+  }
+
+  test('the link opens the claim page; a wrong code counts down, the right one signs in', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const agent = await agentHandoff();
+    await page.goto(agent.url);
+    assert.match(new URL(page.url()).pathname, /^\/claim\/ho_/);
+    await page.getByRole('heading', { name: "Take over an agent's account" }).waitFor();
+    await page.getByText('Report bot').waitFor();
+    await page.getByText('5 attempts left').waitFor();
+    await assertAccessible(page, 'claim');
+    await screenshot(page, 'claim');
+
+    const wrong = agent.code === '000000' ? '111111' : '000000';
+    await page.getByLabel('6-digit code from the agent').fill(wrong);
+    await page.getByLabel('Your e-mail').fill(email('operator'));
+    await page.getByLabel('Choose a password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Take over the account' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.equal(await alert.textContent(), 'That code is not the right one. 4 attempts left before the link is disabled.');
+    await page.getByText('4 attempts left.').waitFor();
+
+    await page.getByLabel('6-digit code from the agent').fill(agent.code);
+    await page.getByRole('button', { name: 'Take over the account' }).click();
+    await page.getByRole('heading', { name: 'Documents', level: 1 }).waitFor();
+    // The agent's key keeps working.
+    assert.equal((await service.call('GET', '/v1/sessions', { headers: { Authorization: `Bearer ${agent.key}` } })).status, 200);
+    guard.check();
+    await context.close();
+  });
+
+  test('a disabled link and an unknown link are explained', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const agent = await agentHandoff();
+    const token = new URL(agent.url).pathname.split('/').pop();
+    const wrong = agent.code === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) {
+      await service.call('POST', `/v1/agents/handoff/${token}/claim`, { json: { code: wrong, email: email('x'), password: PASSWORD } });
+    }
+    await page.goto(agent.url);
+    await page.getByRole('heading', { name: 'This handoff link cannot be used' }).waitFor();
+    await page.getByText('disabled after too many wrong codes').waitFor();
+    await assertAccessible(page, 'disabled claim');
+
+    await page.goto(`${service.base}/claim/ho_unknown`);
+    await page.getByText('This link has expired or does not exist.').waitFor();
+    guard.check();
+    await context.close();
+  });
+});
+
+describe('organizations', () => {
+  test('create an organization, act for it: its documents are its own', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('org'));
+    await page.getByRole('link', { name: 'Organizations' }).click();
+    await page.getByLabel('Name').fill('Acme Legal');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('heading', { name: 'Acme Legal', level: 1 }).waitFor();
+    await page.getByRole('cell', { name: 'owner' }).waitFor();
+    await page.getByRole('heading', { name: 'Organization keys' }).waitFor();
+    await assertAccessible(page, 'organization');
+    await screenshot(page, 'organization');
+
+    // Adding someone who has no account is explained at the form.
+    await page.getByLabel('Their e-mail').fill(email('nobody'));
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByRole('alert').filter({ hasText: 'not found' }).waitFor();
+
+    // Act for the organization and make a document there.
+    await page.getByLabel('Acting for').selectOption({ label: 'Acme Legal' });
+    await page.getByRole('link', { name: 'Documents' }).click();
+    await page.getByText('No documents yet').waitFor();
+    await page.getByText('Empty', { exact: true }).click();
+    await page.getByLabel('Title').fill('Org contract');
+    await page.getByRole('button', { name: 'Create document' }).click();
+    await page.locator('main h1', { hasText: 'Org contract' }).first().waitFor();
+    await page.getByRole('link', { name: '← Documents' }).click();
+    await page.getByRole('link', { name: 'Org contract' }).waitFor();
+
+    // The user's own documents do not show it.
+    await page.getByLabel('Acting for').selectOption({ index: 0 });
+    await page.getByText('No documents yet').waitFor();
+    guard.check();
+    await context.close();
+  });
+
+  test('a session acts for an organization only when its user is a member', async () => {
+    const { page, context } = await openPage(browser);
+    await signUp(page, email('stranger'));
+    const org = service.admin(['create-org', '--name', 'Other Co', '--owner-email', await makeUser('owner')]);
+    const status = await page.evaluate(async (id) => {
+      const res = await fetch('/v1/sessions', { headers: { 'Redline-Organization': id } });
+      return { status: res.status, body: await res.json() };
+    }, org.org_id);
+    assert.equal(status.status, 403);
+    assert.match(status.body.detail, /not a member/);
+    await context.close();
+  });
+});
+
+/** A web user made through the API; its e-mail. @param {string} who */
+async function makeUser(who) {
+  const address = email(who);
+  const res = await service.call('POST', '/v1/auth/signup', { json: { email: address, password: PASSWORD } });
+  assert.equal(res.status, 201);
+  return address;
+}
+
+describe('documents', () => {
+  test('upload a DOCX with progress, see it listed and open it', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('docs'));
+    await assertAccessible(page, 'documents');
+    const docx = join(repo, 'tests', 'fixtures', 'corpus', 'docx', 'mammoth-footnotes.docx');
+    await page.getByLabel('Choose a file').setInputFiles(docx);
+    await page.waitForURL(/\/documents\/mammoth-footnotes-/);
+    await page.locator('article.document').waitFor();
+    assert.ok(((await page.locator('article.document').textContent()) || '').length > 20, 'the document shows');
+    await assertAccessible(page, 'document');
+    await screenshot(page, 'document');
+    await page.getByRole('link', { name: '← Documents' }).click();
+    const row = page.getByRole('row', { name: /mammoth-footnotes|Ouch/ });
+    await row.first().waitFor();
+    await screenshot(page, 'documents');
+
+    // An unsupported file is refused in words, naming the file.
+    await page.getByLabel('Choose a file').setInputFiles({ name: 'old.doc', mimeType: 'application/msword', buffer: Buffer.from('legacy') });
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match((await alert.textContent()) || '', /^old\.doc: .*\.doc/);
+
+    // Delete asks first.
+    await row.first().getByRole('button', { name: /^Delete/ }).click();
+    await page.getByRole('button', { name: 'Delete for ever' }).click();
+    await page.getByText('No documents yet').waitFor();
+    guard.check();
+    await context.close();
+  });
+
+  test('a document from a template', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('tpl'));
+    await page.getByText('From a template').click();
+    await page.getByLabel('Template').waitFor();
+    await page.getByLabel('Title (optional)').fill('Board memo');
+    await page.getByRole('button', { name: 'Create from template' }).click();
+    await page.waitForURL(/\/documents\/board-memo-/);
+    await page.locator('article.document').waitFor();
+    guard.check();
+    await context.close();
+  });
+});
+
+describe('usage', () => {
+  test('the meter, redeeming a code, and a wrong code in words', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('usage'));
+    const code = `WELCOME${Date.now().toString(36).toUpperCase()}`;
+    service.admin(['create-promo', '--code', code, '--name', 'Welcome pack', '--ops', '250']);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByText('0 of 500 operations used').waitFor();
+    await page.getByText('Count starts again').waitFor();
+    await assertAccessible(page, 'usage');
+
+    await page.getByLabel('Promotion code').fill('NOSUCHCODE');
+    await page.getByRole('button', { name: 'Redeem' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Unknown or expired promotion code' }).waitFor();
+
+    await page.getByLabel('Promotion code').fill(code);
+    await page.getByRole('button', { name: 'Redeem' }).click();
+    await page.getByRole('status').filter({ hasText: '250 operations added (Welcome pack).' }).waitFor();
+    await page.getByText('250 of 250 operations left').waitFor();
+    await screenshot(page, 'usage');
+    guard.check();
+    await context.close();
+  });
+});
+
+describe('security', () => {
+  test('every page carries the security headers and a strict policy', async () => {
+    for (const path of ['/', '/signin', '/documents', '/settings/keys', '/claim/ho_x']) {
+      const res = await service.call('GET', path);
+      assert.equal(res.status, 200, path);
+      const csp = res.headers.get('content-security-policy') || '';
+      assert.match(csp, /default-src 'none'/);
+      assert.match(csp, /frame-ancestors 'none'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    }
+  });
+
+  test('the session cookie sent from another origin is refused', async () => {
+    const address = await makeUser('csrf');
+    const login = await service.call('POST', '/v1/auth/login', { json: { email: address, password: PASSWORD } });
+    const cookie = (login.headers.get('set-cookie') || '').split(';')[0];
+    assert.match(cookie, /^redline_session=ws_/);
+    const foreign = await service.call('GET', '/v1/sessions', { headers: { Cookie: cookie, Origin: 'https://evil.example' } });
+    assert.equal(foreign.status, 401);
+    const write = await service.call('POST', '/v1/users/me/api-keys', { json: { name: 'x' }, headers: { Cookie: cookie, Origin: 'https://evil.example' } });
+    assert.equal(write.status, 401);
+    const own = await service.call('GET', '/v1/sessions', { headers: { Cookie: cookie, Origin: service.base } });
+    assert.equal(own.status, 200);
+  });
+
+  test('the app fits a 375 px phone', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 375, height: 812 });
+    await signUp(page, email('phone'));
+    for (const path of ['/documents', '/usage', '/settings/keys', '/settings/organizations']) {
+      await page.goto(`${service.base}${path}`);
+      await page.locator('main h1').waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `${path} scrolls sideways by ${overflow} px`);
+    }
+    await screenshot(page, 'phone-documents');
+    guard.check();
+    await context.close();
+  });
+
+  test('the vendored modules are the pinned versions', () => {
+    const lock = JSON.parse(readFileSync(join(repo, 'crates', 'web', 'package-lock.json'), 'utf8'));
+    const thirdParty = readFileSync(join(repo, 'crates', 'web', 'THIRD_PARTY.md'), 'utf8');
+    for (const name of ['preact', 'htm']) {
+      const version = lock.packages[`node_modules/${name}`].version;
+      assert.ok(thirdParty.includes(`## ${name} ${version}`), `${name} ${version} in THIRD_PARTY.md`);
+    }
+  });
+});

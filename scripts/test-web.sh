@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The web app's checks: the npm tooling pinned by crates/web/package-lock.json (npm ci), the
+# vendored modules against it, the type check (tsc --noEmit --checkJs), and the browser tests
+# in Debian's Chromium against the release binary (built when missing).
+#   scripts/test-web.sh [path/to/redline]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+target=${CARGO_TARGET_DIR:-$root/target}
+binary=${1:-$target/release/redline}
+[ -x "$binary" ] || cargo build --release -p redline-app
+chromium=${REDLINE_CHROMIUM:-/usr/bin/chromium}
+
+if ! command -v npm >/dev/null 2>&1; then
+  if [ "${CI:-false}" = true ]; then echo "web: npm is required under CI=true" >&2; exit 1; fi
+  printf '\n!! web: SKIPPED. Node.js and npm are missing (apt-get install nodejs npm).\n\n' >&2
+  exit 0
+fi
+(cd crates/web && npm ci --no-audit --no-fund --silent)
+# The committed vendor files are the pinned versions, unchanged.
+for pair in "preact/dist/preact.module.js preact.mjs" "preact/hooks/dist/hooks.module.js preact-hooks.mjs" "htm/dist/htm.module.js htm.mjs"; do
+  set -- $pair
+  if ! sed -e '/^\/\/# sourceMappingURL=/d' "crates/web/node_modules/$1" | cmp -s - "crates/web/assets/vendor/$2"; then
+    echo "web: crates/web/assets/vendor/$2 differs from the pinned npm package; run scripts/vendor-web.sh" >&2
+    exit 1
+  fi
+done
+echo "   web: type check (tsc --noEmit --checkJs)"
+(cd crates/web && npx --no-install tsc -p tsconfig.json)
+
+if [ ! -x "$chromium" ]; then
+  if [ "${CI:-false}" = true ]; then echo "web: Chromium is required under CI=true ($chromium)" >&2; exit 1; fi
+  printf '\n!! web: browser tests SKIPPED. Chromium is missing at %s (apt-get install chromium).\n\n' "$chromium" >&2
+  exit 0
+fi
+echo "   web: browser tests (Chromium $("$chromium" --version 2>/dev/null | awk '{print $2}'))"
+REDLINE_BIN=$binary node --test --test-concurrency=1 crates/web/tests/
