@@ -78,7 +78,12 @@ export class Service {
     return JSON.parse(out);
   }
 
-  /** A JSON call of the API from outside the browser. @param {string} method @param {string} path */
+  /**
+   * A JSON call of the API from outside the browser.
+   * @param {string} method
+   * @param {string} path
+   * @param {{json?: unknown, headers?: Record<string, string>}} [options]
+   */
   async call(method, path, { json = undefined, headers = {} } = {}) {
     const res = await fetch(`${this.base}${path}`, {
       method,
