@@ -42,6 +42,10 @@ pub const PAGES: &[&str] = &[
 /// The page template's placeholder for the versioned asset base (`/assets/<version>`).
 const BASE_PLACEHOLDER: &str = "{{assets}}";
 
+/// The page template's placeholder for a `modulepreload` link to every module, so the browser
+/// fetches them at once instead of one import level after another.
+const PRELOAD_PLACEHOLDER: &str = "{{modulepreload}}";
+
 /// One file as served.
 struct Asset {
     body: Vec<u8>,
@@ -88,7 +92,13 @@ impl WebApp {
             .find(|(name, _)| *name == "index.html")
             .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
             .unwrap_or_default();
-        let page_html = template.replace(BASE_PLACEHOLDER, &base);
+        let preload: String = ASSETS
+            .iter()
+            .filter(|(name, _)| name.ends_with(".js") || name.ends_with(".mjs"))
+            .filter(|(name, _)| *name != "app.js")
+            .map(|(name, _)| format!("<link rel=\"modulepreload\" href=\"{base}/{name}\">\n"))
+            .collect();
+        let page_html = template.replace(PRELOAD_PLACEHOLDER, preload.trim_end()).replace(BASE_PLACEHOLDER, &base);
         let csp = content_security_policy(&import_map_hashes(&page_html));
         let assets = ASSETS
             .iter()

@@ -44,6 +44,12 @@ async fn the_import_map_is_the_only_inline_script_and_its_hash_is_allowed() {
     // Every other script is a module loaded from a file.
     assert_eq!(html.matches("<script").count(), 2, "the import map and the entry module");
     assert!(html.contains(&format!("<script type=\"module\" src=\"/assets/{}/app.js\"></script>", web.version())));
+    // Every other module is preloaded, so imports do not load one level after another.
+    for (name, _) in ASSETS.iter().filter(|(n, _)| n.ends_with(".js") && *n != "app.js") {
+        let link = format!("<link rel=\"modulepreload\" href=\"/assets/{}/{name}\">", web.version());
+        assert!(html.contains(&link), "{name} is not preloaded");
+    }
+    assert!(!html.contains(PRELOAD_PLACEHOLDER));
 }
 
 #[actix_web::test]

@@ -317,7 +317,7 @@ describe('documents', () => {
     const { page, context, guard } = await openPage(browser);
     await signUp(page, email('tpl'));
     await page.getByText('From a template').click();
-    await page.getByLabel('Template').waitFor();
+    await page.getByLabel('Template', { exact: true }).waitFor();
     await page.getByLabel('Title (optional)').fill('Board memo');
     await page.getByRole('button', { name: 'Create from template' }).click();
     await page.waitForURL(/\/documents\/board-memo-/);
