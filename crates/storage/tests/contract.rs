@@ -108,6 +108,7 @@ contract_tests! {
     paging::every_attachment_is_reached_by_paging => sqlite_paging_every_attachment_is_reached_by_paging, postgres_paging_every_attachment_is_reached_by_paging;
     paging::every_version_is_reached_by_paging => sqlite_paging_every_version_is_reached_by_paging, postgres_paging_every_version_is_reached_by_paging;
     paging::the_whole_history_is_reached_by_paging => sqlite_paging_the_whole_history_is_reached_by_paging, postgres_paging_the_whole_history_is_reached_by_paging;
+    templates::every_template_is_reached_by_paging => sqlite_templates_every_template_is_reached_by_paging, postgres_templates_every_template_is_reached_by_paging;
     documents::versions_of_any_size_round_trip => sqlite_versions_of_any_size_round_trip, postgres_versions_of_any_size_round_trip;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
     attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;

@@ -1,5 +1,5 @@
-//! Paged listings (docs/api.md "Pagination"): attachments, versions and the chat history
-//! answer a page of `limit` items with `next_cursor` and, while another page follows, a
+//! Paged listings (docs/api.md "Pagination"): attachments, versions, the chat history and
+//! templates answer a page of `limit` items with `next_cursor` and, while another page follows, a
 //! `Link` header whose address the client follows as given; a damaged cursor is a 422 at
 //! `[query, cursor]`.
 
@@ -152,4 +152,40 @@ async fn attachments_versions_and_history_are_paged() {
     assert_eq!(roles, ["user", "assistant"].repeat(3), "two messages a turn");
     let said: Vec<&str> = listed.iter().step_by(2).map(|m| m["content"].as_str().unwrap()).collect();
     assert_eq!(said, sent, "oldest first");
+}
+
+/// Creates `n` of something with `POST path` and the body `body(i)`; answers the ids (`id`).
+async fn create(
+    app: &TestApp,
+    auth: &str,
+    path: &str,
+    n: usize,
+    body: impl Fn(usize) -> Value,
+    id: &str,
+) -> Vec<String> {
+    let mut made = Vec::new();
+    for i in 0..n {
+        let r = app.send(app.post(path).bearer_auth(auth).json(&body(i))).await;
+        r.expect_status(201).expect_json();
+        made.push(r.json[id].as_str().unwrap_or_else(|| panic!("no {id} in {r:?}")).to_owned());
+    }
+    made
+}
+
+#[tokio::test]
+async fn templates_are_paged_after_the_built_in_ones() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let body = |i| json!({"name": format!("Mine {i}"), "html": format!("<p>Template {i}.</p>")});
+    let mine = create(&app, &key, "/v1/templates", 5, body, "template_id").await;
+    // Pages of 3 end among the built-ins (4) and among the caller's own.
+    let listed = check_listing(&app, &key, "/v1/templates", "templates", "template_id", 3).await;
+    let builtin: Vec<bool> = listed.iter().map(|t| t["builtin"] == true).collect();
+    assert_eq!(builtin, [true; 4].into_iter().chain([false; 5]).collect::<Vec<_>>(), "built-in ones first");
+    assert!(listed.iter().all(|t| t.get("html").is_none()), "a listing leaves out the HTML");
+    assert_eq!(set(&ids(&listed[4..], "template_id")), set(&mine));
+    assert!(in_time_order(&listed[4..], false), "newest first: {listed:?}");
+    let other = app.agent_key().await;
+    let theirs = check_listing(&app, &other, "/v1/templates", "templates", "template_id", 1).await;
+    assert_eq!(theirs.len(), 4, "another account sees the built-in ones only");
 }

@@ -11,7 +11,7 @@ use redline_domain::job::{JobStatus, JobType};
 use redline_domain::page::{Cursor, PageRequest};
 use redline_domain::SessionId;
 use redline_ports::jobs::JobFilter;
-use redline_ports::{AttachmentStore, DocumentStore, HistoryStore, JobStore};
+use redline_ports::{AttachmentStore, DocumentStore, HistoryStore, JobStore, TemplateStore};
 use redline_storage::DbConfig;
 
 use super::*;
@@ -150,4 +150,9 @@ pub async fn every_listing_reads_by_an_owner_index(db: &Db) {
     }
     store.recent_history(me, &s, 10).await.unwrap();
     check(&mut raw, backend, me, &["session_id", "active"]).await;
+
+    for page in &pages {
+        store.templates_of(me, page).await.unwrap();
+        check(&mut raw, backend, me, &[]).await;
+    }
 }
