@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use redline_domain::handoff::{HandoffRefusal, HandoffState};
 use redline_domain::keys::max_keys;
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, UserId};
 use redline_ports::records::*;
@@ -18,6 +19,8 @@ use crate::throttle::Cooldown;
 /// Prefix of web-app session tokens (`ws_` + 43 base64url characters).
 pub const SESSION_TOKEN_PREFIX: &str = "ws_";
 const HANDOFF_TOKEN_PREFIX: &str = "ho_";
+/// Organizations read at a time when all of a user's are listed.
+const MEMBERSHIPS_PAGE: usize = 1000;
 
 /// Tunables of the identity use cases.
 #[derive(Debug, Clone)]
@@ -227,8 +230,9 @@ impl Identity {
         }
     }
 
-    pub async fn list_keys(&self, owner: Owner) -> IdentityResult<Vec<KeyRecord>> {
-        Ok(self.store.keys_of(owner).await?)
+    /// One page of the owner's keys, newest first, revoked ones included.
+    pub async fn list_keys(&self, owner: Owner, page: &PageRequest) -> IdentityResult<Page<KeyRecord>> {
+        Ok(self.store.keys_of(owner, page).await?)
     }
 
     /// Revokes a key for ever; on this replica it stops working at once.
@@ -354,21 +358,36 @@ impl Identity {
         self.create_org(user.id, name).await
     }
 
-    pub async fn orgs_of(&self, user: UserId) -> IdentityResult<Vec<OrgRecord>> {
-        Ok(self.store.orgs_of_user(user).await?)
+    /// One page of the user's organizations, oldest first.
+    pub async fn orgs_of(&self, user: UserId, page: &PageRequest) -> IdentityResult<Page<OrgRecord>> {
+        Ok(self.store.orgs_of_user(user, page).await?)
+    }
+
+    /// Every organization of the user, oldest first, with the user's role in it (the
+    /// profile, `GET /v1/users/me`, lists them all). An organization left between the two
+    /// reads is left out.
+    pub async fn memberships(&self, user: UserId) -> IdentityResult<Vec<(OrgRecord, MemberRecord)>> {
+        let mut out = Vec::new();
+        let mut page = PageRequest::first(MEMBERSHIPS_PAGE);
+        loop {
+            let orgs = self.store.orgs_of_user(user, &page).await?;
+            for org in orgs.items {
+                if let Some(member) = self.store.member(org.id, user).await? {
+                    out.push((org, member));
+                }
+            }
+            match orgs.next {
+                Some(next) => page.after = Some(next),
+                None => return Ok(out),
+            }
+        }
     }
 
     /// The organization, if `user` is one of its members (else `NotFound`: the existence of
     /// other organizations is not revealed).
     pub async fn org_for_member(&self, user: UserId, org: OrgId) -> IdentityResult<(OrgRecord, MemberRecord)> {
         let record = self.store.org_by_id(org).await?.ok_or(IdentityError::NotFound("organization"))?;
-        let member = self
-            .store
-            .members(org)
-            .await?
-            .into_iter()
-            .find(|m| m.user_id == user)
-            .ok_or(IdentityError::NotFound("organization"))?;
+        let member = self.store.member(org, user).await?.ok_or(IdentityError::NotFound("organization"))?;
         Ok((record, member))
     }
 
@@ -398,8 +417,7 @@ impl Identity {
     /// member's access ends at once; the organization's keys stay the organization's.
     pub async fn remove_member(&self, actor: UserId, org: OrgId, user: UserId) -> IdentityResult<()> {
         let (_, me) = self.org_for_member(actor, org).await?;
-        let members = self.store.members(org).await?;
-        let target = members.iter().find(|m| m.user_id == user).ok_or(IdentityError::NotFound("member"))?;
+        let target = self.store.member(org, user).await?.ok_or(IdentityError::NotFound("member"))?;
         if target.role == "owner" {
             return Err(IdentityError::Conflict("the owner of an organization cannot be removed"));
         }
@@ -415,9 +433,11 @@ impl Identity {
         Ok(())
     }
 
-    pub async fn members(&self, actor: UserId, org: OrgId) -> IdentityResult<Vec<MemberRecord>> {
+    /// One page of the organization's members, oldest membership first; only a member may
+    /// list them.
+    pub async fn members(&self, actor: UserId, org: OrgId, page: &PageRequest) -> IdentityResult<Page<MemberRecord>> {
         self.org_for_member(actor, org).await?;
-        Ok(self.store.members(org).await?)
+        Ok(self.store.members(org, page).await?)
     }
 
     /// Org keys managed from the web app: owners and admins only.

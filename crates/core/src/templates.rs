@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use rand::RngCore;
 use redline_domain::document::Document;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
 use redline_ports::documents::DocumentRecord;
-use redline_ports::templates::TemplateRecord;
+use redline_ports::templates::{TemplateRecord, TemplateSummaryRecord};
 use redline_ports::{Clock, HtmlSections, StoreError, TemplateStore};
 
 use crate::documents::{new_chunk_id, DocumentError, Documents};
@@ -103,6 +104,54 @@ impl From<TemplateRecord> for Template {
     }
 }
 
+/// A template as a listing shows it: without its HTML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateSummary {
+    pub template_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub section_count: i64,
+    /// Built-in templates are seen by every owner and cannot be deleted.
+    pub builtin: bool,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+}
+
+impl TemplateSummary {
+    /// Where the page after this template starts.
+    fn cursor(&self) -> Cursor {
+        Cursor::new(self.created_at, self.template_id.clone())
+    }
+}
+
+impl From<TemplateSummaryRecord> for TemplateSummary {
+    fn from(r: TemplateSummaryRecord) -> Self {
+        TemplateSummary {
+            template_id: r.template_id,
+            name: r.name,
+            description: r.description,
+            section_count: r.section_count,
+            builtin: false,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+impl From<&Template> for TemplateSummary {
+    fn from(t: &Template) -> Self {
+        TemplateSummary {
+            template_id: t.template_id.clone(),
+            name: t.name.clone(),
+            description: t.description.clone(),
+            section_count: t.section_count,
+            builtin: t.builtin,
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateError {
     #[error("template not found")]
@@ -166,10 +215,32 @@ impl Templates {
         Ok(Self { store, documents, clock, builtins })
     }
 
-    /// The built-in templates, then the owner's own, newest first.
-    pub async fn list(&self, owner: Owner) -> TemplateResult<Vec<Template>> {
-        let own = self.store.templates_of(owner).await?;
-        Ok(self.builtins.iter().cloned().chain(own.into_iter().map(Template::from)).collect())
+    /// One page of the templates the owner can use: the built-in ones, then the owner's own,
+    /// newest first. The listing is one sequence: a page may end among the built-ins (its
+    /// cursor then names the last built-in shown) or among the owner's own (the store's
+    /// cursor); `limit` counts both.
+    pub async fn list(&self, owner: Owner, page: &PageRequest) -> TemplateResult<Page<TemplateSummary>> {
+        let limit = page.limit.max(1);
+        let (builtins_from, own_after) = match &page.after {
+            None => (0, None),
+            Some(after) => match self.builtins.iter().position(|t| t.template_id == after.id) {
+                Some(i) => (i + 1, None),
+                None => (self.builtins.len(), Some(after.clone())),
+            },
+        };
+        let mut items: Vec<TemplateSummary> =
+            self.builtins[builtins_from..].iter().map(TemplateSummary::from).collect();
+        // At least one of the owner's own is read, to know whether a page follows the
+        // built-ins.
+        let own_page = PageRequest { limit: limit.saturating_sub(items.len()).max(1), after: own_after };
+        let own = self.store.templates_of(owner, &own_page).await?;
+        items.extend(own.items.into_iter().map(TemplateSummary::from));
+        if items.len() > limit {
+            items.truncate(limit);
+            let next = items.last().map(TemplateSummary::cursor);
+            return Ok(Page { items, next });
+        }
+        Ok(Page { items, next: own.next })
     }
 
     /// A template the owner may see: a built-in one or one of their own.

@@ -1,5 +1,6 @@
 //! Accounts, organizations, keys, web sessions, agent handoffs and promotions.
 
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
 
@@ -28,14 +29,24 @@ pub trait IdentityStore: Send + Sync {
 
     async fn org_by_id(&self, id: OrgId) -> Result<Option<OrgRecord>, StoreError>;
 
-    /// Organizations the user belongs to, oldest first.
-    async fn orgs_of_user(&self, user: UserId) -> Result<Vec<OrgRecord>, StoreError>;
+    /// One page of the organizations the user belongs to, oldest first (by the organization's
+    /// `created_at`, ties by organization id), starting after `page.after` (its number an
+    /// organization's `created_at`, its id an organization id). MUST read through an index
+    /// that starts with the member.
+    async fn orgs_of_user(&self, user: UserId, page: &PageRequest) -> Result<Page<OrgRecord>, StoreError>;
 
     /// Adds a member. MUST return `Duplicate` when already a member, `NotFound` for an
     /// unknown organization or user.
     async fn add_member(&self, member: &MemberRecord) -> Result<(), StoreError>;
 
-    async fn members(&self, org: OrgId) -> Result<Vec<MemberRecord>, StoreError>;
+    /// One page of the organization's members, oldest membership first (by the membership's
+    /// `created_at`, ties by user id), starting after `page.after` (its number a membership's
+    /// `created_at`, its id a user id); empty for an unknown organization. MUST read through
+    /// an index that starts with the organization.
+    async fn members(&self, org: OrgId, page: &PageRequest) -> Result<Page<MemberRecord>, StoreError>;
+
+    /// The user's membership of the organization, if any.
+    async fn member(&self, org: OrgId, user: UserId) -> Result<Option<MemberRecord>, StoreError>;
 
     /// Removes a member. MUST NOT remove the organization's owner (role `owner`): `false` for
     /// the owner, or for a user who is not a member; `true` when a member was removed.
@@ -49,8 +60,10 @@ pub trait IdentityStore: Send + Sync {
     /// Keys not revoked whose lookup prefix equals `prefix`.
     async fn live_keys_by_prefix(&self, prefix: &str) -> Result<Vec<KeyRecord>, StoreError>;
 
-    /// All keys of an owner, revoked ones included, newest first.
-    async fn keys_of(&self, owner: Owner) -> Result<Vec<KeyRecord>, StoreError>;
+    /// One page of an owner's keys, revoked ones included, newest first (ties by key id,
+    /// descending), starting after `page.after` (its number a `created_at`, its id a key id).
+    /// MUST read through an index that starts with the owner.
+    async fn keys_of(&self, owner: Owner, page: &PageRequest) -> Result<Page<KeyRecord>, StoreError>;
 
     /// Revokes a key of `owner`. MUST return `NotFound` when the key does not exist, belongs
     /// to another owner, or is already revoked.

@@ -3,6 +3,7 @@
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::handoff::MAX_WRONG_CODES;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
 use redline_ports::records::*;
@@ -111,16 +112,34 @@ impl IdentityStore for Db {
         row?.map(OrgRecord::try_from).transpose()
     }
 
-    async fn orgs_of_user(&self, user: UserId) -> Result<Vec<OrgRecord>, StoreError> {
+    async fn orgs_of_user(&self, user: UserId, page: &PageRequest) -> Result<Page<OrgRecord>, StoreError> {
         let user = user.to_string();
-        let rows: DbResult<Vec<OrgRow>> = with_conn!(self, |conn| Ok(organizations::table
-            .inner_join(org_members::table)
-            .filter(org_members::user_id.eq(&user))
-            .order(organizations::created_at.asc())
-            .select(OrgRow::as_select())
-            .load(conn)
-            .await?));
-        convert(rows?)
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
+        // Read through the member's index (user_id, org_created_at, org_id), which holds the
+        // whole sort key; each organization is then found by its id.
+        let rows: DbResult<Vec<(i64, OrgRow)>> = with_conn!(self, |conn| {
+            let mut q =
+                org_members::table.inner_join(organizations::table).filter(org_members::user_id.eq(&user)).into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(org_members::org_created_at.ge(after.number))
+                    .filter(org_members::org_created_at.gt(after.number).or(org_members::org_id.gt(&after.id)));
+            }
+            Ok(q.order((org_members::org_created_at.asc(), org_members::org_id.asc()))
+                .limit(fetch)
+                .select((org_members::org_created_at, OrgRow::as_select()))
+                .load(conn)
+                .await?)
+        });
+        // The cursor holds the key the index is read by: the membership's copy of the
+        // organization's creation.
+        let rows = rows?
+            .into_iter()
+            .map(|(key, row)| Ok((key, OrgRecord::try_from(row)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Page::from_rows(rows, page, |(key, o)| Cursor::new(*key, o.id.to_string())).map(|(_, o)| o))
     }
 
     async fn add_member(&self, member: &MemberRecord) -> Result<(), StoreError> {
@@ -151,15 +170,37 @@ impl IdentityStore for Db {
         }
     }
 
-    async fn members(&self, org: OrgId) -> Result<Vec<MemberRecord>, StoreError> {
+    async fn members(&self, org: OrgId, page: &PageRequest) -> Result<Page<MemberRecord>, StoreError> {
         let org = org.to_string();
-        let rows: DbResult<Vec<MemberRow>> = with_conn!(self, |conn| Ok(org_members::table
-            .filter(org_members::org_id.eq(&org))
-            .order(org_members::created_at.asc())
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
+        let rows: DbResult<Vec<MemberRow>> = with_conn!(self, |conn| {
+            let mut q = org_members::table.filter(org_members::org_id.eq(&org)).into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(org_members::created_at.ge(after.number))
+                    .filter(org_members::created_at.gt(after.number).or(org_members::user_id.gt(&after.id)));
+            }
+            Ok(q.order((org_members::created_at.asc(), org_members::user_id.asc()))
+                .limit(fetch)
+                .select(MemberRow::as_select())
+                .load(conn)
+                .await?)
+        });
+        let rows: Vec<MemberRecord> = convert(rows?)?;
+        Ok(Page::from_rows(rows, page, |m| Cursor::new(m.created_at, m.user_id.to_string())))
+    }
+
+    async fn member(&self, org: OrgId, user: UserId) -> Result<Option<MemberRecord>, StoreError> {
+        let (org, user) = (org.to_string(), user.to_string());
+        let row: DbResult<Option<MemberRow>> = with_conn!(self, |conn| Ok(org_members::table
+            .find((&org, &user))
             .select(MemberRow::as_select())
-            .load(conn)
-            .await?));
-        convert(rows?)
+            .get_result(conn)
+            .await
+            .optional()?));
+        row?.map(MemberRecord::try_from).transpose()
     }
 
     async fn remove_member(&self, org: OrgId, user: UserId) -> Result<bool, StoreError> {
@@ -204,15 +245,26 @@ impl IdentityStore for Db {
         convert(rows?)
     }
 
-    async fn keys_of(&self, owner: Owner) -> Result<Vec<KeyRecord>, StoreError> {
+    async fn keys_of(&self, owner: Owner, page: &PageRequest) -> Result<Page<KeyRecord>, StoreError> {
         let owner = owner.to_string();
-        let rows: DbResult<Vec<KeyRow>> = with_conn!(self, |conn| Ok(api_keys::table
-            .filter(api_keys::owner.eq(&owner))
-            .order((api_keys::created_at.desc(), api_keys::id.desc()))
-            .select(KeyRow::as_select())
-            .load(conn)
-            .await?));
-        convert(rows?)
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
+        let rows: DbResult<Vec<KeyRow>> = with_conn!(self, |conn| {
+            let mut q = api_keys::table.filter(api_keys::owner.eq(&owner)).into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(api_keys::created_at.le(after.number))
+                    .filter(api_keys::created_at.lt(after.number).or(api_keys::id.lt(&after.id)));
+            }
+            Ok(q.order((api_keys::created_at.desc(), api_keys::id.desc()))
+                .limit(fetch)
+                .select(KeyRow::as_select())
+                .load(conn)
+                .await?)
+        });
+        let rows: Vec<KeyRecord> = convert(rows?)?;
+        Ok(Page::from_rows(rows, page, |k| Cursor::new(k.created_at, k.id.to_string())))
     }
 
     async fn revoke_key(&self, owner: Owner, key: KeyId, now: Millis) -> Result<(), StoreError> {

@@ -2,8 +2,9 @@
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::Owner;
-use redline_ports::templates::{TemplateRecord, TemplateStore};
+use redline_ports::templates::{TemplateRecord, TemplateStore, TemplateSummaryRecord};
 use redline_ports::StoreError;
 
 use crate::db::Db;
@@ -76,15 +77,45 @@ impl TemplateStore for Db {
         row?.map(TemplateRecord::try_from).transpose()
     }
 
-    async fn templates_of(&self, owner: Owner) -> Result<Vec<TemplateRecord>, StoreError> {
+    async fn templates_of(&self, owner: Owner, page: &PageRequest) -> Result<Page<TemplateSummaryRecord>, StoreError> {
         let owner_s = owner.to_string();
-        let rows: DbResult<Vec<TemplateRow>> = with_conn!(self, |conn| Ok(templates::table
-            .filter(templates::owner.eq(&owner_s))
-            .order((templates::created_at.desc(), templates::template_id.desc()))
-            .select(TemplateRow::as_select())
-            .load(conn)
-            .await?));
-        rows?.into_iter().map(TemplateRecord::try_from).collect()
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
+        // The summary's columns only: a listing never reads the templates' HTML.
+        type Summary = (String, String, Option<String>, i64, i64, i64);
+        let rows: DbResult<Vec<Summary>> = with_conn!(self, |conn| {
+            let mut q = templates::table.filter(templates::owner.eq(&owner_s)).into_boxed();
+            if let Some(after) = &after {
+                // The first condition bounds the index range; the second settles ties.
+                q = q
+                    .filter(templates::created_at.le(after.number))
+                    .filter(templates::created_at.lt(after.number).or(templates::template_id.lt(&after.id)));
+            }
+            Ok(q.order((templates::created_at.desc(), templates::template_id.desc()))
+                .limit(fetch)
+                .select((
+                    templates::template_id,
+                    templates::name,
+                    templates::description,
+                    templates::section_count,
+                    templates::created_at,
+                    templates::updated_at,
+                ))
+                .load(conn)
+                .await?)
+        });
+        let rows = rows?
+            .into_iter()
+            .map(|(template_id, name, description, section_count, created_at, updated_at)| TemplateSummaryRecord {
+                template_id,
+                name,
+                description,
+                section_count,
+                created_at,
+                updated_at,
+            })
+            .collect();
+        Ok(Page::from_rows(rows, page, |t| Cursor::new(t.created_at, t.template_id.clone())))
     }
 
     async fn delete_template(&self, owner: Owner, template_id: &str) -> Result<bool, StoreError> {

@@ -25,6 +25,7 @@ use redline_ports::{HealthCheck, IdentityStore, SessionStore, StoreError};
 use redline_storage::Db;
 
 use common::RawConn;
+use paging::{keys_of, members_of, orgs_of};
 
 /// SQLite only: its FTS5 index confines a search by ranges of rowids (migration 000011), which
 /// PostgreSQL, confining by a column, has no counterpart of.
@@ -108,6 +109,11 @@ contract_tests! {
     paging::every_attachment_is_reached_by_paging => sqlite_paging_every_attachment_is_reached_by_paging, postgres_paging_every_attachment_is_reached_by_paging;
     paging::every_version_is_reached_by_paging => sqlite_paging_every_version_is_reached_by_paging, postgres_paging_every_version_is_reached_by_paging;
     paging::the_whole_history_is_reached_by_paging => sqlite_paging_the_whole_history_is_reached_by_paging, postgres_paging_the_whole_history_is_reached_by_paging;
+    paging::every_key_is_reached_by_paging => sqlite_paging_every_key_is_reached_by_paging, postgres_paging_every_key_is_reached_by_paging;
+    paging::every_organization_of_a_user_is_reached_by_paging => sqlite_paging_every_organization_of_a_user_is_reached_by_paging, postgres_paging_every_organization_of_a_user_is_reached_by_paging;
+    paging::memberships_made_before_the_copy_are_listed_in_order => sqlite_paging_memberships_made_before_the_copy_are_listed_in_order, postgres_paging_memberships_made_before_the_copy_are_listed_in_order;
+    paging::every_member_is_reached_by_paging => sqlite_paging_every_member_is_reached_by_paging, postgres_paging_every_member_is_reached_by_paging;
+    templates::every_template_is_reached_by_paging => sqlite_templates_every_template_is_reached_by_paging, postgres_templates_every_template_is_reached_by_paging;
     documents::versions_of_any_size_round_trip => sqlite_versions_of_any_size_round_trip, postgres_versions_of_any_size_round_trip;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
     attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;
@@ -368,20 +374,20 @@ async fn orgs_and_members(db: &Db) {
     // The owner is the first member.
     let owner_member =
         MemberRecord { org_id: older.id, user_id: ann.id, role: "owner".to_owned(), created_at: older.created_at };
-    assert_eq!(db.members(older.id).await.unwrap(), vec![owner_member.clone()]);
+    assert_eq!(members_of(db, older.id).await, vec![owner_member.clone()]);
 
     let later = member(older.id, carl.id, T0 + 5_000);
     let earlier = member(older.id, bob.id, T0 + 3_000);
     db.add_member(&later).await.unwrap();
     db.add_member(&earlier).await.unwrap();
-    assert_eq!(db.members(older.id).await.unwrap(), vec![owner_member, earlier, later]);
-    assert_eq!(db.members(OrgId::new()).await.unwrap(), vec![]);
+    assert_eq!(members_of(db, older.id).await, vec![owner_member, earlier, later]);
+    assert_eq!(members_of(db, OrgId::new()).await, vec![]);
 
     // Bob owns `newer` and is a member of `older`: oldest first.
-    assert_eq!(db.orgs_of_user(bob.id).await.unwrap(), vec![older.clone(), newer.clone()]);
-    assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![older.clone()]);
-    assert_eq!(db.orgs_of_user(carl.id).await.unwrap(), vec![older]);
-    assert_eq!(db.orgs_of_user(UserId::new()).await.unwrap(), vec![]);
+    assert_eq!(orgs_of(db, bob.id).await, vec![older.clone(), newer.clone()]);
+    assert_eq!(orgs_of(db, ann.id).await, vec![older.clone()]);
+    assert_eq!(orgs_of(db, carl.id).await, vec![older]);
+    assert_eq!(orgs_of(db, UserId::new()).await, vec![]);
 }
 
 async fn add_member_errors(db: &Db) {
@@ -389,7 +395,7 @@ async fn add_member_errors(db: &Db) {
     let bob = new_user(db, web_user("bob@example.com", T0)).await;
     let acme = new_org(db, org(ann.id, "Acme", T0)).await;
     db.add_member(&member(acme.id, bob.id, T0 + 1)).await.unwrap();
-    let before = db.members(acme.id).await.unwrap();
+    let before = members_of(db, acme.id).await;
     assert_eq!(before.len(), 2);
 
     assert_duplicate(db.add_member(&member(acme.id, bob.id, T0 + 2)).await, "add_member twice");
@@ -397,14 +403,14 @@ async fn add_member_errors(db: &Db) {
     assert_not_found(db.add_member(&member(OrgId::new(), bob.id, T0 + 2)).await, "add_member to an unknown org");
     assert_not_found(db.add_member(&member(acme.id, UserId::new(), T0 + 2)).await, "add_member of an unknown user");
 
-    assert_eq!(db.members(acme.id).await.unwrap(), before, "members unchanged");
+    assert_eq!(members_of(db, acme.id).await, before, "members unchanged");
 
     // The owner is never removed; a member is, once; the organization is left with its owner.
     assert!(!db.remove_member(acme.id, ann.id).await.unwrap(), "the owner stays");
     assert!(!db.remove_member(OrgId::new(), bob.id).await.unwrap(), "no such organization");
     assert!(db.remove_member(acme.id, bob.id).await.unwrap());
     assert!(!db.remove_member(acme.id, bob.id).await.unwrap(), "removed already");
-    assert_eq!(db.members(acme.id).await.unwrap(), before[..1], "the owner alone");
+    assert_eq!(members_of(db, acme.id).await, before[..1], "the owner alone");
     db.add_member(&member(acme.id, bob.id, T0 + 3)).await.unwrap();
 }
 
@@ -417,15 +423,15 @@ async fn create_org_errors(db: &Db) {
     reused.id = acme.id;
     assert_duplicate(db.create_org(&reused).await, "create_org with a reused id");
     assert_eq!(db.org_by_id(acme.id).await.unwrap(), Some(acme.clone()));
-    assert_eq!(db.members(acme.id).await.unwrap().len(), 1);
+    assert_eq!(members_of(db, acme.id).await.len(), 1);
 
     // An unknown owner: nothing is inserted, neither the org nor a membership.
     let orphan = org(UserId::new(), "Orphan", T0 + 2);
     let result = db.create_org(&orphan).await;
     assert!(result.is_err(), "create_org with an unknown owner must fail, got {result:?}");
     assert_eq!(db.org_by_id(orphan.id).await.unwrap(), None);
-    assert_eq!(db.members(orphan.id).await.unwrap(), vec![]);
-    assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![acme]);
+    assert_eq!(members_of(db, orphan.id).await, vec![]);
+    assert_eq!(orgs_of(db, ann.id).await, vec![acme]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,7 +450,7 @@ async fn key_limit(db: &Db) {
     let over = key(ann, "ann00003", T0 + 10);
     assert!(matches!(db.insert_key_within_limit(&over, 3).await, Err(StoreError::LimitReached)));
     assert!(db.live_keys_by_prefix("ann00003").await.unwrap().is_empty(), "nothing inserted");
-    assert_eq!(db.keys_of(ann).await.unwrap().len(), 3);
+    assert_eq!(keys_of(db, ann).await.len(), 3);
 
     // Another owner has its own count.
     db.insert_key_within_limit(&key(acme, "acme0000", T0), 1).await.unwrap();
@@ -460,12 +466,12 @@ async fn key_limit(db: &Db) {
         db.insert_key_within_limit(&key(ann, "ann00004", T0 + 30), 3).await,
         Err(StoreError::LimitReached)
     ));
-    assert_eq!(db.keys_of(ann).await.unwrap().len(), 4, "revoked keys stay listed");
+    assert_eq!(keys_of(db, ann).await.len(), 4, "revoked keys stay listed");
 
     // A limit of zero admits nothing.
     let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
     assert!(matches!(db.insert_key_within_limit(&key(bob, "bob00000", T0), 0).await, Err(StoreError::LimitReached)));
-    assert!(db.keys_of(bob).await.unwrap().is_empty());
+    assert!(keys_of(db, bob).await.is_empty());
 }
 
 async fn keys_of_newest_first_with_revoked(db: &Db) {
@@ -483,13 +489,13 @@ async fn keys_of_newest_first_with_revoked(db: &Db) {
     db.revoke_key(ann, middle.id, T0 + 400).await.unwrap();
     let revoked_middle = KeyRecord { revoked_at: Some(T0 + 400), ..middle };
 
-    assert_eq!(db.keys_of(ann).await.unwrap(), vec![newest, revoked_middle, oldest]);
-    assert_eq!(db.keys_of(bob).await.unwrap(), vec![bobs]);
-    assert_eq!(db.keys_of(acme).await.unwrap(), vec![acmes]);
-    assert!(db.keys_of(Owner::User(UserId::new())).await.unwrap().is_empty());
+    assert_eq!(keys_of(db, ann).await, vec![newest, revoked_middle, oldest]);
+    assert_eq!(keys_of(db, bob).await, vec![bobs]);
+    assert_eq!(keys_of(db, acme).await, vec![acmes]);
+    assert!(keys_of(db, Owner::User(UserId::new())).await.is_empty());
     // An org sharing the uuid of a user is another owner.
     let ann_as_org = Owner::Org(OrgId::parse(&ann.user_id().unwrap().to_string()).unwrap());
-    assert!(db.keys_of(ann_as_org).await.unwrap().is_empty());
+    assert!(keys_of(db, ann_as_org).await.is_empty());
 }
 
 async fn live_keys_by_prefix_excludes_revoked(db: &Db) {
@@ -529,18 +535,18 @@ async fn revoke_key_errors(db: &Db) {
     // The org's key is not its owner's, nor the other way round.
     assert_not_found(db.revoke_key(ann, acmes.id, T0 + 1).await, "revoke an org key as its owner user");
     assert_not_found(db.revoke_key(acme, anns.id, T0 + 1).await, "revoke a user key as an org");
-    assert_eq!(db.keys_of(ann).await.unwrap(), vec![anns.clone()], "still live");
+    assert_eq!(keys_of(db, ann).await, vec![anns.clone()], "still live");
     assert_eq!(db.live_keys_by_prefix("aaaa0001").await.unwrap(), vec![anns.clone()]);
 
     db.revoke_key(ann, anns.id, T0 + 5).await.unwrap();
     db.revoke_key(acme, acmes.id, T0 + 6).await.unwrap();
     assert_not_found(db.revoke_key(ann, anns.id, T0 + 7).await, "revoke an already revoked key");
     assert_eq!(
-        db.keys_of(ann).await.unwrap()[0].revoked_at,
+        keys_of(db, ann).await[0].revoked_at,
         Some(T0 + 5),
         "the second revocation did not move the revocation time"
     );
-    assert_eq!(db.keys_of(acme).await.unwrap()[0].revoked_at, Some(T0 + 6));
+    assert_eq!(keys_of(db, acme).await[0].revoked_at, Some(T0 + 6));
 }
 
 async fn concurrent_key_limit(db: &Db) {
@@ -578,9 +584,9 @@ async fn concurrent_key_limit(db: &Db) {
     assert_eq!(inserted.len(), MAX_LIVE as usize, "exactly max_live calls pass");
     assert_eq!(refused, CALLS - MAX_LIVE as usize);
 
-    let stored = db.keys_of(ann).await.unwrap();
+    let stored = keys_of(db, ann).await;
     assert_eq!(ids(&stored).into_iter().collect::<BTreeSet<_>>(), inserted, "exactly the winners are stored");
-    assert_eq!(db.keys_of(bob).await.unwrap().len(), 1, "another owner is untouched");
+    assert_eq!(keys_of(db, bob).await.len(), 1, "another owner is untouched");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -962,14 +968,14 @@ async fn migrations_are_reversible(db: &Db) {
     assert_eq!(db.user_by_email(&email("ann@example.com")).await.unwrap(), Some(ann.clone()));
     assert_duplicate(db.create_user(&web_user("ann@example.com", T0)).await, "unique e-mail after re-migration");
     let acme = new_org(db, org(ann.id, "Acme", T0)).await;
-    assert_eq!(db.orgs_of_user(ann.id).await.unwrap(), vec![acme]);
+    assert_eq!(orgs_of(db, ann.id).await, vec![acme]);
     let k = key(Owner::User(ann.id), "aaaa0002", T0);
     db.insert_key_within_limit(&k, 1).await.unwrap();
     assert!(matches!(
         db.insert_key_within_limit(&key(Owner::User(ann.id), "aaaa0003", T0), 1).await,
         Err(StoreError::LimitReached)
     ));
-    assert_eq!(db.keys_of(Owner::User(ann.id)).await.unwrap(), vec![k]);
+    assert_eq!(keys_of(db, Owner::User(ann.id)).await, vec![k]);
     let mut raw = RawConn::open(db).await;
     raw.insert_session(
         Owner::User(ann.id),

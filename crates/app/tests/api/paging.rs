@@ -1,5 +1,5 @@
-//! Paged listings (docs/api.md "Pagination"): attachments, versions and the chat history
-//! answer a page of `limit` items with `next_cursor` and, while another page follows, a
+//! Paged listings (docs/api.md "Pagination"): attachments, versions, the chat history,
+//! templates, keys, organizations and members answer a page of `limit` items with `next_cursor` and, while another page follows, a
 //! `Link` header whose address the client follows as given; a damaged cursor is a 422 at
 //! `[query, cursor]`.
 
@@ -152,4 +152,76 @@ async fn attachments_versions_and_history_are_paged() {
     assert_eq!(roles, ["user", "assistant"].repeat(3), "two messages a turn");
     let said: Vec<&str> = listed.iter().step_by(2).map(|m| m["content"].as_str().unwrap()).collect();
     assert_eq!(said, sent, "oldest first");
+}
+
+/// Creates `n` of something with `POST path` and the body `body(i)`; answers the ids (`id`).
+async fn create(
+    app: &TestApp,
+    auth: &str,
+    path: &str,
+    n: usize,
+    body: impl Fn(usize) -> Value,
+    id: &str,
+) -> Vec<String> {
+    let mut made = Vec::new();
+    for i in 0..n {
+        let r = app.send(app.post(path).bearer_auth(auth).json(&body(i))).await;
+        r.expect_status(201).expect_json();
+        made.push(r.json[id].as_str().unwrap_or_else(|| panic!("no {id} in {r:?}")).to_owned());
+    }
+    made
+}
+
+#[tokio::test]
+async fn templates_are_paged_after_the_built_in_ones() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let body = |i| json!({"name": format!("Mine {i}"), "html": format!("<p>Template {i}.</p>")});
+    let mine = create(&app, &key, "/v1/templates", 5, body, "template_id").await;
+    // Pages of 3 end among the built-ins (4) and among the caller's own.
+    let listed = check_listing(&app, &key, "/v1/templates", "templates", "template_id", 3).await;
+    let builtin: Vec<bool> = listed.iter().map(|t| t["builtin"] == true).collect();
+    assert_eq!(builtin, [true; 4].into_iter().chain([false; 5]).collect::<Vec<_>>(), "built-in ones first");
+    assert!(listed.iter().all(|t| t.get("html").is_none()), "a listing leaves out the HTML");
+    assert_eq!(set(&ids(&listed[4..], "template_id")), set(&mine));
+    assert!(in_time_order(&listed[4..], false), "newest first: {listed:?}");
+    let other = app.agent_key().await;
+    let theirs = check_listing(&app, &other, "/v1/templates", "templates", "template_id", 1).await;
+    assert_eq!(theirs.len(), 4, "another account sees the built-in ones only");
+}
+
+#[tokio::test]
+async fn keys_organizations_and_members_are_paged() {
+    let app = spawn_app().await;
+    let (_, _, token) = app.web_user().await;
+    let keys = create(&app, &token, "/v1/users/me/api-keys", 4, |i| json!({"name": format!("k{i}")}), "key_id").await;
+    app.revoke_key(&token, &keys[1]).await.expect_status(204);
+    let listed = check_listing(&app, &token, "/v1/users/me/api-keys", "keys", "key_id", 3).await;
+    assert_eq!(set(&ids(&listed, "key_id")), set(&keys), "revoked keys included");
+    assert!(in_time_order(&listed, false), "newest first: {listed:?}");
+
+    let orgs_path = "/v1/users/me/organizations";
+    let orgs = create(&app, &token, orgs_path, 3, |i| json!({"name": format!("Org {i}")}), "org_id").await;
+    let listed = check_listing(&app, &token, orgs_path, "organizations", "org_id", 2).await;
+    assert_eq!(set(&ids(&listed, "org_id")), set(&orgs));
+    assert!(in_time_order(&listed, true), "oldest first: {listed:?}");
+
+    let org = &orgs[0];
+    let members = format!("/v1/users/me/organizations/{org}/members");
+    let mut joined = Vec::new();
+    for _ in 0..3 {
+        let (email, _, _) = app.web_user().await;
+        let r = app.send(app.post(&members).bearer_auth(&token).json(&json!({"email": email}))).await;
+        r.expect_status(201);
+        joined.push(r.json["user_id"].as_str().unwrap().to_owned());
+    }
+    let listed = check_listing(&app, &token, &members, "members", "user_id", 2).await;
+    assert_eq!(listed[0]["role"], "owner", "the owner joined first: {listed:?}");
+    assert_eq!(set(&ids(&listed[1..], "user_id")), set(&joined));
+    assert!(in_time_order(&listed, true), "oldest first: {listed:?}");
+
+    let org_keys = format!("/v1/users/me/organizations/{org}/api-keys");
+    let made = create(&app, &token, &org_keys, 3, |_| json!({}), "key_id").await;
+    let listed = check_listing(&app, &token, &org_keys, "keys", "key_id", 2).await;
+    assert_eq!(set(&ids(&listed, "key_id")), set(&made), "the organization's keys only");
 }

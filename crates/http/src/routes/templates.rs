@@ -2,8 +2,9 @@
 //! makes it the session's document.
 
 use super::Routes;
-use actix_web::{web, HttpResponse};
-use redline_core::templates::Template;
+use actix_web::{web, HttpRequest, HttpResponse};
+use redline_core::templates::{Template, TemplateSummary as Summary};
+use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use serde::Serialize;
 use serde_json::json;
@@ -12,6 +13,8 @@ use utoipa::ToSchema;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
+use crate::paging::link_next;
+use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::routes::documents::{document_body, DocumentBody};
 use crate::state::AppState;
 use crate::validation::Fields;
@@ -58,9 +61,14 @@ pub struct TemplateBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct TemplateList {
-    /// Built-in templates first, then the caller's own, newest first.
+    /// One page of the templates: built-in templates first, then the caller's own, newest
+    /// first.
     pub templates: Vec<TemplateSummary>,
+    /// How many templates this page holds.
     pub total: usize,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// The body of `POST /v1/templates`.
@@ -85,7 +93,7 @@ pub struct ApplyRequest {
     session_id: String,
 }
 
-fn summary(t: Template) -> TemplateSummary {
+fn summary(t: Summary) -> TemplateSummary {
     TemplateSummary {
         template_id: t.template_id,
         name: t.name,
@@ -110,14 +118,30 @@ fn body(t: Template) -> TemplateBody {
     }
 }
 
-/// The templates the caller can use: the built-in ones, then their own.
+/// The templates the caller can use: the built-in ones, then their own, newest first, a page
+/// at a time.
 #[utoipa::path(get, path = "/v1/templates", tag = "templates", security(("bearer" = [])),
-    responses((status = 200, body = TemplateList), (status = 401, body = crate::openapi::ErrorBody)))]
-pub async fn list_templates(state: web::Data<AppState>, principal: ApiPrincipal) -> ApiResult<HttpResponse> {
-    let templates: Vec<TemplateSummary> =
-        state.templates.list(principal.0.owner).await?.into_iter().map(summary).collect();
-    let total = templates.len();
-    Ok(HttpResponse::Ok().json(TemplateList { templates, total }))
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most templates returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+    responses((status = 200, description = "The built-in templates, then the caller's own, newest first", body = TemplateList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn list_templates(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = Query::parse(&req);
+    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
+    q.finish()?;
+    let page = state.templates.list(principal.0.owner, &page).await?;
+    let templates: Vec<TemplateSummary> = page.items.into_iter().map(summary).collect();
+    let body = TemplateList { total: templates.len(), templates, next_cursor: page.next.as_ref().map(Cursor::encode) };
+    let mut res = HttpResponse::Ok();
+    link_next(&mut res, &req, &state.config.public_base_url, page.next.as_ref());
+    Ok(res.json(body))
 }
 
 /// Saves a template (`{name, html, description?}`), sanitized and sectioned like a save.

@@ -2,8 +2,9 @@
 //! session tokens only; an API key here is a 401 (interface.md Authentication 7).
 
 use super::Routes;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::keys::redact_prefix;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::time_util::iso8601;
 use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
 use redline_ports::records::{KeyRecord, MemberRecord, OrgRecord};
@@ -14,6 +15,8 @@ use utoipa::ToSchema;
 use crate::auth::WebUser;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
+use crate::paging::link_next;
+use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::state::AppState;
 use crate::validation::Fields;
 
@@ -67,8 +70,13 @@ pub struct KeyInfo {
 
 #[derive(Serialize, ToSchema)]
 pub struct KeyList {
+    /// One page of the keys, newest first, revoked ones included.
     pub keys: Vec<KeyInfo>,
+    /// How many keys this page holds.
     pub total: usize,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// A key just created: the only time the key itself is shown.
@@ -101,15 +109,25 @@ pub struct MemberInfo {
 /// `GET /v1/users/me/organizations`.
 #[derive(Serialize, ToSchema)]
 pub struct OrgList {
+    /// One page of the organizations, oldest first.
     pub organizations: Vec<OrgInfo>,
+    /// How many organizations this page holds.
     pub total: usize,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// `GET /v1/users/me/organizations/{org_id}/members`.
 #[derive(Serialize, ToSchema)]
 pub struct MemberList {
+    /// One page of the members, oldest membership first.
     pub members: Vec<MemberInfo>,
+    /// How many members this page holds.
     pub total: usize,
+    /// Where the next page starts (pass it as `cursor`; the `Link` header carries the whole
+    /// address); null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// The body of a key's creation (optional).
@@ -194,16 +212,13 @@ fn parse_org_id(raw: &str) -> ApiResult<OrgId> {
     responses((status = 200, body = Me), (status = 401, body = crate::openapi::ErrorBody)))]
 pub async fn me(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
     let user = web_user.user;
-    let mut organizations = Vec::new();
-    for org in state.identity.orgs_of(user.id).await? {
-        let role = state
-            .identity
-            .org_for_member(user.id, org.id)
-            .await
-            .map(|(_, m)| m.role)
-            .unwrap_or_else(|_| "member".to_owned());
-        organizations.push(OrgMembership { org_id: org.id.to_string(), name: org.name, role });
-    }
+    let organizations = state
+        .identity
+        .memberships(user.id)
+        .await?
+        .into_iter()
+        .map(|(org, member)| OrgMembership { org_id: org.id.to_string(), name: org.name, role: member.role })
+        .collect();
     Ok(HttpResponse::Ok().json(Me {
         user_id: user.id.to_string(),
         email: user.email.map(|e| e.to_string()),
@@ -214,9 +229,35 @@ pub async fn me(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<Http
     }))
 }
 
-async fn keys_response(state: &AppState, owner: Owner) -> ApiResult<HttpResponse> {
-    let keys: Vec<KeyInfo> = state.identity.list_keys(owner).await?.into_iter().map(key_info).collect();
-    Ok(HttpResponse::Ok().json(KeyList { total: keys.len(), keys }))
+/// The page a listing's query asks for (`limit`, `cursor`).
+fn page_of(req: &HttpRequest) -> ApiResult<PageRequest> {
+    let mut q = Query::parse(req);
+    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
+    q.finish()?;
+    Ok(page)
+}
+
+/// A page's answer: `body` made of its items and its `next_cursor`, with `Link` when another
+/// page follows.
+fn page_response<T, B: Serialize>(
+    state: &AppState,
+    req: &HttpRequest,
+    page: Page<T>,
+    body: impl FnOnce(Vec<T>, Option<String>) -> B,
+) -> HttpResponse {
+    let mut res = HttpResponse::Ok();
+    link_next(&mut res, req, &state.config.public_base_url, page.next.as_ref());
+    res.json(body(page.items, page.next.as_ref().map(Cursor::encode)))
+}
+
+async fn keys_response(
+    state: &AppState,
+    req: &HttpRequest,
+    owner: Owner,
+    page: &PageRequest,
+) -> ApiResult<HttpResponse> {
+    let page = state.identity.list_keys(owner, page).await?.map(key_info);
+    Ok(page_response(state, req, page, |keys, next_cursor| KeyList { total: keys.len(), keys, next_cursor }))
 }
 
 async fn create_key_response(state: &AppState, owner: Owner, body: &serde_json::Value) -> ApiResult<HttpResponse> {
@@ -231,11 +272,18 @@ async fn create_key_response(state: &AppState, owner: Owner, body: &serde_json::
     }))
 }
 
-/// The user's API keys, newest first, revoked ones included (redacted).
+/// The user's API keys, newest first, revoked ones included (redacted), a page at a time.
 #[utoipa::path(get, path = "/v1/users/me/api-keys", tag = "users", security(("session" = [])),
-    responses((status = 200, body = KeyList), (status = 401, body = crate::openapi::ErrorBody)))]
-pub async fn list_keys(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
-    keys_response(&state, Owner::User(web_user.user.id)).await
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most keys returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+    responses((status = 200, description = "The keys, newest first", body = KeyList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn list_keys(state: web::Data<AppState>, web_user: WebUser, req: HttpRequest) -> ApiResult<HttpResponse> {
+    let page = page_of(&req)?;
+    keys_response(&state, &req, Owner::User(web_user.user.id), &page).await
 }
 
 /// Creates an API key; the body holds the key once.
@@ -265,13 +313,23 @@ pub async fn revoke_key(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// The organizations the user belongs to.
+/// The organizations the user belongs to, oldest first, a page at a time.
 #[utoipa::path(get, path = "/v1/users/me/organizations", tag = "organizations", security(("session" = [])),
-    responses((status = 200, body = OrgList), (status = 401, body = crate::openapi::ErrorBody)))]
-pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
-    let organizations: Vec<OrgInfo> =
-        state.identity.orgs_of(web_user.user.id).await?.into_iter().map(org_info).collect();
-    Ok(HttpResponse::Ok().json(OrgList { total: organizations.len(), organizations }))
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most organizations returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+    responses((status = 200, description = "The organizations, oldest first", body = OrgList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser, req: HttpRequest) -> ApiResult<HttpResponse> {
+    let page = page_of(&req)?;
+    let page = state.identity.orgs_of(web_user.user.id, &page).await?.map(org_info);
+    Ok(page_response(&state, &req, page, |organizations, next_cursor| OrgList {
+        total: organizations.len(),
+        organizations,
+        next_cursor,
+    }))
 }
 
 /// Creates an organization with the user as its owner.
@@ -310,18 +368,28 @@ pub async fn get_org(
     Ok(HttpResponse::Ok().json(org_info(org)))
 }
 
-/// Members of an organization of the user.
+/// Members of an organization of the user, oldest membership first, a page at a time.
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
-    params(("org_id" = String, Path)),
-    responses((status = 200, body = MemberList), (status = 404, body = crate::openapi::ErrorBody)))]
+    params(("org_id" = String, Path),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most members returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+    responses((status = 200, description = "The members, oldest membership first", body = MemberList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn list_members(
     state: web::Data<AppState>,
     web_user: WebUser,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
-    let members: Vec<MemberInfo> =
-        state.identity.members(web_user.user.id, parse_org_id(&path)?).await?.into_iter().map(member_info).collect();
-    Ok(HttpResponse::Ok().json(MemberList { total: members.len(), members }))
+    let page = page_of(&req)?;
+    let page = state.identity.members(web_user.user.id, parse_org_id(&path)?, &page).await?.map(member_info);
+    Ok(page_response(&state, &req, page, |members, next_cursor| MemberList {
+        total: members.len(),
+        members,
+        next_cursor,
+    }))
 }
 
 /// Adds an existing user (by e-mail) to the organization. Owners and admins only.
@@ -376,17 +444,25 @@ pub async fn remove_member(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// The organization's keys (owners and admins).
+/// The organization's keys (owners and admins), newest first, revoked ones included, a page
+/// at a time.
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/api-keys", tag = "organizations", security(("session" = [])),
-    params(("org_id" = String, Path)),
-    responses((status = 200, body = KeyList), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+    params(("org_id" = String, Path),
+        ("limit" = Option<i64>, Query, minimum = 1, description = "Most keys returned (default 100; above 1000 counts as 1000)"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+    responses((status = 200, description = "The keys, newest first", body = KeyList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn list_org_keys(
     state: web::Data<AppState>,
     web_user: WebUser,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
+    let page = page_of(&req)?;
     let owner = state.identity.org_admin(web_user.user.id, parse_org_id(&path)?).await?;
-    keys_response(&state, owner).await
+    keys_response(&state, &req, owner, &page).await
 }
 
 /// Creates an organization key (`lce_…`); it acts for the organization.

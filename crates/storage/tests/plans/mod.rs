@@ -1,6 +1,7 @@
 //! Query plans: every listing an endpoint offers, with each of its filters and with a cursor,
-//! reads one owner's rows through an index that starts with the owner and holds the sort key,
-//! so it neither scans a table nor sorts. The statements checked are the ones the store runs:
+//! reads one owner's rows through an index that starts with the owner (or with what else
+//! scopes the listing: the organization, the member) and holds the sort key, so it neither
+//! scans a table nor sorts. The statements checked are the ones the store runs:
 //! diesel's instrumentation records them while the store answers, and the database explains
 //! them (`EXPLAIN QUERY PLAN` on SQLite, the generic plan on PostgreSQL).
 
@@ -11,13 +12,14 @@ use redline_domain::job::{JobStatus, JobType};
 use redline_domain::page::{Cursor, PageRequest};
 use redline_domain::SessionId;
 use redline_ports::jobs::JobFilter;
-use redline_ports::{AttachmentStore, DocumentStore, HistoryStore, JobStore};
+use redline_ports::{AttachmentStore, DocumentStore, HistoryStore, JobStore, TemplateStore};
 use redline_storage::DbConfig;
 
 use super::*;
 
-/// Statements seen while recording, with their binds; only those that name an owner of
-/// [`WATCHED`] are kept (other tests of this binary run at the same time).
+/// Statements seen while recording, with their binds; only those that name a scope of
+/// [`WATCHED`] (an owner, an organization or member id) are kept (other tests of this binary
+/// run at the same time).
 static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static WATCHED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -35,9 +37,13 @@ fn recorder() -> Option<Box<dyn Instrumentation>> {
 
 /// The statements the store ran for `owner` since the last call, without their binds.
 fn taken(owner: Owner) -> Vec<String> {
-    let owner = owner.to_string();
+    taken_for(&owner.to_string())
+}
+
+/// The statements the store ran naming `scope` since the last call, without their binds.
+fn taken_for(owner: &str) -> Vec<String> {
     let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (mine, others): (Vec<String>, Vec<String>) = seen.drain(..).partition(|q| q.contains(&owner));
+    let (mine, others): (Vec<String>, Vec<String>) = seen.drain(..).partition(|q| q.contains(owner));
     *seen = others;
     mine.into_iter().map(|q| q.split(" -- binds: ").next().unwrap_or_default().to_owned()).collect()
 }
@@ -45,6 +51,13 @@ fn taken(owner: Owner) -> Vec<String> {
 /// What keeps `plan` from reading by an index whose condition names the owner and each of
 /// `columns` without scanning a table or sorting: nothing when it does.
 fn problems(backend: &str, plan: &[String], columns: &[&str]) -> Vec<String> {
+    scoped_problems(backend, plan, "owner", columns)
+}
+
+/// What keeps `plan` from reading by an index whose condition names `scope` (the column that
+/// scopes the listing) and each of `columns` without scanning a table or sorting: nothing when
+/// it does. In a join, the first table read is the one checked.
+fn scoped_problems(backend: &str, plan: &[String], scope: &str, columns: &[&str]) -> Vec<String> {
     let text = plan.join("\n");
     let mut found = Vec::new();
     let mut need = |ok: bool, what: String| {
@@ -56,7 +69,10 @@ fn problems(backend: &str, plan: &[String], columns: &[&str]) -> Vec<String> {
         need(!plan.iter().any(|l| l.starts_with("SCAN")), "a full scan".to_owned());
         need(!text.contains("TEMP B-TREE"), "a sort".to_owned());
         let search = plan.iter().find(|l| l.starts_with("SEARCH")).map_or("", String::as_str);
-        need(search.contains("INDEX") && search.contains("(owner=?"), "no search by an owner index".to_owned());
+        need(
+            search.contains("INDEX") && search.contains(&format!("({scope}=?")),
+            format!("no search by a {scope} index"),
+        );
         for c in columns {
             need(search.contains(&format!("{c}=?")), format!("{c} is not in the index condition"));
         }
@@ -65,7 +81,7 @@ fn problems(backend: &str, plan: &[String], columns: &[&str]) -> Vec<String> {
         need(!text.contains("Sort"), "a sort".to_owned());
         let cond = plan.iter().find(|l| l.contains("Index Cond:")).map_or("", String::as_str);
         need(text.contains("Index Scan") || text.contains("Index Only Scan"), "no index scan".to_owned());
-        need(cond.contains("(owner = $1)"), "no index condition on the owner".to_owned());
+        need(cond.contains(&format!("({scope} = $1)")), format!("no index condition on the {scope}"));
         for c in columns {
             need(cond.contains(&format!("({c} = $")), format!("{c} is not in the index condition"));
         }
@@ -76,11 +92,17 @@ fn problems(backend: &str, plan: &[String], columns: &[&str]) -> Vec<String> {
 /// Explains what the store ran for `owner` since the last call: at least one statement, each
 /// read by an owner index holding `columns`.
 async fn check(raw: &mut RawConn, backend: &str, owner: Owner, columns: &[&str]) {
-    let statements = taken(owner);
-    assert!(!statements.is_empty(), "the store ran nothing for {owner} ({columns:?})");
+    check_scoped(raw, backend, &owner.to_string(), "owner", columns).await;
+}
+
+/// Explains what the store ran naming `id` since the last call: at least one statement, each
+/// read by an index of the `scope` column holding `columns`.
+async fn check_scoped(raw: &mut RawConn, backend: &str, id: &str, scope: &str, columns: &[&str]) {
+    let statements = taken_for(id);
+    assert!(!statements.is_empty(), "the store ran nothing for {id} ({columns:?})");
     for sql in statements {
         let plan = raw.explain(&sql).await;
-        let found = problems(backend, &plan, columns);
+        let found = scoped_problems(backend, &plan, scope, columns);
         assert!(found.is_empty(), "{found:?} in the {backend} plan of\n  {sql}\n{}", plan.join("\n"));
     }
 }
@@ -150,4 +172,19 @@ pub async fn every_listing_reads_by_an_owner_index(db: &Db) {
     }
     store.recent_history(me, &s, 10).await.unwrap();
     check(&mut raw, backend, me, &["session_id", "active"]).await;
+
+    // The account's listings: templates and keys by their owner, a user's organizations by
+    // the member, an organization's members by the organization.
+    let (user, org) = (UserId::new(), OrgId::new());
+    WATCHED.lock().unwrap().extend([user.to_string(), org.to_string()]);
+    for page in &pages {
+        store.templates_of(me, page).await.unwrap();
+        check(&mut raw, backend, me, &[]).await;
+        store.keys_of(me, page).await.unwrap();
+        check(&mut raw, backend, me, &[]).await;
+        store.orgs_of_user(user, page).await.unwrap();
+        check_scoped(&mut raw, backend, &user.to_string(), "user_id", &[]).await;
+        store.members(org, page).await.unwrap();
+        check_scoped(&mut raw, backend, &org.to_string(), "org_id", &[]).await;
+    }
 }
