@@ -134,6 +134,13 @@ pub struct HandoffSummary {
     pub attempts_left: u32,
 }
 
+/// A member as listed: the membership and the member's e-mail, when the account has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberListing {
+    pub member: MemberRecord,
+    pub email: Option<Email>,
+}
+
 /// A newly created key with its secret (shown once).
 #[derive(Debug)]
 pub struct NewKey {
@@ -322,13 +329,10 @@ impl Identity {
             )
         };
         let org = OrgId::parse(raw.trim()).ok_or_else(not_member)?;
-        match self.org_for_member(user.id, org).await {
-            Ok(_) => {}
-            Err(IdentityError::NotFound(_)) => return Err(not_member()),
-            Err(e) => return Err(e),
+        if self.store.member(org, user.id).await?.is_none() {
+            return Err(not_member());
         }
-        let owner = Owner::Org(org);
-        Ok(Principal { owner, key_id: None })
+        Ok(Principal { owner: Owner::Org(org), key_id: None })
     }
 
     /// Ends a session at once.
@@ -435,9 +439,17 @@ impl Identity {
 
     /// One page of the organization's members, oldest membership first; only a member may
     /// list them.
-    pub async fn members(&self, actor: UserId, org: OrgId, page: &PageRequest) -> IdentityResult<Page<MemberRecord>> {
+    /// A page of the organization's members with their e-mail addresses (fellow members see
+    /// who they share it with), for a member.
+    pub async fn members(&self, actor: UserId, org: OrgId, page: &PageRequest) -> IdentityResult<Page<MemberListing>> {
         self.org_for_member(actor, org).await?;
-        Ok(self.store.members(org, page).await?)
+        let members = self.store.members(org, page).await?;
+        let ids: Vec<UserId> = members.items.iter().map(|m| m.user_id).collect();
+        let emails: std::collections::HashMap<UserId, Email> = self.store.emails_of(&ids).await?.into_iter().collect();
+        Ok(members.map(|member| {
+            let email = emails.get(&member.user_id).cloned();
+            MemberListing { member, email }
+        }))
     }
 
     /// Org keys managed from the web app: owners and admins only.

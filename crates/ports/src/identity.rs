@@ -48,6 +48,10 @@ pub trait IdentityStore: Send + Sync {
     /// The user's membership of the organization, if any.
     async fn member(&self, org: OrgId, user: UserId) -> Result<Option<MemberRecord>, StoreError>;
 
+    /// The e-mail addresses of these users (those that have one: agents have none), in one
+    /// query. Unknown ids are left out.
+    async fn emails_of(&self, users: &[UserId]) -> Result<Vec<(UserId, Email)>, StoreError>;
+
     /// Removes a member. MUST NOT remove the organization's owner (role `owner`): `false` for
     /// the owner, or for a user who is not a member; `true` when a member was removed.
     async fn remove_member(&self, org: OrgId, user: UserId) -> Result<bool, StoreError>;

@@ -50,6 +50,23 @@ impl IdentityStore for Db {
         row?.map(UserRecord::try_from).transpose()
     }
 
+    async fn emails_of(&self, ids: &[UserId]) -> Result<Vec<(UserId, Email)>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+        let rows: DbResult<Vec<(String, Option<String>)>> = with_conn!(self, |conn| Ok(users::table
+            .filter(users::id.eq_any(&ids))
+            .select((users::id, users::email))
+            .load(conn)
+            .await?));
+        rows?
+            .into_iter()
+            .filter_map(|(id, email)| email.map(|e| (id, e)))
+            .map(|(id, email)| Ok((crate::rows::user_id(&id)?, Email::unchecked(&email))))
+            .collect()
+    }
+
     async fn set_plan(&self, owner: Owner, plan: PlanSettings) -> Result<(), StoreError> {
         let name = plan.plan.as_str();
         let limit = plan.monthly_limit_override;

@@ -235,3 +235,21 @@ async fn org_key_limit_follows_the_org_plan() {
     assert_eq!(plan, json!({"subscription_tier": "enterprise", "monthly_limit": -1}));
     app.send(app.post(&keys).bearer_auth(&token).json(&json!({}))).await.expect_status(201);
 }
+
+/// Members are listed with their e-mail, so fellow members see who they share with.
+#[tokio::test]
+async fn members_are_listed_with_their_email() {
+    let app = spawn_app().await;
+    let (owner_email, _, owner) = app.web_user().await;
+    let (member_email, _, _) = app.web_user().await;
+    let org_id = create_org(&app, &owner, "Team").await;
+    let members = format!("/v1/users/me/organizations/{org_id}/members");
+    let added = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": member_email}))).await;
+    added.expect_status(201);
+    assert_eq!(added.json["email"], member_email.as_str());
+    let r = app.send(app.get(&members).bearer_auth(&owner)).await;
+    r.expect_status(200);
+    let emails: Vec<&str> =
+        r.json["members"].as_array().expect("members").iter().filter_map(|m| m["email"].as_str()).collect();
+    assert_eq!(emails, vec![owner_email.as_str(), member_email.as_str()], "{r:?}");
+}

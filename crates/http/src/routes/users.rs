@@ -3,11 +3,12 @@
 
 use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
+use redline_core::identity::MemberListing;
 use redline_domain::keys::redact_prefix;
 use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::time_util::iso8601;
 use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
-use redline_ports::records::{KeyRecord, MemberRecord, OrgRecord};
+use redline_ports::records::{KeyRecord, OrgRecord};
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
@@ -102,6 +103,8 @@ pub struct OrgInfo {
 #[derive(Serialize, ToSchema)]
 pub struct MemberInfo {
     pub user_id: String,
+    /// The member's e-mail; null for an account that has none (an agent's).
+    pub email: Option<String>,
     pub role: String,
     pub created_at: String,
 }
@@ -188,8 +191,14 @@ fn org_info(o: OrgRecord) -> OrgInfo {
     }
 }
 
-fn member_info(m: MemberRecord) -> MemberInfo {
-    MemberInfo { user_id: m.user_id.to_string(), role: m.role, created_at: iso8601(m.created_at) }
+fn member_info(listed: MemberListing) -> MemberInfo {
+    let MemberListing { member: m, email } = listed;
+    MemberInfo {
+        user_id: m.user_id.to_string(),
+        email: email.map(|e| e.to_string()),
+        role: m.role,
+        created_at: iso8601(m.created_at),
+    }
 }
 
 fn key_name(body: &serde_json::Value) -> ApiResult<String> {
@@ -416,7 +425,7 @@ pub async fn add_member(
     f.finish()?;
     let email = parsed.ok_or_else(|| ApiError::Internal("email validated twice".into()))?;
     let member = state.identity.add_member(web_user.user.id, org, &email, role).await?;
-    Ok(HttpResponse::Created().json(member_info(member)))
+    Ok(HttpResponse::Created().json(member_info(MemberListing { member, email: Some(email) })))
 }
 
 /// Removes a member (owners and admins; any member may remove themselves). The owner is never

@@ -287,4 +287,14 @@ pub async fn every_member_is_reached_by_paging(db: &Db) {
     assert_eq!(db.member(acme.id, UserId::new()).await.unwrap(), None);
     assert_eq!(db.member(OrgId::new(), ann.id).await.unwrap(), None);
     assert!(whole(db.members(OrgId::new(), &first_page()).await.unwrap()).is_empty());
+
+    // Their e-mails in one read: an agent has none, an unknown id is left out.
+    let agent = new_user(db, agent_user(T0)).await;
+    let mut ids: Vec<UserId> = mine.iter().map(|m| m.user_id).collect();
+    ids.extend([agent.id, UserId::new()]);
+    let emails: std::collections::HashMap<UserId, Email> = db.emails_of(&ids).await.unwrap().into_iter().collect();
+    assert_eq!(emails.len(), mine.len(), "{emails:?}");
+    assert_eq!(emails.get(&ann.id).map(Email::as_str), Some("ann@example.com"));
+    assert_eq!(emails.get(&mine[3].user_id).map(Email::as_str), Some("user2@example.com"));
+    assert!(db.emails_of(&[]).await.unwrap().is_empty());
 }
