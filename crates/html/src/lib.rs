@@ -3,7 +3,8 @@
 //!
 //! The steps of [`Html5everSections::sectionize`]:
 //! 1. a cheap parse that only measures nesting refuses HTML bombs ([`MAX_DEPTH`]);
-//! 2. ammonia sanitizes with Redline's allow-list (see `sanitize.rs`);
+//! 2. ammonia sanitizes with Redline's allow-list (see `sanitize.rs`; `style` lengths are
+//!    bounded by `bounds.rs`);
 //! 3. html5ever parses the sanitized HTML as the children of a `div`. Blocks outside the
 //!    model (`dl`, `center`, …, and containers below the top) become `div`s (`menu`/`dir`:
 //!    `ul`), and the result is parsed once more if anything was renamed;
@@ -24,6 +25,7 @@
 //!
 //! Nothing recurses on the document's structure: every walk keeps an explicit stack.
 
+mod bounds;
 mod depth;
 mod sanitize;
 mod sections;
