@@ -1,7 +1,8 @@
 //! The sanitizer: an ammonia allow-list, plus the checks ammonia cannot express: which data
 //! URLs an image may use, and the `style` attribute (ammonia 3 passes it as is; ammonia 4
 //! filters it with cssparser, whose MPL-2.0 licence the project does not allow), whose
-//! lengths are bounded (`bounds.rs`).
+//! lengths are bounded (`bounds.rs`). Pictures from elsewhere than the service become
+//! placeholders after ammonia (`images.rs`).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -12,6 +13,7 @@ use maplit::{hashmap, hashset};
 use redline_domain::document::SECTION_TAGS;
 
 use crate::bounds::bound;
+use crate::images::REMOTE_IMAGE_CLASS;
 use crate::sections::{CONTAINERS, RENAMED_BLOCKS};
 
 /// Elements kept besides the section elements.
@@ -149,7 +151,8 @@ pub(crate) fn builder() -> Builder<'static> {
         .tag_attribute_values(HashMap::new())
         .set_tag_attribute_values(HashMap::new())
         .generic_attributes(hashset!["dir", "lang", "style", "data-chunk-id"])
-        .allowed_classes(HashMap::new())
+        // The placeholder of a remote picture keeps its class through a second sanitizing.
+        .allowed_classes(hashmap!["span" => hashset![REMOTE_IMAGE_CLASS]])
         // `data` only for `img src` (checked in `filter_attribute`).
         .url_schemes(hashset!["http", "https", "mailto", "data"])
         .url_relative(UrlRelative::PassThrough)
@@ -164,6 +167,8 @@ pub(crate) fn builder() -> Builder<'static> {
 fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Option<Cow<'u, str>> {
     let ok = match attribute {
         "href" => url_ok(value, &["http", "https", "mailto"]),
+        // A picture from elsewhere keeps its address here: `images::fix_images` turns it
+        // into a placeholder that shows it.
         "src" => element == "img" && (url_ok(value, &["http", "https"]) || data_image_ok(value)),
         "style" => {
             let style = filter_style(value);
@@ -175,7 +180,7 @@ fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Optio
 }
 
 /// What the URL parser (and browsers) ignore around a URL.
-fn trim_url(value: &str) -> &str {
+pub(crate) fn trim_url(value: &str) -> &str {
     value.trim_matches(|c: char| c <= ' ')
 }
 
@@ -189,7 +194,7 @@ fn url_ok(value: &str, schemes: &[&str]) -> bool {
 }
 
 /// `data:image/(png|jpeg|gif|webp);base64,<base64>`.
-fn data_image_ok(value: &str) -> bool {
+pub(crate) fn data_image_ok(value: &str) -> bool {
     let v = trim_url(value);
     let Some(rest) = v.get(..5).filter(|p| p.eq_ignore_ascii_case("data:")).map(|_| &v[5..]) else {
         return false;
