@@ -69,7 +69,8 @@ impl Services {
         let (blobs, blobs_at) = config.outbound.blob_store(&config.data_dir)?;
         tracing::debug!(blobs = %blobs_at, "blob store opened");
         let attachment_blobs = blobs.clone();
-        let sections = Arc::new(redline_html::Html5everSections::new());
+        // Pictures are kept only from the service's own image URLs (see docs/api.md, "Images").
+        let sections = Arc::new(redline_html::Html5everSections::with_public_base_url(public_base_url));
         let documents = Arc::new(Documents::new(
             db.clone(),
             sections.clone(),

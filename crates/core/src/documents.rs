@@ -10,7 +10,7 @@ use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::page::{Page, PageRequest};
 use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{
-    CommitOutcome, ConvertError, Converted, DocumentRecord, HtmlError, NewVersion, VersionRecord,
+    CommitOutcome, ConvertError, Converted, DocumentRecord, HtmlError, NewVersion, SanitizeReport, VersionRecord,
 };
 use redline_ports::files::ImageRecord;
 use redline_ports::{
@@ -184,6 +184,12 @@ impl Documents {
         Ok(self.sectionize_into(html, MAX_SECTIONS, (), |(), _| {}).await?.0)
     }
 
+    /// `sectionize`, with what sanitizing changed (for an upload's warnings).
+    async fn sectionize_reported(&self, html: String) -> DocumentResult<(Vec<Section>, SanitizeReport)> {
+        let (_, sections, report) = self.sectionize_into(html, MAX_SECTIONS, Vec::new(), Vec::push).await?;
+        Ok((sections, report))
+    }
+
     /// Sections a stored version: any number (it may predate the limit).
     async fn sectionize_stored(&self, html: String) -> DocumentResult<Vec<Section>> {
         self.sectionize_at_most(html, usize::MAX).await
@@ -194,19 +200,20 @@ impl Documents {
     }
 
     /// Sections `html` on the blocking pool, giving each section to `add` and refusing a
-    /// document of more than `limit`; gives back the HTML and what `add` made.
+    /// document of more than `limit`; gives back the HTML, what `add` made and what
+    /// sanitizing changed.
     async fn sectionize_into<S: Send + 'static>(
         &self,
         html: String,
         limit: usize,
         mut into: S,
         add: fn(&mut S, Section),
-    ) -> DocumentResult<(String, S)> {
+    ) -> DocumentResult<(String, S, SanitizeReport)> {
         let sectioner = self.html.clone();
         tokio::task::spawn_blocking(move || {
             let mut count = 0usize;
             sectioner
-                .sectionize_each(&html, &mut new_chunk_id, &mut |s| {
+                .sectionize_reporting(&html, &mut new_chunk_id, &mut |s| {
                     if count >= limit {
                         return Err(HtmlError::TooManySections { limit });
                     }
@@ -214,7 +221,7 @@ impl Documents {
                     add(&mut into, s);
                     Ok(())
                 })
-                .map(|()| (html, into))
+                .map(|report| (html, into, report))
         })
         .await
         .map_err(|e| DocumentError::Worker(e.to_string()))?
@@ -269,11 +276,11 @@ impl Documents {
             .iter()
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
-        let (Converted { html, warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
+        let (Converted { html, mut warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
         let title = title_of(filename);
         // Everything that can be checked before is checked: then the images are stored, then
         // the version that shows them. A failure on the way removes what was stored.
-        let (committed, blocks) = match mode {
+        let (committed, blocks, report) = match mode {
             OpenMode::Replace => {
                 let built = self.build_version(html, index).await?;
                 if !built.has_content {
@@ -281,15 +288,16 @@ impl Documents {
                 }
                 self.put_images(&pending).await?;
                 let version = self.upload_version(built.html, built.count, &title);
-                (self.commit_upload(owner, session, None, version).await, built.blocks)
+                (self.commit_upload(owner, session, None, version).await, built.blocks, built.report)
             }
             OpenMode::Append => {
-                let new = self.sectionize(html).await?;
+                let (new, report) = self.sectionize_reported(html).await?;
                 let blocks = if index { TextBlock::of_sections(&new) } else { Vec::new() };
                 self.put_images(&pending).await?;
-                (self.append(owner, session, new, &title).await, blocks)
+                (self.append(owner, session, new, &title).await, blocks, report)
             }
         };
+        warnings.extend(sanitize_warning(report));
         let document = match committed {
             Ok(document) => document,
             Err(e) => {
@@ -395,7 +403,7 @@ impl Documents {
         tokio::task::spawn_blocking(move || {
             // The sections' HTML is the input's plus ids: a little more than the input.
             let mut built = VersionHtml::new(html.len() + html.len() / 8, index);
-            let r = sectioner.sectionize_each(&html, &mut new_chunk_id, &mut |s| {
+            let r = sectioner.sectionize_reporting(&html, &mut new_chunk_id, &mut |s| {
                 if built.count >= MAX_SECTIONS {
                     return Err(HtmlError::TooManySections { limit: MAX_SECTIONS });
                 }
@@ -403,7 +411,7 @@ impl Documents {
                 Ok(())
             });
             drop(html);
-            r.map(|()| built)
+            r.map(|report| VersionHtml { report, ..built })
         })
         .await
         .map_err(|e| DocumentError::Worker(e.to_string()))?
@@ -564,11 +572,20 @@ struct VersionHtml {
     /// The text of the sections pushed (`TextBlock::of_sections`), when wanted.
     blocks: Vec<TextBlock>,
     keep_blocks: bool,
+    /// What sanitizing changed.
+    report: SanitizeReport,
 }
 
 impl VersionHtml {
     fn new(capacity: usize, keep_blocks: bool) -> Self {
-        Self { html: String::with_capacity(capacity), count: 0, has_content: false, blocks: Vec::new(), keep_blocks }
+        Self {
+            html: String::with_capacity(capacity),
+            count: 0,
+            has_content: false,
+            blocks: Vec::new(),
+            keep_blocks,
+            report: SanitizeReport::default(),
+        }
     }
 
     fn push(&mut self, section: Section) {
@@ -584,6 +601,22 @@ impl VersionHtml {
         self.html.push('\n');
         self.count += 1;
         self.has_content |= section.shows_content();
+    }
+}
+
+/// The upload warning of what sanitizing changed, if anything a reader would miss.
+fn sanitize_warning(report: SanitizeReport) -> Option<String> {
+    match report.remote_images {
+        0 => None,
+        1 => Some(
+            "1 picture from another address was replaced by a placeholder naming that address \
+             (a document shows only its own images)"
+                .to_owned(),
+        ),
+        n => Some(format!(
+            "{n} pictures from other addresses were replaced by placeholders naming those addresses \
+             (a document shows only its own images)"
+        )),
     }
 }
 

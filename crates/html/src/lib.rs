@@ -3,10 +3,14 @@
 //!
 //! The steps of [`Html5everSections::sectionize`]:
 //! 1. a cheap parse that only measures nesting refuses HTML bombs ([`MAX_DEPTH`]);
-//! 2. ammonia sanitizes with Redline's allow-list (see `sanitize.rs`);
+//! 2. ammonia sanitizes with Redline's allow-list (see `sanitize.rs`; `style` lengths are
+//!    bounded by `bounds.rs`);
 //! 3. html5ever parses the sanitized HTML as the children of a `div`. Blocks outside the
 //!    model (`dl`, `center`, …, and containers below the top) become `div`s (`menu`/`dir`:
-//!    `ul`), and the result is parsed once more if anything was renamed;
+//!    `ul`), and the result is parsed once more if anything was renamed. Pictures that are
+//!    not the service's own images (under the public base URL given to
+//!    [`Html5everSections::with_public_base_url`]) or `data:` images become placeholders
+//!    naming their address (`images.rs`);
 //! 4. the top-level nodes are walked: section elements are sections, containers are
 //!    unwrapped, runs of inline content are wrapped in a `<p>` (a `<div>` when they hold
 //!    block content, which a `<p>` cannot hold), stray `li`s in a `<ul>`;
@@ -24,7 +28,9 @@
 //!
 //! Nothing recurses on the document's structure: every walk keeps an explicit stack.
 
+mod bounds;
 mod depth;
+mod images;
 mod sanitize;
 mod sections;
 mod slices;
@@ -34,7 +40,7 @@ use html5ever::tendril::TendrilSink;
 use html5ever::{local_name, namespace_url, ns, Parser, QualName};
 use markup5ever_rcdom::RcDom;
 use redline_domain::document::{ChunkId, Section};
-use redline_ports::documents::HtmlError;
+use redline_ports::documents::{HtmlError, SanitizeReport};
 use redline_ports::HtmlSections;
 
 /// The deepest nesting of elements accepted: a top-level element has depth 1. Deeper input
@@ -49,21 +55,42 @@ pub const SLICE_BYTES: usize = 256 * 1024;
 pub struct Html5everSections {
     cleaner: ammonia::Builder<'static>,
     slice_bytes: usize,
+    own_images: images::OwnImages,
 }
 
 impl Html5everSections {
+    /// Keeps the service's images only by their relative URL (`/v1/documents/images/{id}`);
+    /// the service itself uses [`Self::with_public_base_url`].
     pub fn new() -> Self {
         Self::with_slice_bytes(SLICE_BYTES)
+    }
+
+    /// Also keeps the service's images by their absolute URL under `public_base_url`
+    /// (scheme://host[:port], as the service writes them into uploaded documents).
+    pub fn with_public_base_url(public_base_url: &str) -> Self {
+        Self { own_images: images::OwnImages::at(public_base_url), ..Self::new() }
     }
 
     /// Cuts documents into slices of at least `slice_bytes` (`usize::MAX`: never), for tests
     /// and measurements; [`Self::new`] uses [`SLICE_BYTES`]. The sections do not depend on it.
     pub fn with_slice_bytes(slice_bytes: usize) -> Self {
-        Self { cleaner: sanitize::builder(), slice_bytes: slice_bytes.max(1) }
+        Self { cleaner: sanitize::builder(), slice_bytes: slice_bytes.max(1), own_images: Default::default() }
     }
 
-    /// The sanitized HTML, before sectioning (same allow-list as `sectionize`).
+    /// The sanitized HTML, before sectioning (same rules as `sectionize`).
     pub fn sanitize(&self, html: &str) -> Result<String, HtmlError> {
+        let clean = self.clean(html)?;
+        if !clean.contains("<img") {
+            return Ok(clean);
+        }
+        let dom = parse_fragment(&clean);
+        let Some(root) = dom.document.children.borrow().first().cloned() else { return Ok(clean) };
+        images::fix_images(&root, &self.own_images);
+        Ok(sections::serialize(&root, html5ever::serialize::TraversalScope::ChildrenOnly(None)))
+    }
+
+    /// Ammonia's part of sanitizing.
+    fn clean(&self, html: &str) -> Result<String, HtmlError> {
         if depth::too_deep(html, MAX_DEPTH) {
             return Err(HtmlError::TooDeep);
         }
@@ -99,15 +126,25 @@ impl HtmlSections for Html5everSections {
         new_id: &mut dyn FnMut() -> ChunkId,
         each: &mut dyn FnMut(Section) -> Result<(), HtmlError>,
     ) -> Result<(), HtmlError> {
+        self.sectionize_reporting(html, new_id, each).map(|_| ())
+    }
+
+    fn sectionize_reporting(
+        &self,
+        html: &str,
+        new_id: &mut dyn FnMut() -> ChunkId,
+        each: &mut dyn FnMut(Section) -> Result<(), HtmlError>,
+    ) -> Result<SanitizeReport, HtmlError> {
         let mut used = sections::IdSet::default();
+        let mut report = SanitizeReport::default();
         for slice in slices::slices(html, self.slice_bytes) {
             if slice.bytes().all(|b| text::is_html_space(b as char)) {
                 continue;
             }
-            let clean = self.sanitize(slice)?;
-            sections::sections_of_clean(&clean, new_id, &mut used, each)?;
+            let clean = self.clean(slice)?;
+            report.remote_images += sections::sections_of_clean(&clean, &self.own_images, new_id, &mut used, each)?;
         }
-        Ok(())
+        Ok(report)
     }
 }
 

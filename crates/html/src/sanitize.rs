@@ -1,6 +1,8 @@
 //! The sanitizer: an ammonia allow-list, plus the checks ammonia cannot express: which data
 //! URLs an image may use, and the `style` attribute (ammonia 3 passes it as is; ammonia 4
-//! filters it with cssparser, whose MPL-2.0 licence the project does not allow).
+//! filters it with cssparser, whose MPL-2.0 licence the project does not allow), whose
+//! lengths are bounded (`bounds.rs`). Pictures from elsewhere than the service become
+//! placeholders after ammonia (`images.rs`).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -10,6 +12,8 @@ use ammonia::{Builder, Url, UrlRelative};
 use maplit::{hashmap, hashset};
 use redline_domain::document::SECTION_TAGS;
 
+use crate::bounds::bound;
+use crate::images::REMOTE_IMAGE_CLASS;
 use crate::sections::{CONTAINERS, RENAMED_BLOCKS};
 
 /// Elements kept besides the section elements.
@@ -147,7 +151,8 @@ pub(crate) fn builder() -> Builder<'static> {
         .tag_attribute_values(HashMap::new())
         .set_tag_attribute_values(HashMap::new())
         .generic_attributes(hashset!["dir", "lang", "style", "data-chunk-id"])
-        .allowed_classes(HashMap::new())
+        // The placeholder of a remote picture keeps its class through a second sanitizing.
+        .allowed_classes(hashmap!["span" => hashset![REMOTE_IMAGE_CLASS]])
         // `data` only for `img src` (checked in `filter_attribute`).
         .url_schemes(hashset!["http", "https", "mailto", "data"])
         .url_relative(UrlRelative::PassThrough)
@@ -162,6 +167,8 @@ pub(crate) fn builder() -> Builder<'static> {
 fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Option<Cow<'u, str>> {
     let ok = match attribute {
         "href" => url_ok(value, &["http", "https", "mailto"]),
+        // A picture from elsewhere keeps its address here: `images::fix_images` turns it
+        // into a placeholder that shows it.
         "src" => element == "img" && (url_ok(value, &["http", "https"]) || data_image_ok(value)),
         "style" => {
             let style = filter_style(value);
@@ -173,7 +180,7 @@ fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Optio
 }
 
 /// What the URL parser (and browsers) ignore around a URL.
-fn trim_url(value: &str) -> &str {
+pub(crate) fn trim_url(value: &str) -> &str {
     value.trim_matches(|c: char| c <= ' ')
 }
 
@@ -187,7 +194,7 @@ fn url_ok(value: &str, schemes: &[&str]) -> bool {
 }
 
 /// `data:image/(png|jpeg|gif|webp);base64,<base64>`.
-fn data_image_ok(value: &str) -> bool {
+pub(crate) fn data_image_ok(value: &str) -> bool {
     let v = trim_url(value);
     let Some(rest) = v.get(..5).filter(|p| p.eq_ignore_ascii_case("data:")).map(|_| &v[5..]) else {
         return false;
@@ -207,8 +214,8 @@ fn data_image_ok(value: &str) -> bool {
 
 /// Filters a `style` attribute: keeps the declarations of allowed properties whose values
 /// are plainly harmless (keywords, numbers, colours, quoted font names, `rgb()`-like
-/// functions; no `url()`, no escapes, no comments) and writes them as
-/// `name: value; name: value`. Idempotent.
+/// functions; no `url()`, no escapes, no comments), with their lengths within bounds
+/// (`bounds::bound`), and writes them as `name: value; name: value`. Idempotent.
 pub(crate) fn filter_style(style: &str) -> String {
     let mut out = String::with_capacity(style.len() + 8);
     for declaration in split_declarations(style) {
@@ -217,7 +224,7 @@ pub(crate) fn filter_style(style: &str) -> String {
         if !STYLE_PROPERTIES.contains(&name.as_str()) {
             continue;
         }
-        let Some(value) = safe_css_value(value) else { continue };
+        let Some(value) = safe_css_value(value).and_then(|v| bound(&name, &v)) else { continue };
         if !out.is_empty() {
             out.push_str("; ");
         }
@@ -354,6 +361,30 @@ mod tests {
         assert_eq!(filter_style(""), "");
         for s in ["color:#ff0000;font-weight:bold", "font-family: 'A' , serif ; margin : 0  auto"] {
             assert_eq!(filter_style(&filter_style(s)), filter_style(s));
+        }
+    }
+
+    #[test]
+    fn bounded_styles() {
+        for (style, kept) in [
+            ("padding:5000px;margin:-5000px;color:transparent", "padding: 24px; margin: 0px; color: transparent"),
+            ("margin: -1em auto 2em", "margin: 0em auto 2em"),
+            ("width: 30cm; height: 1e4PX", "width: 25.4cm; height: 960px"),
+            ("font-size: 3em; line-height: 9", "font-size: 3rem; line-height: 4"),
+            (
+                "border: thick double rgb(1, 2, 3); border-top: 1in solid",
+                "border: thick double rgb(1, 2, 3); border-top: 0.16in solid",
+            ),
+            ("width: 50vw; width: 50%", "width: 50%"),
+            ("text-indent: -2em; vertical-align: -0.5em", "text-indent: 0em; vertical-align: -0.5em"),
+            (
+                "border-radius: 9999px; background: red 5000px 5000px",
+                "border-radius: 9999px; background: red 5000px 5000px",
+            ),
+        ] {
+            let once = filter_style(style);
+            assert_eq!(once, kept, "{style}");
+            assert_eq!(filter_style(&once), once, "idempotent: {style}");
         }
     }
 }

@@ -10,6 +10,7 @@ use markup5ever_rcdom::{Handle, Node, NodeData, SerializableHandle};
 use redline_domain::document::{is_section_tag, ChunkId, Section, CHUNK_ID_MAX_LEN};
 use redline_ports::documents::HtmlError;
 
+use crate::images::{fix_images, OwnImages};
 use crate::text::{is_html_space, text_of_node};
 use crate::{parse_fragment, sanitize, MAX_DEPTH};
 
@@ -135,7 +136,7 @@ impl Collector {
 /// A new HTML element with these children (the children keep their old parent link, which
 /// nothing here reads). Wrappers share their children with the parsed tree: both are
 /// dropped together, after serialization.
-fn element(tag: &str, attrs: Vec<Attribute>, children: Vec<Handle>) -> Handle {
+pub(crate) fn element(tag: &str, attrs: Vec<Attribute>, children: Vec<Handle>) -> Handle {
     let node = Node::new(NodeData::Element {
         name: QualName::new(None, ns!(html), LocalName::from(tag)),
         attrs: RefCell::new(attrs),
@@ -408,7 +409,7 @@ fn outer_html(root: &Handle) -> String {
     serialize(root, TraversalScope::IncludeNode)
 }
 
-fn serialize(root: &Handle, traversal_scope: TraversalScope) -> String {
+pub(crate) fn serialize(root: &Handle, traversal_scope: TraversalScope) -> String {
     let mut buf = Vec::new();
     let opts = SerializeOpts { traversal_scope, ..SerializeOpts::default() };
     // Writing to a Vec cannot fail; the serializer writes UTF-8.
@@ -423,21 +424,25 @@ fn tag_of(root: &Handle) -> String {
     }
 }
 
-/// Sections of HTML that ammonia already sanitized, handed to `each` in order. `used` holds
-/// the ids of the sections of the document before this HTML (a slice of it), and gets theirs.
+/// Sections of HTML that ammonia already sanitized, handed to `each` in order, with its
+/// remote pictures replaced (`images::fix_images`; answers how many). `used` holds the ids
+/// of the sections of the document before this HTML (a slice of it), and gets theirs.
 pub(crate) fn sections_of_clean(
     clean: &str,
+    own_images: &OwnImages,
     new_id: &mut dyn FnMut() -> ChunkId,
     used: &mut IdSet,
     each: &mut dyn FnMut(Section) -> Result<(), HtmlError>,
-) -> Result<(), HtmlError> {
+) -> Result<usize, HtmlError> {
     let mut dom = parse_fragment(clean);
-    let Some(mut root) = dom.document.children.borrow().first().cloned() else { return Ok(()) };
+    let Some(mut root) = dom.document.children.borrow().first().cloned() else { return Ok(0) };
     if rename_blocks(&root) {
         dom = parse_fragment(&serialize(&root, TraversalScope::ChildrenOnly(None)));
-        let Some(again) = dom.document.children.borrow().first().cloned() else { return Ok(()) };
+        let Some(again) = dom.document.children.borrow().first().cloned() else { return Ok(0) };
         root = again;
     }
+    // A placeholder is inline like the picture it replaces: the tree parses back the same.
+    let remote_images = fix_images(&root, own_images);
     let blocks = collect_blocks(&root);
     for b in &blocks {
         tidy_subtree(&b.root)?;
@@ -461,5 +466,5 @@ pub(crate) fn sections_of_clean(
         set_id(&b.root, &id);
         each(Section { id, tag: tag_of(&b.root), html: outer_html(&b.root), text: text_of_node(&b.root) })?;
     }
-    Ok(())
+    Ok(remote_images)
 }

@@ -245,16 +245,22 @@ fn pre_keeps_its_content_across_round_trips() {
 fn images_and_links() {
     let png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
     let html = format!(
-        "<p><img src=\"/v1/documents/images/abc123\" alt=\"A\" width=\"10\" height=\"20\"><img src=\"{png}\">\
+        "<p><img src=\"/v1/documents/images/img_0123456789abcdef0123456789abcdef\" alt=\"A\" width=\"10\" height=\"20\"><img src=\"{png}\">\
          <img src=\"https://example.com/x.png\"><img src=\"data:image/svg+xml;base64,PHN2Zz4=\"><img src=\"data:text/html,<script>\">\
          <img src=\"mailto:a@b.c\"><a href=\"mailto:a@b.c\">m</a><a href=\"/rel\">r</a><a href=\"data:text/html,x\">d</a>\
          <a href=\"https://example.com\" rel=\"opener\" target=\"_blank\">h</a></p>"
     );
     let s = round_trip(&html);
     let h = &s[0].html;
-    assert!(h.contains(r#"<img alt="A" height="20" src="/v1/documents/images/abc123" width="10">"#), "{h}");
+    assert!(
+        h.contains(
+            r#"<img alt="A" height="20" src="/v1/documents/images/img_0123456789abcdef0123456789abcdef" width="10">"#
+        ),
+        "{h}"
+    );
     assert!(h.contains(&format!("<img src=\"{png}\">")), "{h}");
-    assert!(h.contains(r#"<img src="https://example.com/x.png">"#), "{h}");
+    // A picture from elsewhere is a placeholder (tests/untrusted.rs).
+    assert!(h.contains(r#"<span class="remote-image">[remote image: https://example.com/x.png]</span>"#), "{h}");
     assert_eq!(h.matches("<img>").count(), 3, "{h}");
     assert!(h.contains(r#"<a href="mailto:a@b.c" rel="noopener noreferrer">m</a>"#), "{h}");
     assert!(h.contains(r#"<a href="/rel" rel="noopener noreferrer">r</a>"#), "{h}");

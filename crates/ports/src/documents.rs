@@ -19,12 +19,21 @@ pub enum HtmlError {
     TooManySections { limit: usize },
 }
 
+/// What sanitizing changed that a reader would miss, for an upload's warnings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SanitizeReport {
+    /// Pictures from another address than the service's own images, replaced by a
+    /// placeholder that names the address.
+    pub remote_images: usize,
+}
+
 /// Sanitizes and sections HTML. CPU-bound and synchronous; callers run it on the blocking
 /// pool for large inputs. (No mockall mock: its callback argument defeats the macro; tests
 /// use the real adapter or a small fake.)
 pub trait HtmlSections: Send + Sync {
     /// Sanitizes `html` (no script, no event handlers, no `javascript:` URLs, only safe
-    /// styles) and splits it into sections: every top-level block (`h1`–`h6`, `p`, `ul`,
+    /// styles with bounded lengths, pictures only from the service itself or `data:` URLs,
+    /// any other one replaced by a placeholder naming its address) and splits it into sections: every top-level block (`h1`–`h6`, `p`, `ul`,
     /// `ol`, `table`, `blockquote`, `pre`, `figure`, `hr`, `div`) is one; runs of inline
     /// content and bare text between blocks are wrapped in a `<p>`; container elements
     /// (`section`, `article`, `main`, `header`, `footer`, `aside`, `nav`, `body`, `html`) are
@@ -52,6 +61,17 @@ pub trait HtmlSections: Send + Sync {
             each(s)?;
         }
         Ok(())
+    }
+
+    /// `sectionize_each`, answering what sanitizing changed that a reader would miss (the
+    /// default reports nothing).
+    fn sectionize_reporting(
+        &self,
+        html: &str,
+        new_id: &mut dyn FnMut() -> ChunkId,
+        each: &mut dyn FnMut(Section) -> Result<(), HtmlError>,
+    ) -> Result<SanitizeReport, HtmlError> {
+        self.sectionize_each(html, new_id, each).map(|()| SanitizeReport::default())
     }
 }
 

@@ -22,5 +22,6 @@ mod protocol;
 mod relevance;
 mod replicas;
 mod templates;
+mod untrusted;
 mod web_sessions;
 mod web_users;
