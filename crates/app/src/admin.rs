@@ -1,4 +1,4 @@
-//! `redline admin …`: the operator's commands (decisions.md §10). Each prints one JSON
+//! `redline admin …`: the operator's commands (README.md, "Configuration"). Each prints one JSON
 //! object on stdout; a failure is a message on stderr and a non-zero exit.
 
 use anyhow::{anyhow, bail};

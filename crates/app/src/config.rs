@@ -1,5 +1,5 @@
 //! Configuration: `REDLINE_*` environment variables, typed once at start-up and passed down
-//! (never a global). Defaults are those of decisions.md §1 and §10.
+//! (never a global). Defaults are those of README.md, "Configuration".
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -37,7 +37,7 @@ pub struct Config {
     pub log_format: String,
     /// The language model: `builtin` (default) or `openai`.
     pub llm: LlmConfig,
-    /// Tunables of chat jobs (decisions.md §10).
+    /// Tunables of chat jobs (README.md, "Configuration").
     pub jobs: JobsConfig,
     /// Blob store, mail, signed links and export caps.
     pub outbound: crate::outbound::OutboundConfig,

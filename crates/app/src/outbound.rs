@@ -1,4 +1,4 @@
-//! Files, mail and signed links: their configuration (decisions.md §1, §10) and the adapters
+//! Files, mail and signed links: their configuration (README.md, "Configuration") and the adapters
 //! it chooses.
 //!
 //! | variable | default |

@@ -1,4 +1,4 @@
-//! Exports (decisions.md §8): a document rendered to DOCX, PDF, HTML, Markdown or text, either
+//! Exports (docs/api.md, "Export"): a document rendered to DOCX, PDF, HTML, Markdown or text, either
 //! answered at once (under a per-format cap) or rendered in the background, kept in the blob
 //! store and e-mailed as a signed download link.
 
@@ -28,7 +28,7 @@ pub use link::{LinkSigner, SignedLink};
 pub const MAX_EXPORT_IMAGES: usize = 512;
 pub const MAX_EXPORT_IMAGE_BYTES: usize = 256 * 1024 * 1024;
 
-/// Settings of exports (decisions.md §10).
+/// Settings of exports (README.md, "Configuration").
 #[derive(Debug, Clone)]
 pub struct ExportConfig {
     /// `REDLINE_EXPORT_CAP_BYTES`: the cap of every format without its own.

@@ -10,7 +10,7 @@ use redline_ports::records::{PlanSettings, PromoGrantRecord};
 use redline_ports::usage::{HoldOutcome, LedgerEntry};
 use redline_ports::{Clock, IdentityStore, StoreError, UsageStore};
 
-/// One active promotion grant (interface.md ActivePromotionInfo).
+/// One active promotion grant (the contract's ActivePromotionInfo).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromotionInfo {
     pub redemption_id: String,
@@ -36,7 +36,7 @@ impl Bucket {
     }
 }
 
-/// Everything interface.md's UsageInfo shows.
+/// Everything the contract's UsageInfo shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageInfo {
     pub monthly_used: i64,

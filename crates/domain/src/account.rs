@@ -109,7 +109,7 @@ impl fmt::Debug for Password {
     }
 }
 
-/// Subscription tiers (interface.md UsageInfo.subscription_tier).
+/// Subscription tiers (the contract's UsageInfo.subscription_tier).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Plan {
     Free,

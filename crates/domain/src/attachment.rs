@@ -1,4 +1,4 @@
-//! Attachments (decisions.md §6): the rules that do not need a database — what an uploaded
+//! Attachments (docs/api.md, "Attachments"): the rules that do not need a database — what an uploaded
 //! file's name may be once it is data, how extracted text is cut into passages, and which
 //! words of a search query are worth looking up.
 

@@ -1,4 +1,4 @@
-//! The sectioned document (decisions.md §4): HTML whose every top-level block carries a
+//! The sectioned document (docs/api.md, "Documents"): HTML whose every top-level block carries a
 //! unique, stable `data-chunk-id`. Edits address sections by id and keep every other id.
 //!
 //! Parsing HTML into sections and sanitizing it is an adapter's job (html5ever, ammonia);

@@ -1,4 +1,4 @@
-//! File formats accepted for upload (interface.md Limits) and offered for export.
+//! File formats accepted for upload (the contract's Limits) and offered for export.
 
 use std::fmt;
 

@@ -1,5 +1,5 @@
 //! Agent handoff: an agent-created account is taken over by a human operator with a link
-//! token and a 6-digit code (decisions.md §3).
+//! token and a 6-digit code (docs/api.md, "Agents").
 
 /// Wrong codes after which a link is disabled for ever.
 pub const MAX_WRONG_CODES: u32 = 5;

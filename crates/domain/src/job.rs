@@ -1,5 +1,5 @@
-//! Jobs and their state machine (decisions.md §5), and the proposed changes a chat turn
-//! makes to a document (interface.md PendingChange).
+//! Jobs and their state machine (docs/api.md, "Chat and jobs"), and the proposed changes a chat turn
+//! makes to a document (the contract's PendingChange).
 
 use std::fmt;
 
@@ -29,7 +29,7 @@ impl JobType {
     }
 }
 
-/// A job's status (interface.md States).
+/// A job's status (the contract's States).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JobStatus {
     Pending,
@@ -78,7 +78,7 @@ impl JobStatus {
         matches!(self, JobStatus::Completed | JobStatus::Failed | JobStatus::Cancelled)
     }
 
-    /// The transitions of decisions.md §5, plus in_progress → pending, which only crash
+    /// The transitions of docs/api.md, "Chat and jobs", plus in_progress → pending, which only crash
     /// recovery takes (a worker died holding the job).
     pub fn can_become(self, to: JobStatus) -> bool {
         use JobStatus::*;
@@ -192,7 +192,7 @@ impl Change {
     }
 }
 
-/// Sections a set of changes touches: what a turn is charged for (decisions.md §7).
+/// Sections a set of changes touches: what a turn is charged for (docs/api.md, "Usage and billing").
 pub fn sections_edited(changes: &[Change]) -> u64 {
     let mut ids: Vec<&str> = changes.iter().map(|c| c.chunk_id.as_str()).collect();
     ids.sort_unstable();

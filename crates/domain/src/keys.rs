@@ -91,7 +91,7 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// How many live (not revoked) keys an account may hold (interface.md, Limits).
+/// How many live (not revoked) keys an account may hold (the contract (docs/api.md), Limits).
 pub fn max_keys(plan: Plan) -> u32 {
     match plan {
         Plan::Free => 5,

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// The longest session id accepted (interface.md, Limits).
+/// The longest session id accepted (the contract (docs/api.md), Limits).
 pub const SESSION_ID_MAX_LEN: usize = 256;
 /// The pattern the contract states, as reported in validation errors.
 pub const SESSION_ID_PATTERN: &str = "^[A-Za-z0-9_.-]+$";

@@ -1,5 +1,5 @@
 //! Usage metering: monthly cycles, plan limits, promotion grants and how a charge is drawn
-//! (interface.md UsageInfo; decisions.md §7). Pure arithmetic, exhaustively tested.
+//! (the contract's UsageInfo; docs/api.md, "Usage and billing"). Pure arithmetic, exhaustively tested.
 //!
 //! The rules:
 //! - A cycle is a calendar month in UTC.

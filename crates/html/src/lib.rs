@@ -1,5 +1,5 @@
 //! The `HtmlSections` adapter: sanitizes HTML with ammonia and splits it into the sections of
-//! a document (decisions.md §4) with html5ever.
+//! a document (docs/api.md, "Documents") with html5ever.
 //!
 //! The steps of [`Html5everSections::sectionize`]:
 //! 1. a cheap parse that only measures nesting refuses HTML bombs ([`MAX_DEPTH`]);

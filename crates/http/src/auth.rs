@@ -92,7 +92,7 @@ pub struct WebUser {
 
 /// The session credential of a request: `Authorization: Bearer ws_…`, else the cookie when
 /// the request comes from the web app itself (see [`from_own_origin`]).
-/// An API key in the header is refused outright (interface.md Authentication 7).
+/// An API key in the header is refused outright (the contract's Authentication 7).
 pub fn session_credential(req: &HttpRequest, public_base_url: &str) -> Result<String, ApiError> {
     if let Some(value) = authorization(req) {
         let token = bearer_token(&value).ok_or_else(|| unauthorized(AuthFailure::NotBearer))?;

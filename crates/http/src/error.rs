@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::validation::ValidationItem;
 
-/// The detail of a missing `Authorization` header (decisions.md §2).
+/// The detail of a missing `Authorization` header (docs/api.md, "Authentication").
 pub const MISSING_HEADER_DETAIL: &str = "Missing Authorization header. Expected 'Authorization: Bearer <API_KEY>'";
 /// The detail of a header that is not `Bearer <key>`.
 pub const NOT_BEARER_DETAIL: &str = "Invalid Authorization header format. Expected 'Authorization: Bearer <API_KEY>'";
@@ -42,7 +42,7 @@ pub enum ApiError {
     Gone(String),
     #[error("too large")]
     PayloadTooLarge { request_bytes: u64, max_bytes: u64, contact_email: String, support_event_id: String },
-    /// An export over its format's cap (interface.md Errors Details 8): `detail` is an object.
+    /// An export over its format's cap (the contract's Errors Details 8): `detail` is an object.
     #[error("export too large")]
     ExportTooLarge {
         format: &'static str,
@@ -55,12 +55,12 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("too many requests: {detail}")]
     TooManyRequests { detail: String, retry_after_secs: u64 },
-    /// The monthly operations are used up (interface.md Errors 429, Details 4).
+    /// The monthly operations are used up (the contract's Errors 429, Details 4).
     #[error("quota exhausted")]
     QuotaExhausted { limit: i64, used: i64, retry_after_secs: u64 },
     #[error("service unavailable: {0}")]
     Unavailable(String),
-    /// A synchronous wait ran out (interface.md Errors 504).
+    /// A synchronous wait ran out (the contract's Errors 504).
     #[error("gateway timeout: {0}")]
     GatewayTimeout(String),
     /// The upstream AI model failed a synchronous turn.

@@ -36,7 +36,7 @@ pub struct ValidationErrorBody {
     pub detail: Vec<ValidationItem>,
 }
 
-/// A request body over the service's cap (413; interface.md Errors, Details 7).
+/// A request body over the service's cap (413; the contract's Errors, Details 7).
 #[derive(Serialize, ToSchema)]
 pub struct RequestTooLargeBody {
     /// The sizes observed and allowed, in MB and in bytes.

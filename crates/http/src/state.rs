@@ -17,7 +17,7 @@ use crate::metrics::Metrics;
 /// Settings of the HTTP shell.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// Request bodies above this are answered with the 413 JSON (interface.md Details 7).
+    /// Request bodies above this are answered with the 413 JSON (the contract's Details 7).
     pub max_body_bytes: u64,
     /// Shown in 413 bodies.
     pub contact_email: String,

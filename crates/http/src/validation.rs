@@ -1,4 +1,4 @@
-//! FastAPI-compatible validation errors (interface.md HTTPValidationError): every problem of
+//! FastAPI-compatible validation errors (the contract's HTTPValidationError): every problem of
 //! a request is reported at once as `{type, loc, msg, input}`, with the same `type` names a
 //! FastAPI service would use (`missing`, `string_type`, `string_pattern_mismatch`, …).
 
@@ -235,7 +235,7 @@ impl<'a> Fields<'a> {
         Some(s)
     }
 
-    /// A required session id (interface.md Limits).
+    /// A required session id (the contract's Limits).
     pub fn session_id(&mut self, field: &str) -> Option<SessionId> {
         let s = self.required_str(field)?;
         match session_id_at(s, self.loc(field)) {

@@ -1,4 +1,4 @@
-//! `builtin`: the deterministic, offline editor of decisions.md §9. It reads the request the
+//! `builtin`: the deterministic, offline editor of docs/api.md, "Chat and jobs". It reads the request the
 //! way a model would (the outline in the system message, the user's instruction, the tool
 //! results so far) and answers with tool calls or text, so it goes through exactly the same
 //! loop and tools as a real model. Used for demos, tests and zero-setup installs.

@@ -1,4 +1,4 @@
-//! Attachments (decisions.md §6): files attached to a session for the AI to search. Their
+//! Attachments (docs/api.md, "Attachments"): files attached to a session for the AI to search. Their
 //! bytes are in the `BlobStore`; their rows, their extracted passages and the full-text index
 //! over those passages are in the database (`AttachmentStore`). The AI reads them through
 //! `AttachmentSearch`: their names and a ranked passage search.

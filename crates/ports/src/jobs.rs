@@ -58,7 +58,7 @@ pub struct JobFilter {
     pub job_type: Option<JobType>,
 }
 
-/// One intermediate event of a job (interface.md JobMetadata.intermediate_responses).
+/// One intermediate event of a job (the contract's JobMetadata.intermediate_responses).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobEvent {
     /// 1, 2, 3, ... per job.
@@ -160,7 +160,7 @@ pub trait JobStore: Send + Sync {
     async fn delete_session_jobs(&self, owner: Owner, session: &SessionId) -> Result<Vec<JobRecord>, StoreError>;
 }
 
-/// A message of a session's chat history (decisions.md §4).
+/// A message of a session's chat history (docs/api.md, "Documents").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryMessage {
     pub message_id: String,

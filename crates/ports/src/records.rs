@@ -100,7 +100,7 @@ pub struct HandoffRecord {
     pub claimed_at: Option<Millis>,
 }
 
-/// A promotion code that an account can redeem once (decisions.md §2, §7, §10).
+/// A promotion code that an account can redeem once (docs/api.md, "Authentication").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromoCodeRecord {
     pub code: String,

@@ -1,4 +1,4 @@
-//! `POST /v1/agents/signup` (decisions.md §3).
+//! `POST /v1/agents/signup` (docs/api.md, "Agents").
 
 use serde_json::json;
 

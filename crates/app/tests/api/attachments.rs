@@ -1,4 +1,4 @@
-//! Attachments (decisions.md §6, §9): streamed uploads processed by jobs, the status
+//! Attachments (docs/api.md, "Attachments"): streamed uploads processed by jobs, the status
 //! endpoint, search, listing, reading and deleting, pre-signed uploads, refusals that leave
 //! nothing behind, ownership, documents indexed on upload, a retried job that does not index
 //! twice, the AI quoting a passage, and the same flow on an S3-compatible store (moto).

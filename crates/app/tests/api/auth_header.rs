@@ -1,4 +1,4 @@
-//! The three 401s of an API-key endpoint (decisions.md §2), on `GET /v1/sessions`; a header sent twice.
+//! The three 401s of an API-key endpoint (docs/api.md, "Authentication"), on `GET /v1/sessions`; a header sent twice.
 
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 

@@ -1,4 +1,4 @@
-//! The application body cap: 413 JSON of interface.md Errors, Details 7, with and without
+//! The application body cap: 413 JSON of the contract's Errors, Details 7, with and without
 //! `Content-Length`; bodies under the cap are read normally.
 
 use bytes::Bytes;

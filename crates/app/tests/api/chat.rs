@@ -1,4 +1,4 @@
-//! Chat turns as jobs (decisions.md §5, §9): the builtin editor end to end, approval, cancel,
+//! Chat turns as jobs (docs/api.md, "Chat and jobs"): the builtin editor end to end, approval, cancel,
 //! ownership, event streams, and a model that misbehaves (garbage, endless tool loops),
 //! served by a real HTTP server speaking the OpenAI wire format.
 
@@ -575,7 +575,7 @@ async fn a_turn_failing_after_an_approved_round_says_what_stays() {
     assert!(said.starts_with("This turn failed after the reviewer had approved 1 change"), "{said}");
 }
 
-/// Every model call is an intermediate event (decisions.md §9): an attempt that failed and
+/// Every model call is an intermediate event (docs/api.md, "Chat and jobs"): an attempt that failed and
 /// is tried again is a `status` event, sent while the turn waits, naming the failure's kind.
 #[tokio::test]
 async fn a_model_call_tried_again_is_an_event() {

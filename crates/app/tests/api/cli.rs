@@ -1,4 +1,4 @@
-//! The operator CLI `redline admin …` on the app's own database (decisions.md §10).
+//! The operator CLI `redline admin …` on the app's own database (README.md, "Configuration").
 
 use serde_json::json;
 

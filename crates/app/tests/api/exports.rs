@@ -1,5 +1,5 @@
-//! Export (interface.md POST /v1/documents/export, Errors 413 Details 8, Versioning 3;
-//! decisions.md §8, §10): every format, the `doc` alias, the 413 object, e-mailed links.
+//! Export (the contract's POST /v1/documents/export, Errors 413 Details 8, Versioning 3;
+//! docs/api.md, "Export"): every format, the `doc` alias, the 413 object, e-mailed links.
 
 use std::time::Duration;
 

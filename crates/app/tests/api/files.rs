@@ -1,4 +1,4 @@
-//! Images extracted from uploads (decisions.md §4): kept in the blob store, served without
+//! Images extracted from uploads (docs/api.md, "Documents"): kept in the blob store, served without
 //! Authorization at an unguessable URL, deleted with their session. Also the helpers the
 //! export tests share: documents made by a save, uploads as multipart bodies, the outbox.
 

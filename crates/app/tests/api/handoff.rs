@@ -1,5 +1,5 @@
 //! Agent handoff: link + 6-digit code, countdown of wrong codes, 410 for ever, claim
-//! (decisions.md §3, interface.md Authentication 10).
+//! (docs/api.md, "Agents", the contract's Authentication 10).
 
 use serde_json::{json, Value};
 

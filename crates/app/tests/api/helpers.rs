@@ -11,7 +11,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
-/// The detail of a request without `Authorization` (decisions.md §2).
+/// The detail of a request without `Authorization` (docs/api.md, "Authentication").
 pub const MISSING_HEADER: &str = "Missing Authorization header. Expected 'Authorization: Bearer <API_KEY>'";
 /// What the detail of a header that is not `Bearer <key>` must mention.
 pub const BEARER_FORMAT: &str = "Bearer <API_KEY>";

@@ -1,5 +1,5 @@
 //! API keys managed from the web app: creation, listing, revocation, plan limits
-//! (decisions.md §2, interface.md Authentication 3–5).
+//! (docs/api.md, "Authentication", the contract's Authentication 3–5).
 
 use serde_json::Value;
 

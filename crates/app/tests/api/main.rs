@@ -1,6 +1,6 @@
 //! Black-box tests of the real app: each test starts its own server (port 0, fresh data
 //! folder) and talks to it over HTTP; the operator CLI and the log checks run the real
-//! `redline` binary. Contract: shared/spec/interface.md and decisions.md §2, §3, §10.
+//! `redline` binary. Contract: docs/api.md, "Authentication".
 
 mod agents;
 mod attachments;

@@ -1,4 +1,4 @@
-//! Organizations over HTTP and their `lce_` keys (decisions.md §2).
+//! Organizations over HTTP and their `lce_` keys (docs/api.md, "Authentication").
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Templates (interface.md /v1/templates; docs/api.md "Templates"): built-in and owned
+//! Templates (the contract's /v1/templates; docs/api.md "Templates"): built-in and owned
 //! templates, applying one to a session, 403 for what is not the caller's.
 
 use serde_json::{json, Value};

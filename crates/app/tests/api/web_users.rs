@@ -1,5 +1,5 @@
 //! Web-app users: signup, login, logout, `/v1/users/me`, the cookie and its `Origin` check
-//! (decisions.md §2).
+//! (docs/api.md, "Authentication").
 
 use reqwest::header::{COOKIE, ORIGIN};
 use serde_json::json;

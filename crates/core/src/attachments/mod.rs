@@ -1,4 +1,4 @@
-//! Attachments (decisions.md §6, §9): files attached to a session for the AI to search.
+//! Attachments (docs/api.md, "Attachments"): files attached to a session for the AI to search.
 //!
 //! An upload is streamed to the blob store under the size cap (never whole in memory), then
 //! recorded with a queued `attachment_processing` job in one transaction. A worker runs the
@@ -40,7 +40,7 @@ pub use presign::{SignedUpload, UploadSigner, UPLOAD_PATH};
 /// Characters of extracted text kept as an attachment's preview.
 pub const PREVIEW_CHARS: usize = 1000;
 
-/// Tunables (decisions.md §10).
+/// Tunables (README.md, "Configuration").
 #[derive(Debug, Clone)]
 pub struct AttachmentConfig {
     /// `REDLINE_MAX_ATTACHMENT_BYTES`: uploads above this are refused (413).
@@ -400,7 +400,7 @@ impl Attachments {
             return Err(AttachmentError::Forbidden);
         }
         if record.state == AttachmentState::AwaitingUpload && record.upload_expires_at.is_some_and(|t| t < self.now()) {
-            // An expired pre-signed upload that never came is gone (interface.md Errors 404).
+            // An expired pre-signed upload that never came is gone (the contract's Errors 404).
             return Err(AttachmentError::NotFound);
         }
         Ok(record)
@@ -531,7 +531,7 @@ impl Attachments {
     }
 
     /// Hands out a pre-signed upload URL for a file of `file_size` bytes, valid for the
-    /// configured time (decisions.md §6). The session is created on first use.
+    /// configured time (docs/api.md, "Attachments"). The session is created on first use.
     pub async fn create_upload_url(
         &self,
         owner: Owner,

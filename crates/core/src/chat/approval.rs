@@ -1,4 +1,4 @@
-//! Approval of a turn's proposed changes (decisions.md §5): the approved ones are applied
+//! Approval of a turn's proposed changes (docs/api.md, "Chat and jobs"): the approved ones are applied
 //! onto the document as it is now, the turn completes, or with the reviewer's feedback on
 //! rejected ones it is queued again for another round.
 
@@ -12,7 +12,7 @@ use super::record::{Continuation, PublicChange, StoredChange, Turn, TurnMetadata
 use super::{Chat, ChatError, ChatResult};
 
 impl Chat {
-    /// Answers a job's pending changes (decisions.md §5).
+    /// Answers a job's pending changes (docs/api.md, "Chat and jobs").
     pub async fn approve(
         &self,
         owner: Owner,

@@ -49,7 +49,7 @@ impl Chat {
     /// changes (a partial approval with feedback, then a cancel, an approval timeout or a
     /// failure of the next round): those changes stay in the document, as the reviewer
     /// accepted them, so the turn goes into the history with the versions they span and a
-    /// revert to it undoes them. The turn is not billed (decisions.md §7). Nothing is written
+    /// revert to it undoes them. The turn is not billed (docs/api.md, "Usage and billing"). Nothing is written
     /// for a turn that applied nothing.
     pub(super) async fn record_interrupted_turn(&self, job: &JobRecord) {
         let turn = match Turn::read(job) {

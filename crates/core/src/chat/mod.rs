@@ -1,4 +1,4 @@
-//! Chat turns as jobs (decisions.md §5, §9).
+//! Chat turns as jobs (docs/api.md, "Chat and jobs").
 //!
 //! - `jobs`: queueing a turn (with usage admission), waiting for it, reading jobs as views.
 //! - `turn`: the editing loop a worker runs; `edit`: its tool calls on the working copy;
@@ -40,7 +40,7 @@ pub use history::History;
 pub use record::ResponseMode;
 use record::TurnRequest;
 
-/// Tunables of the chat machinery (decisions.md §10).
+/// Tunables of the chat machinery (README.md, "Configuration").
 #[derive(Debug, Clone)]
 pub struct ChatConfig {
     /// Wall-clock cap of a turn (and of a synchronous wait).
@@ -68,7 +68,7 @@ impl Default for ChatConfig {
     }
 }
 
-/// A chat request (decisions.md §5).
+/// A chat request (docs/api.md, "Chat and jobs").
 #[derive(Debug, Clone)]
 pub struct ChatRequest {
     pub session_id: SessionId,

@@ -65,7 +65,7 @@ trait Formatted {
     fn format(&self) -> u32;
 }
 
-/// How the result shows the document (decisions.md §5).
+/// How the result shows the document (docs/api.md, "Chat and jobs").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResponseMode {
@@ -288,7 +288,7 @@ fn changes(stored: &[StoredChange]) -> Result<Vec<Change>, StoreError> {
     stored.iter().map(StoredChange::to_change).collect()
 }
 
-/// A change as the job shows it to callers (interface.md PendingChange): in its metadata
+/// A change as the job shows it to callers (the contract's PendingChange): in its metadata
 /// while it awaits approval, in the result once applied, in the reviewer's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublicChange {
@@ -374,7 +374,7 @@ impl TurnResult {
     }
 }
 
-/// interface.md DocumentChanges of a completed turn.
+/// the contract's DocumentChanges of a completed turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DocumentChanges {
     /// The whole document (response mode `full`), else null.
@@ -389,7 +389,7 @@ pub struct DocumentChanges {
     pub chunk_diffs: Option<Vec<PublicChange>>,
 }
 
-/// The usage a completed turn reported (interface.md UsageInfo), as it was then.
+/// The usage a completed turn reported (the contract's UsageInfo), as it was then.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageRecord {
     pub monthly_used: i64,
@@ -404,7 +404,7 @@ pub struct UsageRecord {
     pub promotions: Vec<PromotionRecord>,
 }
 
-/// interface.md ActivePromotionInfo, as a completed turn reported it.
+/// the contract's ActivePromotionInfo, as a completed turn reported it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromotionRecord {
     pub redemption_id: String,

@@ -1,4 +1,4 @@
-//! The tools of the AI (decisions.md §9) and the working copy they act on. Edits change
+//! The tools of the AI (docs/api.md, "Chat and jobs") and the working copy they act on. Edits change
 //! the working copy at once (so later reads see them) and are recorded as `Change`s: applied
 //! at the end of the turn, or proposed for approval.
 

@@ -1,4 +1,4 @@
-//! Agent self-signup and operator handoff (decisions.md §3).
+//! Agent self-signup and operator handoff (docs/api.md, "Agents").
 
 use super::Routes;
 use actix_web::http::header;

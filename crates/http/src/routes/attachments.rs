@@ -1,4 +1,4 @@
-//! Attachments (decisions.md §6): streamed uploads (202 with the processing job), the
+//! Attachments (docs/api.md, "Attachments"): streamed uploads (202 with the processing job), the
 //! processing status, listing, reading and deleting attachments, the passage search the AI
 //! uses, and pre-signed uploads (`POST /v1/attachments/upload-url`, then a `PUT` with no
 //! Authorization).
@@ -183,7 +183,7 @@ fn content_length(req: &HttpRequest) -> Option<u64> {
     req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())
 }
 
-/// An attachment failure as a response; a size over the cap is the 413 JSON of interface.md.
+/// An attachment failure as a response; a size over the cap is the 413 JSON of the contract (docs/api.md).
 fn attachment_error(e: AttachmentError, req: &HttpRequest, state: &AppState, seen: Option<u64>) -> ApiError {
     match e {
         AttachmentError::TooLarge { limit, size } => {

@@ -1,4 +1,4 @@
-//! Web-app accounts: `POST /v1/auth/signup`, `/login`, `/logout` (decisions.md §2).
+//! Web-app accounts: `POST /v1/auth/signup`, `/login`, `/logout` (docs/api.md, "Authentication").
 
 use super::Routes;
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
@@ -15,7 +15,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::validation::Fields;
 
-/// Lifetime of the session cookie: that of the session token (decisions.md §2, 30 days).
+/// Lifetime of the session cookie: that of the session token (docs/api.md, "Authentication", 30 days).
 const SESSION_COOKIE_MAX_AGE_SECS: i64 = 30 * 24 * 3600;
 
 pub fn configure(routes: &mut Routes<'_>) {

@@ -1,4 +1,4 @@
-//! Chat (decisions.md §5): `POST /v1/chat` (waits), `POST /v1/chat/async` (202 Job, or the
+//! Chat (docs/api.md, "Chat and jobs"): `POST /v1/chat` (waits), `POST /v1/chat/async` (202 Job, or the
 //! job's event stream), approval of proposed changes, and a session's history and revert.
 
 use super::Routes;
@@ -285,7 +285,7 @@ pub async fn chat_async(
     let request = chat_request(&body.0)?;
     let owner = principal.0.owner;
     let job = state.chat.submit(owner, request).await?;
-    // A billable answer carries the `X-Usage-*` headers (decisions.md §7): the turn's
+    // A billable answer carries the `X-Usage-*` headers (docs/api.md, "Usage and billing"): the turn's
     // operation is held from now on, so it counts as used.
     let usage = UsageBody::from(state.usage.current(owner).await?);
     if wants_event_stream(&req) {
@@ -310,7 +310,7 @@ fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
     }
 }
 
-/// Approves or rejects a job's pending changes (decisions.md §5).
+/// Approves or rejects a job's pending changes (docs/api.md, "Chat and jobs").
 #[utoipa::path(post, path = "/v1/chat/{session_id}/approve", tag = "chat", security(("bearer" = [])),
     params(("session_id" = String, Path)),
     request_body(content = ApproveRequestBody),

@@ -1,4 +1,4 @@
-//! Documents (decisions.md §4): upload, read, save, versions; and deleting a session.
+//! Documents (docs/api.md, "Documents"): upload, read, save, versions; and deleting a session.
 
 use super::Routes;
 use actix_web::http::header;

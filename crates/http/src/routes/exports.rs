@@ -1,5 +1,5 @@
-//! Export (interface.md POST /v1/documents/export, Errors 413 Details 8, Versioning 3;
-//! decisions.md §8): the file at once, or by an e-mailed signed link.
+//! Export (the contract's POST /v1/documents/export, Errors 413 Details 8, Versioning 3;
+//! docs/api.md, "Export"): the file at once, or by an e-mailed signed link.
 
 use super::Routes;
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType, HeaderValue};
@@ -28,7 +28,7 @@ pub fn configure(routes: &mut Routes<'_>) {
 /// The strict enum of `format`, with the legacy alias `doc` (served as DOCX).
 pub const FORMATS: [&str; 6] = ["docx", "pdf", "html", "markdown", "txt", "doc"];
 
-/// The `detail` of an export over its format's cap (interface.md Errors, Details 8).
+/// The `detail` of an export over its format's cap (the contract's Errors, Details 8).
 #[derive(Serialize, ToSchema)]
 pub struct ExportTooLargeDetail {
     /// `document_too_large`

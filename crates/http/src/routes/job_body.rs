@@ -1,9 +1,9 @@
-//! The JSON bodies of jobs and of what they carry (interface.md Job, DocumentChanges,
+//! The JSON bodies of jobs and of what they carry (the contract's Job, DocumentChanges,
 //! PendingChange, UsageInfo), mapped from `core`'s [`JobView`].
 //!
 //! These bodies list their keys in alphabetical order at every level, as the service has
 //! always sent them; [`render`] keeps that order whatever the fields' order in the structs
-//! (which is the order of interface.md, and of the OpenAPI document).
+//! (which is the order of the contract (docs/api.md), and of the OpenAPI document).
 
 use actix_web::web::Bytes;
 use redline_core::chat::record::{DocumentChanges, PromotionRecord, PublicChange, TurnResult, UsageRecord};
@@ -28,7 +28,7 @@ pub fn value<T: Serialize>(body: &T) -> Value {
     serde_json::to_value(body).unwrap_or(Value::Null)
 }
 
-/// interface.md Job.
+/// the contract's Job.
 #[derive(Serialize, ToSchema)]
 pub struct JobBody {
     pub job_id: String,
@@ -66,7 +66,7 @@ pub enum JobMetadataBody {
     Attachment(AttachmentMetadataBody),
 }
 
-/// interface.md JobMetadata of a chat turn.
+/// the contract's JobMetadata of a chat turn.
 #[derive(Serialize, ToSchema)]
 pub struct ChatMetadataBody {
     pub message: String,
@@ -114,7 +114,7 @@ pub struct AttachmentResultBody {
     pub characters: i64,
 }
 
-/// interface.md DocumentChanges.
+/// the contract's DocumentChanges.
 #[derive(Serialize, ToSchema)]
 pub struct DocumentChangesBody {
     /// The whole document (response mode `full`); null in `compact` and while changes await
@@ -131,7 +131,7 @@ pub struct DocumentChangesBody {
     pub chunk_diffs: Option<Vec<ChangeBody>>,
 }
 
-/// interface.md PendingChange.
+/// the contract's PendingChange.
 #[derive(Clone, Serialize, ToSchema)]
 pub struct ChangeBody {
     pub change_id: String,
@@ -162,7 +162,7 @@ pub struct EventBody {
     pub timestamp: String,
 }
 
-/// `GET /v1/jobs` and `GET /v1/sessions/{session_id}/jobs` (interface.md JobListResponse).
+/// `GET /v1/jobs` and `GET /v1/sessions/{session_id}/jobs` (the contract's JobListResponse).
 #[derive(Serialize, ToSchema)]
 pub struct JobListBody {
     /// One page of jobs, newest first.

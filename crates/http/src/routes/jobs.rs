@@ -1,4 +1,4 @@
-//! Jobs (decisions.md §5): listings, polling, cancelling, and the server-sent event stream
+//! Jobs (docs/api.md, "Chat and jobs"): listings, polling, cancelling, and the server-sent event stream
 //! of a job (`intermediate`, `approval_required`, `final`; `Last-Event-ID` / `?after=N`
 //! resume; a comment heartbeat every 15 s).
 
@@ -36,7 +36,7 @@ pub fn configure(routes: &mut Routes<'_>) {
 const HEARTBEAT: Duration = Duration::from_secs(15);
 /// Streams re-read the job at least this often (signals usually come first).
 const POLL: Duration = Duration::from_secs(5);
-/// Jobs a page holds when the caller does not say (interface.md).
+/// Jobs a page holds when the caller does not say (the contract (docs/api.md)).
 const DEFAULT_LIMIT: usize = 20;
 /// Most jobs a page holds.
 const MAX_LIMIT: usize = 100;

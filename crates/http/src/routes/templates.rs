@@ -1,4 +1,4 @@
-//! Templates (interface.md /v1/templates): built-in ones and the caller's own; applying one
+//! Templates (the contract's /v1/templates): built-in ones and the caller's own; applying one
 //! makes it the session's document.
 
 use super::Routes;

@@ -1,4 +1,4 @@
-//! `GET /v1/usage` and promotion codes (decisions.md §7).
+//! `GET /v1/usage` and promotion codes (docs/api.md, "Usage and billing").
 
 use super::Routes;
 use actix_web::http::header::{HeaderName, HeaderValue};
@@ -19,7 +19,7 @@ pub fn configure(routes: &mut Routes<'_>) {
     routes.get("/v1/usage", usage).post("/v1/users/me/promotions/redeem", redeem);
 }
 
-/// interface.md ActivePromotionInfo.
+/// the contract's ActivePromotionInfo.
 #[derive(Serialize, ToSchema)]
 pub struct ActivePromotionInfo {
     pub redemption_id: String,
@@ -29,7 +29,7 @@ pub struct ActivePromotionInfo {
     pub expires_at: Option<String>,
 }
 
-/// interface.md UsageInfo.
+/// the contract's UsageInfo.
 #[derive(Serialize, ToSchema)]
 pub struct UsageBody {
     pub monthly_used: i64,

@@ -1,5 +1,5 @@
 //! `/v1/users/*`: the signed-in web-app user, their API keys and organizations. Web-app
-//! session tokens only; an API key here is a 401 (interface.md Authentication 7).
+//! session tokens only; an API key here is a 401 (the contract's Authentication 7).
 
 use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
