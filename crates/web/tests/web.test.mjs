@@ -242,6 +242,17 @@ describe('organizations', () => {
     await page.getByRole('button', { name: 'Add member' }).click();
     await page.getByRole('alert').filter({ hasText: 'not found' }).waitFor();
 
+    // A colleague is added, listed by e-mail, and removed after a confirmation.
+    const colleague = await makeUser('colleague');
+    await page.getByLabel('Their e-mail').fill(colleague);
+    await page.getByLabel('Role').selectOption('admin');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    const row = page.getByRole('row', { name: new RegExp(colleague.replace(/[.+]/g, '\\$&')) });
+    await row.getByRole('cell', { name: 'admin' }).waitFor();
+    await row.getByRole('button', { name: `Remove ${colleague}` }).click();
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    await row.waitFor({ state: 'detached' });
+
     // Act for the organization and make a document there.
     await page.getByLabel('Acting for').selectOption({ label: 'Acme Legal' });
     await page.getByRole('link', { name: 'Documents' }).click();
@@ -347,6 +358,19 @@ describe('usage', () => {
     await page.getByRole('status').filter({ hasText: '250 operations added (Welcome pack).' }).waitFor();
     await page.getByText('250 of 250 operations left').waitFor();
     await screenshot(page, 'usage');
+    guard.check();
+    await context.close();
+  });
+
+  test('a month used up is said in words, with the day it comes back', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('spent'));
+    const me = await page.evaluate(async () => (await fetch('/v1/users/me')).json());
+    service.admin(['set-plan', '--user-id', me.user_id, '--plan', 'free', '--monthly-limit', '0']);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: "This month's operations are used up" });
+    await alert.waitFor();
+    assert.match((await alert.textContent()) || '', /refused until .*\d/);
     guard.check();
     await context.close();
   });
