@@ -18,7 +18,9 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 (cd crates/web && npm ci --no-audit --no-fund --silent)
 # The committed vendor files are the pinned versions, unchanged.
-for pair in "preact/dist/preact.module.js preact.mjs" "preact/hooks/dist/hooks.module.js preact-hooks.mjs" "htm/dist/htm.module.js htm.mjs"; do
+for pair in "preact/dist/preact.module.js preact.mjs" "preact/hooks/dist/hooks.module.js preact-hooks.mjs" \
+  "htm/dist/htm.module.js htm.mjs" "diff/libesm/diff/array.js diff/diff/array.js" \
+  "diff/libesm/diff/base.js diff/diff/base.js"; do
   set -- $pair
   if ! sed -e '/^\/\/# sourceMappingURL=/d' "crates/web/node_modules/$1" | cmp -s - "crates/web/assets/vendor/$2"; then
     echo "web: crates/web/assets/vendor/$2 differs from the pinned npm package; run scripts/vendor-web.sh" >&2
