@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The web app's checks: the npm tooling pinned by crates/web/package-lock.json (npm ci), the
-# vendored modules against it, the type check (tsc --noEmit --checkJs), and the browser tests
-# in Debian's Chromium against the release binary (built when missing).
+# vendored modules against it, the type check (tsc --noEmit --checkJs), and the tests of
+# crates/web/tests/: the browser tests in Debian's Chromium against the release binary (built
+# when missing), and the tests of pure modules such as the redline, which need no browser.
 #   scripts/test-web.sh [path/to/redline]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,9 @@ echo "   web: type check (tsc --noEmit --checkJs)"
 if [ ! -x "$chromium" ]; then
   if [ "${CI:-false}" = true ]; then echo "web: Chromium is required under CI=true ($chromium)" >&2; exit 1; fi
   printf '\n!! web: browser tests SKIPPED. Chromium is missing at %s (apt-get install chromium).\n\n' "$chromium" >&2
+  # The tests of pure modules need no browser: they still run.
+  echo "   web: tests without a browser"
+  node --test crates/web/tests/redline.test.mjs
   exit 0
 fi
 echo "   web: browser tests (Chromium $("$chromium" --version 2>/dev/null | awk '{print $2}'))"
