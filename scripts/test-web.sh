@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The web app's checks: the npm tooling pinned by crates/web/package-lock.json (npm ci), the
-# vendored modules against it, the type check (tsc --noEmit --checkJs), and the browser tests
-# in Debian's Chromium against the release binary (built when missing).
+# vendored modules against it, the type check (tsc --noEmit --checkJs), and the tests of
+# crates/web/tests/: the browser tests in Debian's Chromium against the release binary (built
+# when missing), and the tests of pure modules such as the redline, which need no browser.
 #   scripts/test-web.sh [path/to/redline]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +19,9 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 (cd crates/web && npm ci --no-audit --no-fund --silent)
 # The committed vendor files are the pinned versions, unchanged.
-for pair in "preact/dist/preact.module.js preact.mjs" "preact/hooks/dist/hooks.module.js preact-hooks.mjs" "htm/dist/htm.module.js htm.mjs"; do
+for pair in "preact/dist/preact.module.js preact.mjs" "preact/hooks/dist/hooks.module.js preact-hooks.mjs" \
+  "htm/dist/htm.module.js htm.mjs" "diff/libesm/diff/array.js diff/diff/array.js" \
+  "diff/libesm/diff/base.js diff/diff/base.js"; do
   set -- $pair
   if ! sed -e '/^\/\/# sourceMappingURL=/d' "crates/web/node_modules/$1" | cmp -s - "crates/web/assets/vendor/$2"; then
     echo "web: crates/web/assets/vendor/$2 differs from the pinned npm package; run scripts/vendor-web.sh" >&2
@@ -31,6 +34,9 @@ echo "   web: type check (tsc --noEmit --checkJs)"
 if [ ! -x "$chromium" ]; then
   if [ "${CI:-false}" = true ]; then echo "web: Chromium is required under CI=true ($chromium)" >&2; exit 1; fi
   printf '\n!! web: browser tests SKIPPED. Chromium is missing at %s (apt-get install chromium).\n\n' "$chromium" >&2
+  # The tests of pure modules need no browser: they still run.
+  echo "   web: tests without a browser"
+  node --test crates/web/tests/redline.test.mjs
   exit 0
 fi
 echo "   web: browser tests (Chromium $("$chromium" --version 2>/dev/null | awk '{print $2}'))"
