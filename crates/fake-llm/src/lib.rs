@@ -12,8 +12,10 @@
 //! arguments an object or a JSON string), or an object with any of `text`, `tool_calls`,
 //! `delay_s`, `match` (a substring the request's messages must contain), `status` with
 //! `body`/`headers` (an error answer; a string body is sent as text), or `raw` (these exact
-//! bytes as a 200 JSON body).
+//! bytes as a 200 JSON body). A key the fake does not know, in a script, a step or a tool
+//! call, is refused rather than ignored.
 
+mod script;
 mod validate;
 
 use std::sync::{Arc, Mutex};
@@ -24,9 +26,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
+use script::{Script, Step};
 use validate::validate;
-
-const DEFAULT_TEXT: &str = "OK (fake LLM: nothing scripted)";
 
 /// The fake server; it stops when dropped.
 pub struct Fake {
@@ -37,8 +38,8 @@ pub struct Fake {
 }
 
 struct State {
-    steps: Vec<Map<String, Value>>,
-    default: Map<String, Value>,
+    steps: Vec<Step>,
+    default: Step,
     requests: Vec<Value>,
     counter: u64,
 }
@@ -50,12 +51,7 @@ impl Fake {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake");
         std_listener.set_nonblocking(true).expect("a non-blocking listener");
         let url = format!("http://{}", std_listener.local_addr().expect("its address"));
-        let state = Arc::new(Mutex::new(State {
-            steps: Vec::new(),
-            default: normalize(json!(DEFAULT_TEXT)),
-            requests: Vec::new(),
-            counter: 0,
-        }));
+        let state = Arc::new(Mutex::new(State::new()));
         let (stop, stopped) = oneshot::channel::<()>();
         let served = Arc::clone(&state);
         std::thread::spawn(move || {
@@ -79,17 +75,13 @@ impl Fake {
 
     /// Replaces the queue with `{"steps": [...]}`, or extends it with `"append": true`; a
     /// `"default"` key sets the step given when the queue is empty (`null`: the built-in one).
+    ///
+    /// # Panics
+    /// On a script the fake cannot read (an unknown key, a step of the wrong shape), with the
+    /// problem.
     pub async fn script(&self, spec: Value) {
-        let steps: Vec<_> = spec["steps"].as_array().cloned().unwrap_or_default().into_iter().map(normalize).collect();
-        let mut state = self.state.lock().unwrap();
-        if spec["append"].as_bool().unwrap_or(false) {
-            state.steps.extend(steps);
-        } else {
-            state.steps = steps;
-        }
-        if let Some(default) = spec.get("default") {
-            state.default = if default.is_null() { normalize(json!(DEFAULT_TEXT)) } else { normalize(default.clone()) };
-        }
+        let script = script::parse(spec).unwrap_or_else(|problem| panic!("{problem}"));
+        self.state.lock().unwrap().apply(script);
     }
 
     /// Every completion request received, oldest first.
@@ -106,18 +98,25 @@ impl Drop for Fake {
     }
 }
 
-fn normalize(step: Value) -> Map<String, Value> {
-    match step {
-        Value::String(text) => Map::from_iter([("text".to_owned(), Value::String(text))]),
-        Value::Array(calls) => Map::from_iter([("tool_calls".to_owned(), Value::Array(calls))]),
-        Value::Object(map) => map,
-        other => panic!("a step is a string, a list of tool calls or an object, not {other}"),
-    }
-}
-
 impl State {
+    /// As the fake starts: nothing queued, the built-in default, no request received.
+    fn new() -> Self {
+        Self { steps: Vec::new(), default: script::built_in_default(), requests: Vec::new(), counter: 0 }
+    }
+
+    fn apply(&mut self, script: Script) {
+        if script.append {
+            self.steps.extend(script.steps);
+        } else {
+            self.steps = script.steps;
+        }
+        if let Some(default) = script.default {
+            self.default = default;
+        }
+    }
+
     /// The first queued step whose `match` occurs in the request's messages, else the default.
-    fn take(&mut self, body: &Value) -> (Map<String, Value>, &'static str) {
+    fn take(&mut self, body: &Value) -> (Step, &'static str) {
         let haystack = body.get("messages").map(Value::to_string).unwrap_or_default();
         let found = self.steps.iter().position(|step| match step.get("match").and_then(Value::as_str) {
             Some(needle) => haystack.contains(needle),
