@@ -7,6 +7,9 @@
 //!   service would refuse is answered 400 with its problems, and recorded with them.
 //! - [`Fake::script`] queues steps; [`Fake::requests`] gives back what arrived, in order, with
 //!   path, headers (lower-case names), body, stream flag, arrival time, problems and the step.
+//! - The same, over HTTP, outside `/v1`: `POST /_fake/script` takes what [`Fake::script`] takes
+//!   (204, or 400 with the problem), `GET /_fake/requests` gives what [`Fake::requests`] gives,
+//!   and `POST /_fake/reset` makes the fake as it started (204).
 //!
 //! A step is a string (the final text), a list of tool calls (`{"name", "arguments"}`, the
 //! arguments an object or a JSON string), or an object with any of `text`, `tool_calls`,
@@ -48,9 +51,15 @@ impl Fake {
     /// Binds a free port on loopback and serves from a thread of its own, so that a test's
     /// runtime (current-thread or not) never starves it.
     pub fn start() -> Self {
-        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake");
-        std_listener.set_nonblocking(true).expect("a non-blocking listener");
-        let url = format!("http://{}", std_listener.local_addr().expect("its address"));
+        Self::bind(0).expect("bind the fake")
+    }
+
+    /// Binds `127.0.0.1:port` (0: a free port) and serves from a thread of its own, like
+    /// [`Fake::start`].
+    pub fn bind(port: u16) -> std::io::Result<Self> {
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
+        std_listener.set_nonblocking(true)?;
+        let url = format!("http://{}", std_listener.local_addr()?);
         let state = Arc::new(Mutex::new(State::new()));
         let (stop, stopped) = oneshot::channel::<()>();
         let served = Arc::clone(&state);
@@ -70,7 +79,7 @@ impl Fake {
                 }
             });
         });
-        Self { base_url: format!("{url}/v1"), state, stop: Some(stop) }
+        Ok(Self { base_url: format!("{url}/v1"), state, stop: Some(stop) })
     }
 
     /// Replaces the queue with `{"steps": [...]}`, or extends it with `"append": true`; a
@@ -78,7 +87,7 @@ impl Fake {
     ///
     /// # Panics
     /// On a script the fake cannot read (an unknown key, a step of the wrong shape), with the
-    /// problem.
+    /// problem; `POST /_fake/script` answers it with a 400 instead.
     pub async fn script(&self, spec: Value) {
         let script = script::parse(spec).unwrap_or_else(|problem| panic!("{problem}"));
         self.state.lock().unwrap().apply(script);
@@ -175,6 +184,9 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
         headers.insert(name.trim().to_ascii_lowercase(), Value::String(value.trim().to_owned()));
     }
     let header = |name: &str| headers.get(name).and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+    if header("expect") == "100-continue" {
+        socket.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").await.ok()?;
+    }
     let body = if header("transfer-encoding").contains("chunked") {
         let mut body = Vec::new();
         loop {
@@ -229,11 +241,51 @@ async fn send_json(socket: &mut TcpStream, status: u16, body: &Value) -> std::io
     send(socket, status, "application/json", &Map::new(), body.to_string().as_bytes()).await
 }
 
+async fn send_no_content(socket: &mut TcpStream) -> std::io::Result<()> {
+    socket.write_all(b"HTTP/1.1 204 No Content\r\n\r\n").await?;
+    socket.flush().await
+}
+
 fn openai_error(message: &str) -> Value {
     json!({"error": {"message": message, "type": "invalid_request_error"}})
 }
 
+/// The control endpoints, outside `/v1`: script, read the records, reset.
+async fn control(socket: &mut TcpStream, request: Request, state: &Mutex<State>) -> std::io::Result<()> {
+    match (request.method.as_str(), request.path.as_str()) {
+        ("POST", "/_fake/script") => {
+            let script = serde_json::from_slice(&request.body)
+                .map_err(|e| format!("the script is not JSON: {e}"))
+                .and_then(script::parse);
+            match script {
+                Ok(script) => {
+                    state.lock().unwrap().apply(script);
+                    send_no_content(socket).await
+                }
+                Err(problem) => send_json(socket, 400, &openai_error(&problem)).await,
+            }
+        }
+        ("GET", "/_fake/requests") => {
+            let requests = Value::from(state.lock().unwrap().requests.clone());
+            send_json(socket, 200, &requests).await
+        }
+        ("POST", "/_fake/reset") => {
+            *state.lock().unwrap() = State::new();
+            send_no_content(socket).await
+        }
+        (method, path) => {
+            let message = format!(
+                "no route {method} {path}; the control endpoints are POST /_fake/script, GET /_fake/requests and POST /_fake/reset"
+            );
+            send_json(socket, 404, &openai_error(&message)).await
+        }
+    }
+}
+
 async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) -> std::io::Result<()> {
+    if request.path.starts_with("/_fake/") {
+        return control(socket, request, state).await;
+    }
     if request.method == "GET" && request.path.ends_with("/models") {
         let models = json!({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "fake"}]});
         return send_json(socket, 200, &models).await;
