@@ -1,22 +1,4 @@
-//! A scriptable fake of an OpenAI-compatible Chat Completions server, served from a thread of
-//! the test process.
-//!
-//! - `POST …/chat/completions` answers with the next scripted step, as one JSON body
-//!   (`"stream": false` or absent) or as SSE chunks (`delta.content`, `delta.tool_calls`, a
-//!   usage chunk when `stream_options.include_usage`, then `data: [DONE]`). A request the real
-//!   service would refuse is answered 400 with its problems, and recorded with them.
-//! - [`Fake::script`] queues steps; [`Fake::requests`] gives back what arrived, in order, with
-//!   path, headers (lower-case names), body, stream flag, arrival time, problems and the step.
-//! - The same, over HTTP, outside `/v1`: `POST /_fake/script` takes what [`Fake::script`] takes
-//!   (204, or 400 with the problem), `GET /_fake/requests` gives what [`Fake::requests`] gives,
-//!   and `POST /_fake/reset` makes the fake as it started (204).
-//!
-//! A step is a string (the final text), a list of tool calls (`{"name", "arguments"}`, the
-//! arguments an object or a JSON string), or an object with any of `text`, `tool_calls`,
-//! `delay_s`, `match` (a substring the request's messages must contain), `status` with
-//! `body`/`headers` (an error answer; a string body is sent as text), or `raw` (these exact
-//! bytes as a 200 JSON body). A key the fake does not know, in a script, a step or a tool
-//! call, is refused rather than ignored.
+#![doc = include_str!("../README.md")]
 
 mod script;
 mod validate;
