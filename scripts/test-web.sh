@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # The web app's checks: the npm tooling pinned by crates/web/package-lock.json (npm ci), the
 # vendored modules against it, the type check (tsc --noEmit --checkJs), and the tests of
-# crates/web/tests/: the browser tests in Debian's Chromium against the release binary (built
-# when missing), and the tests of pure modules such as the redline, which need no browser.
-#   scripts/test-web.sh [path/to/redline]
+# crates/web/tests/: the browser tests in Debian's Chromium against the release binary and the
+# OpenAI-wire fake (crates/fake-llm), each built when missing, and the tests of pure modules
+# such as the redline, which need no browser.
+#   [REDLINE_FAKE_LLM_BIN=path/to/redline-fake-llm] scripts/test-web.sh [path/to/redline]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 target=${CARGO_TARGET_DIR:-$root/target}
 binary=${1:-$target/release/redline}
-[ -x "$binary" ] || cargo build --release -p redline-app
+fake_llm=${REDLINE_FAKE_LLM_BIN:-$target/release/redline-fake-llm}
+missing=()
+[ -x "$binary" ] || missing+=(-p redline-app)
+[ -x "$fake_llm" ] || missing+=(-p redline-fake-llm)
+if [ ${#missing[@]} -gt 0 ]; then cargo build --release "${missing[@]}"; fi
 chromium=${REDLINE_CHROMIUM:-/usr/bin/chromium}
 
 if ! command -v npm >/dev/null 2>&1; then
@@ -40,4 +45,4 @@ if [ ! -x "$chromium" ]; then
   exit 0
 fi
 echo "   web: browser tests (Chromium $("$chromium" --version 2>/dev/null | awk '{print $2}'))"
-REDLINE_BIN=$binary node --test --test-concurrency=1 crates/web/tests/
+REDLINE_BIN=$binary REDLINE_FAKE_LLM_BIN=$fake_llm node --test --test-concurrency=1 crates/web/tests/

@@ -30,7 +30,9 @@ step "Rust tests: unit, storage contract (SQLite + PostgreSQL), API, xtask check
 cargo test --release --workspace
 
 step "the OpenAPI document: Schemathesis (every phase, fixed seed) and a generated client"
-cargo build --release -p redline-app
+# The browser tests' OpenAI-wire fake is built here too: one command, and redline-app's
+# features as they are when it is built alone.
+cargo build --release -p redline-app -p redline-fake-llm
 # Its stateful phase explores differently from run to run (ids the service makes differ), so a
 # finding is printed loudly but fails the run only with SCHEMATHESIS_STRICT=1.
 if ! scripts/schemathesis.sh "$target/release/redline"; then
@@ -40,7 +42,7 @@ fi
 scripts/openapi-client-check.sh "$target/release/redline"
 
 step "the web app: type check and browser tests (Chromium)"
-scripts/test-web.sh "$target/release/redline"
+REDLINE_FAKE_LLM_BIN="$target/release/redline-fake-llm" scripts/test-web.sh "$target/release/redline"
 
 step "conformance suite against the release binary (SQLite)"
 suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}

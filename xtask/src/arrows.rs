@@ -8,8 +8,11 @@
 //! | an adapter (any other, e.g. `redline-storage`, `redline-llm`) | domain, ports |
 //! | `redline-http`        | domain, ports, core      |
 //! | `redline-app`         | anything                 |
+//! | test support ([`TEST_SUPPORT`], e.g. `redline-fake-llm`) | nothing |
 //!
 //! `redline-domain` also depends on no infrastructure crate ([`DOMAIN_FORBIDDEN_EXTERNAL`]).
+//! No crate, not even the app, depends on test support: a fake is for tests, so only
+//! `[dev-dependencies]` name it, and no shipped binary carries one.
 //! Only `[dependencies]` (and their `[target.'cfg(..)'.dependencies]` variants) count:
 //! a test may reach further than the code it tests.
 
@@ -25,6 +28,15 @@ pub const PORTS: &str = "redline-ports";
 pub const CORE: &str = "redline-core";
 pub const HTTP: &str = "redline-http";
 pub const APP: &str = "redline-app";
+pub const FAKE_LLM: &str = "redline-fake-llm";
+
+/// Test support: stand-ins for the outside world (the OpenAI-wire fake), used by tests and, as
+/// binaries, by the browser tests. They are not a ring of the hexagon but outside it.
+pub const TEST_SUPPORT: &[&str] = &[FAKE_LLM];
+
+/// Why a test-support crate is nobody's normal dependency.
+pub const TEST_SUPPORT_RATIONALE: &str =
+    "test support is for tests: only [dev-dependencies] name it, so no shipped binary carries a fake";
 
 /// The prefix of our crates' names.
 pub const INTERNAL_PREFIX: &str = "redline-";
@@ -56,7 +68,9 @@ pub enum Role {
     Core,
     Http,
     App,
-    /// Any other crate of ours: storage, and later llm, convert, blobs, mail...
+    /// A stand-in for the outside world, for tests ([`TEST_SUPPORT`]).
+    TestSupport,
+    /// Any other crate of ours: storage, llm, convert, blobs, mail...
     Adapter,
 }
 
@@ -68,6 +82,7 @@ impl Role {
             CORE => Role::Core,
             HTTP => Role::Http,
             APP => Role::App,
+            _ if TEST_SUPPORT.contains(&crate_name) => Role::TestSupport,
             _ => Role::Adapter,
         }
     }
@@ -75,7 +90,7 @@ impl Role {
     /// The crates of ours this role may depend on; `None`: any.
     pub fn allowed_internal(self) -> Option<&'static [&'static str]> {
         match self {
-            Role::Domain => Some(&[]),
+            Role::Domain | Role::TestSupport => Some(&[]),
             Role::Ports => Some(&[DOMAIN]),
             Role::Core | Role::Adapter => Some(&[DOMAIN, PORTS]),
             Role::Http => Some(&[DOMAIN, PORTS, CORE]),
@@ -102,6 +117,9 @@ impl Role {
                 "the HTTP shell calls core with domain and port types: adapters are wired in by the app only"
             }
             Role::App => "the app wires everything together and may depend on anything",
+            Role::TestSupport => {
+                "test support fakes the world outside Redline: it speaks the outside's protocol and knows none of our crates"
+            }
         }
     }
 }
@@ -145,20 +163,19 @@ pub fn check(crates: &[CrateDeps]) -> Vec<Violation> {
     for krate in crates {
         let role = Role::of(&krate.name);
         for dependency in &krate.dependencies {
-            let wrong = if is_internal(dependency, &workspace_crates) {
+            let rationale = if TEST_SUPPORT.contains(&dependency.as_str()) {
+                Some(TEST_SUPPORT_RATIONALE)
+            } else if is_internal(dependency, &workspace_crates) {
                 match role.allowed_internal() {
-                    Some(allowed) => !allowed.contains(&dependency.as_str()),
-                    None => false,
+                    Some(allowed) => (!allowed.contains(&dependency.as_str())).then(|| role.rationale()),
+                    None => None,
                 }
             } else {
-                role == Role::Domain && DOMAIN_FORBIDDEN_EXTERNAL.contains(&dependency.as_str())
+                (role == Role::Domain && DOMAIN_FORBIDDEN_EXTERNAL.contains(&dependency.as_str()))
+                    .then(|| role.rationale())
             };
-            if wrong {
-                violations.push(Violation {
-                    krate: krate.name.clone(),
-                    dependency: dependency.clone(),
-                    rationale: role.rationale(),
-                });
+            if let Some(rationale) = rationale {
+                violations.push(Violation { krate: krate.name.clone(), dependency: dependency.clone(), rationale });
             }
         }
     }
@@ -264,6 +281,7 @@ mod tests {
             CrateDeps::new("redline-llm", &[DOMAIN, PORTS, "reqwest"]),
             CrateDeps::new(HTTP, &[DOMAIN, PORTS, CORE, "actix-web"]),
             CrateDeps::new(APP, &[DOMAIN, PORTS, CORE, HTTP, "redline-storage"]),
+            CrateDeps::new(FAKE_LLM, &["serde_json", "tokio"]),
         ]
     }
 
@@ -333,6 +351,38 @@ mod tests {
     fn the_http_shell_never_reaches_an_adapter() {
         let crates = [CrateDeps::new(HTTP, &[DOMAIN, PORTS, CORE, "redline-storage"])];
         assert_eq!(arrows(&check(&crates)), [(HTTP, "redline-storage")]);
+    }
+
+    #[test]
+    fn no_crate_depends_on_test_support_not_even_the_app() {
+        let crates = [CrateDeps::new(APP, &[CORE, FAKE_LLM]), CrateDeps::new("redline-llm", &[PORTS, FAKE_LLM])];
+        let violations = check(&crates);
+        assert_eq!(arrows(&violations), [(APP, FAKE_LLM), ("redline-llm", FAKE_LLM)]);
+        assert!(violations.iter().all(|v| v.rationale == TEST_SUPPORT_RATIONALE));
+    }
+
+    #[test]
+    fn test_support_knows_none_of_our_crates() {
+        let crates = [CrateDeps::new(FAKE_LLM, &[DOMAIN, "tokio"])];
+        let violations = check(&crates);
+        assert_eq!(arrows(&violations), [(FAKE_LLM, DOMAIN)]);
+        assert!(violations[0].rationale.starts_with("test support fakes the world"));
+    }
+
+    #[test]
+    fn test_support_is_fine_as_a_dev_dependency() {
+        let workspace: Table = r#"redline-fake-llm = { path = "crates/fake-llm" }"#.parse().unwrap();
+        let manifest = r#"
+            [package]
+            name = "redline-llm"
+
+            [dependencies]
+            redline-ports = { path = "../ports" }
+
+            [dev-dependencies]
+            redline-fake-llm.workspace = true
+        "#;
+        assert_eq!(check(&[parse_manifest(manifest, &workspace).unwrap()]), vec![]);
     }
 
     #[test]

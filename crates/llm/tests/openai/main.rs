@@ -1,13 +1,12 @@
-//! The `openai` adapter against real HTTP: a scriptable fake OpenAI server (`fake.rs`, which
-//! answers 400 to what the real API would refuse) and, for what it cannot be scripted to do, a
-//! raw server in the test.
+//! The `openai` adapter against real HTTP: a scriptable fake OpenAI server (`redline-fake-llm`,
+//! which answers 400 to what the real API would refuse) and, for what it cannot be scripted to
+//! do, a raw server in the test.
 
-mod fake;
 mod support;
 
 use std::time::{Duration, Instant};
 
-use fake::Fake;
+use redline_fake_llm::Fake;
 use redline_llm::openai::{ConfigError, OpenAiConfig, OpenAiModel};
 use redline_ports::llm::{CompletionRequest, LanguageModel, LlmError, Message, NoDeltas, ToolCall, ToolSpec};
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! Helpers of the tests: the adapter's configuration, a sink that records what it hears, and a
-//! tiny raw HTTP server for what the fake ([`crate::fake`]) cannot be scripted to do (garbage
-//! bytes, hanging after a few chunks, streams cut short).
+//! tiny raw HTTP server for what the fake (`redline_fake_llm::Fake`) cannot be scripted to do
+//! (garbage bytes, hanging after a few chunks, streams cut short).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

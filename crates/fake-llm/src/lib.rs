@@ -1,20 +1,8 @@
-//! A scriptable fake of an OpenAI-compatible Chat Completions server, served from a thread of
-//! the test process.
-//!
-//! - `POST …/chat/completions` answers with the next scripted step, as one JSON body
-//!   (`"stream": false` or absent) or as SSE chunks (`delta.content`, `delta.tool_calls`, a
-//!   usage chunk when `stream_options.include_usage`, then `data: [DONE]`). A request the real
-//!   service would refuse is answered 400 with its problems, and recorded with them.
-//! - [`Fake::script`] queues steps; [`Fake::requests`] gives back what arrived, in order, with
-//!   path, headers (lower-case names), body, stream flag, arrival time, problems and the step.
-//!
-//! A step is a string (the final text), a list of tool calls (`{"name", "arguments"}`, the
-//! arguments an object or a JSON string), or an object with any of `text`, `tool_calls`,
-//! `delay_s`, `match` (a substring the request's messages must contain), `status` with
-//! `body`/`headers` (an error answer; a string body is sent as text), or `raw` (these exact
-//! bytes as a 200 JSON body).
+#![doc = include_str!("../README.md")]
 
-use std::collections::BTreeSet;
+mod script;
+mod validate;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -23,8 +11,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
-const DEFAULT_TEXT: &str = "OK (fake LLM: nothing scripted)";
-const ROLES: [&str; 5] = ["system", "developer", "user", "assistant", "tool"];
+use script::{Script, Step};
+use validate::validate;
 
 /// The fake server; it stops when dropped.
 pub struct Fake {
@@ -35,8 +23,8 @@ pub struct Fake {
 }
 
 struct State {
-    steps: Vec<Map<String, Value>>,
-    default: Map<String, Value>,
+    steps: Vec<Step>,
+    default: Step,
     requests: Vec<Value>,
     counter: u64,
 }
@@ -45,15 +33,16 @@ impl Fake {
     /// Binds a free port on loopback and serves from a thread of its own, so that a test's
     /// runtime (current-thread or not) never starves it.
     pub fn start() -> Self {
-        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake");
-        std_listener.set_nonblocking(true).expect("a non-blocking listener");
-        let url = format!("http://{}", std_listener.local_addr().expect("its address"));
-        let state = Arc::new(Mutex::new(State {
-            steps: Vec::new(),
-            default: normalize(json!(DEFAULT_TEXT)),
-            requests: Vec::new(),
-            counter: 0,
-        }));
+        Self::bind(0).expect("bind the fake")
+    }
+
+    /// Binds `127.0.0.1:port` (0: a free port) and serves from a thread of its own, like
+    /// [`Fake::start`].
+    pub fn bind(port: u16) -> std::io::Result<Self> {
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
+        std_listener.set_nonblocking(true)?;
+        let url = format!("http://{}", std_listener.local_addr()?);
+        let state = Arc::new(Mutex::new(State::new()));
         let (stop, stopped) = oneshot::channel::<()>();
         let served = Arc::clone(&state);
         std::thread::spawn(move || {
@@ -72,22 +61,18 @@ impl Fake {
                 }
             });
         });
-        Self { base_url: format!("{url}/v1"), state, stop: Some(stop) }
+        Ok(Self { base_url: format!("{url}/v1"), state, stop: Some(stop) })
     }
 
     /// Replaces the queue with `{"steps": [...]}`, or extends it with `"append": true`; a
     /// `"default"` key sets the step given when the queue is empty (`null`: the built-in one).
+    ///
+    /// # Panics
+    /// On a script the fake cannot read (an unknown key, a step of the wrong shape), with the
+    /// problem; `POST /_fake/script` answers it with a 400 instead.
     pub async fn script(&self, spec: Value) {
-        let steps: Vec<_> = spec["steps"].as_array().cloned().unwrap_or_default().into_iter().map(normalize).collect();
-        let mut state = self.state.lock().unwrap();
-        if spec["append"].as_bool().unwrap_or(false) {
-            state.steps.extend(steps);
-        } else {
-            state.steps = steps;
-        }
-        if let Some(default) = spec.get("default") {
-            state.default = if default.is_null() { normalize(json!(DEFAULT_TEXT)) } else { normalize(default.clone()) };
-        }
+        let script = script::parse(spec).unwrap_or_else(|problem| panic!("{problem}"));
+        self.state.lock().unwrap().apply(script);
     }
 
     /// Every completion request received, oldest first.
@@ -104,18 +89,25 @@ impl Drop for Fake {
     }
 }
 
-fn normalize(step: Value) -> Map<String, Value> {
-    match step {
-        Value::String(text) => Map::from_iter([("text".to_owned(), Value::String(text))]),
-        Value::Array(calls) => Map::from_iter([("tool_calls".to_owned(), Value::Array(calls))]),
-        Value::Object(map) => map,
-        other => panic!("a step is a string, a list of tool calls or an object, not {other}"),
-    }
-}
-
 impl State {
+    /// As the fake starts: nothing queued, the built-in default, no request received.
+    fn new() -> Self {
+        Self { steps: Vec::new(), default: script::built_in_default(), requests: Vec::new(), counter: 0 }
+    }
+
+    fn apply(&mut self, script: Script) {
+        if script.append {
+            self.steps.extend(script.steps);
+        } else {
+            self.steps = script.steps;
+        }
+        if let Some(default) = script.default {
+            self.default = default;
+        }
+    }
+
     /// The first queued step whose `match` occurs in the request's messages, else the default.
-    fn take(&mut self, body: &Value) -> (Map<String, Value>, &'static str) {
+    fn take(&mut self, body: &Value) -> (Step, &'static str) {
         let haystack = body.get("messages").map(Value::to_string).unwrap_or_default();
         let found = self.steps.iter().position(|step| match step.get("match").and_then(Value::as_str) {
             Some(needle) => haystack.contains(needle),
@@ -174,6 +166,9 @@ async fn read_request(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
         headers.insert(name.trim().to_ascii_lowercase(), Value::String(value.trim().to_owned()));
     }
     let header = |name: &str| headers.get(name).and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+    if header("expect") == "100-continue" {
+        socket.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").await.ok()?;
+    }
     let body = if header("transfer-encoding").contains("chunked") {
         let mut body = Vec::new();
         loop {
@@ -228,11 +223,51 @@ async fn send_json(socket: &mut TcpStream, status: u16, body: &Value) -> std::io
     send(socket, status, "application/json", &Map::new(), body.to_string().as_bytes()).await
 }
 
+async fn send_no_content(socket: &mut TcpStream) -> std::io::Result<()> {
+    socket.write_all(b"HTTP/1.1 204 No Content\r\n\r\n").await?;
+    socket.flush().await
+}
+
 fn openai_error(message: &str) -> Value {
     json!({"error": {"message": message, "type": "invalid_request_error"}})
 }
 
+/// The control endpoints, outside `/v1`: script, read the records, reset.
+async fn control(socket: &mut TcpStream, request: Request, state: &Mutex<State>) -> std::io::Result<()> {
+    match (request.method.as_str(), request.path.as_str()) {
+        ("POST", "/_fake/script") => {
+            let script = serde_json::from_slice(&request.body)
+                .map_err(|e| format!("the script is not JSON: {e}"))
+                .and_then(script::parse);
+            match script {
+                Ok(script) => {
+                    state.lock().unwrap().apply(script);
+                    send_no_content(socket).await
+                }
+                Err(problem) => send_json(socket, 400, &openai_error(&problem)).await,
+            }
+        }
+        ("GET", "/_fake/requests") => {
+            let requests = Value::from(state.lock().unwrap().requests.clone());
+            send_json(socket, 200, &requests).await
+        }
+        ("POST", "/_fake/reset") => {
+            *state.lock().unwrap() = State::new();
+            send_no_content(socket).await
+        }
+        (method, path) => {
+            let message = format!(
+                "no route {method} {path}; the control endpoints are POST /_fake/script, GET /_fake/requests and POST /_fake/reset"
+            );
+            send_json(socket, 404, &openai_error(&message)).await
+        }
+    }
+}
+
 async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) -> std::io::Result<()> {
+    if request.path.starts_with("/_fake/") {
+        return control(socket, request, state).await;
+    }
     if request.method == "GET" && request.path.ends_with("/models") {
         let models = json!({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "fake"}]});
         return send_json(socket, 200, &models).await;
@@ -368,129 +403,4 @@ async fn answer(socket: &mut TcpStream, request: Request, state: &Mutex<State>) 
     }
     socket.write_all(b"0\r\n\r\n").await?;
     socket.flush().await
-}
-
-// ---------------------------------------------------------------------------------------------
-// What the real service refuses
-// ---------------------------------------------------------------------------------------------
-
-/// Problems that would make the OpenAI Chat Completions API reject the request.
-fn validate(body: &Value) -> Vec<String> {
-    let mut problems = Vec::new();
-    let Some(body) = body.as_object() else { return vec!["body is not a JSON object".to_owned()] };
-    if body.get("model").and_then(Value::as_str).is_none_or(str::is_empty) {
-        problems.push("model must be a non-empty string".to_owned());
-    }
-    let messages = match body.get("messages").and_then(Value::as_array) {
-        Some(messages) if !messages.is_empty() => messages.as_slice(),
-        _ => {
-            problems.push("messages must be a non-empty array".to_owned());
-            &[]
-        }
-    };
-    let mut open: BTreeSet<String> = BTreeSet::new();
-    let mut known: BTreeSet<String> = BTreeSet::new();
-    for (i, message) in messages.iter().enumerate() {
-        let Some(message) = message.as_object() else {
-            problems.push(format!("messages[{i}] is not an object"));
-            continue;
-        };
-        let role = message.get("role").and_then(Value::as_str).unwrap_or_default();
-        if !ROLES.contains(&role) {
-            problems.push(format!("messages[{i}].role {role:?} is not one of {ROLES:?}"));
-        }
-        let content = message.get("content").filter(|c| !c.is_null());
-        if content.is_some_and(|c| !c.is_string() && !c.is_array()) {
-            problems.push(format!("messages[{i}].content must be a string, an array or null"));
-        }
-        if role != "tool" && !open.is_empty() {
-            problems.push(format!("messages[{i}]: tool calls {open:?} were not answered by tool messages"));
-            open.clear();
-        }
-        match role {
-            "assistant" => {
-                let calls = message.get("tool_calls").filter(|c| !c.is_null());
-                if content.is_none() && calls.is_none_or(|c| c.as_array().is_some_and(Vec::is_empty)) {
-                    problems.push(format!("messages[{i}]: assistant message without content or tool_calls"));
-                }
-                let Some(calls) = calls else { continue };
-                let Some(calls) = calls.as_array() else {
-                    problems.push(format!("messages[{i}].tool_calls must be an array"));
-                    continue;
-                };
-                for (j, call) in calls.iter().enumerate() {
-                    let (Some(id), Some("function")) = (call["id"].as_str(), call["type"].as_str()) else {
-                        problems.push(format!("messages[{i}].tool_calls[{j}] needs id and type 'function'"));
-                        continue;
-                    };
-                    if !call["function"]["name"].is_string() || !call["function"]["arguments"].is_string() {
-                        problems.push(format!(
-                            "messages[{i}].tool_calls[{j}].function needs name and arguments (a string)"
-                        ));
-                    }
-                    open.insert(id.to_owned());
-                    known.insert(id.to_owned());
-                }
-            }
-            "tool" => {
-                match message.get("tool_call_id").and_then(Value::as_str) {
-                    None => problems.push(format!("messages[{i}]: tool message without tool_call_id")),
-                    Some(id) if !known.contains(id) => {
-                        problems.push(format!("messages[{i}]: tool_call_id {id:?} answers no earlier tool call"))
-                    }
-                    Some(id) => {
-                        open.remove(id);
-                    }
-                }
-                if content.is_none() {
-                    problems.push(format!("messages[{i}]: tool message without content"));
-                }
-            }
-            _ if content.is_none() => problems.push(format!("messages[{i}]: {role} message without content")),
-            _ => {}
-        }
-    }
-    if !open.is_empty() {
-        problems.push(format!("tool calls {open:?} were not answered by tool messages"));
-    }
-    if let Some(tools) = body.get("tools") {
-        match tools.as_array() {
-            None => problems.push("tools must be an array".to_owned()),
-            Some(tools) => {
-                for (i, tool) in tools.iter().enumerate() {
-                    let function = &tool["function"];
-                    if tool["type"] != "function" || !function.is_object() {
-                        problems.push(format!("tools[{i}] must be {{type: 'function', function: {{...}}}}"));
-                        continue;
-                    }
-                    if function["name"].as_str().is_none_or(str::is_empty) {
-                        problems.push(format!("tools[{i}].function.name missing"));
-                    }
-                    let parameters = &function["parameters"];
-                    if !parameters.is_null() && parameters["type"] != "object" {
-                        problems.push(format!("tools[{i}].function.parameters must be a JSON schema of type object"));
-                    }
-                }
-            }
-        }
-    }
-    if body.get("stream").is_some_and(|s| !s.is_boolean()) {
-        problems.push("stream must be a boolean".to_owned());
-    }
-    problems
-}
-
-#[tokio::test]
-async fn the_fake_refuses_what_the_real_service_would() {
-    assert_eq!(validate(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})), Vec::<String>::new());
-    let problems =
-        validate(&json!({"messages": [{"role": "tool", "content": "x", "tool_call_id": "nobody"}], "stream": 1}));
-    assert!(problems.iter().any(|p| p.contains("model")), "{problems:?}");
-    assert!(problems.iter().any(|p| p.contains("answers no earlier tool call")), "{problems:?}");
-    assert!(problems.iter().any(|p| p.contains("stream must be a boolean")), "{problems:?}");
-    let unanswered = json!({"model": "m", "messages": [
-        {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-        {"role": "user", "content": "next"},
-    ]});
-    assert!(validate(&unanswered).iter().any(|p| p.contains("were not answered")));
 }
