@@ -13,7 +13,8 @@ import { Keys } from './pages/keys.js';
 import { Organizations, Organization } from './pages/organizations.js';
 import { Usage } from './pages/usage.js';
 import { Documents } from './pages/documents.js';
-import { DocumentView } from './pages/document.js';
+import { Editor } from './pages/editor.js';
+import { clearAllDrafts } from './editor/drafts.js';
 
 /** @typedef {{user_id: string, email: string | null, subscription_tier: string, organizations: {org_id: string, name: string, role: string}[]}} Me */
 
@@ -102,7 +103,7 @@ function App() {
 function page(path, me, org, refresh) {
   let m;
   if (path === '/' || path === '/documents') return html`<${Documents} key=${org || 'me'} />`;
-  if ((m = /^\/documents\/(.+)$/.exec(path))) return html`<${DocumentView} key=${org || 'me'} sessionId=${decodeURIComponent(m[1])} />`;
+  if ((m = /^\/documents\/(.+)$/.exec(path))) return html`<${Editor} key=${`${org || 'me'}/${m[1]}`} sessionId=${decodeURIComponent(m[1])} me=${me} org=${org} />`;
   if (path === '/usage') return html`<${Usage} key=${org || 'me'} me=${me} org=${org} />`;
   if (path === '/settings' || path === '/settings/keys') return html`<${Keys} />`;
   if (path === '/settings/organizations') return html`<${Organizations} me=${me} onChanged=${refresh} />`;
@@ -129,6 +130,7 @@ function Shell({ me, path, org, onChoose, onSignedOut, children }) {
     try {
       await api('POST', '/v1/auth/logout');
       setActingFor(null);
+      clearAllDrafts();
       onSignedOut();
       navigate('/signin', true);
     } catch (e) {
@@ -163,7 +165,7 @@ function Shell({ me, path, org, onChoose, onSignedOut, children }) {
       </div>
     </header>
     <${Notice} message=${signOutError} />
-    <main id="main" tabindex="-1">${children}</main>
+    <main id="main" tabindex="-1" class=${path.startsWith('/documents/') ? 'wide' : undefined}>${children}</main>
   </div>`;
 }
 

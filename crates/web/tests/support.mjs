@@ -15,6 +15,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, '..', '..', '..');
 const target = process.env.CARGO_TARGET_DIR || join(repo, 'target');
 export const binary = process.env.REDLINE_BIN || join(target, 'release', 'redline');
+const fakeLlmBinary = process.env.REDLINE_FAKE_LLM_BIN || join(target, 'release', 'redline-fake-llm');
 const chromiumPath = process.env.REDLINE_CHROMIUM || '/usr/bin/chromium';
 /** Where screenshots go when asked (REDLINE_SCREENSHOTS=1): docs/screenshots. */
 const screenshots = process.env.REDLINE_SCREENSHOTS === '1' ? join(repo, 'docs', 'screenshots') : null;
@@ -40,7 +41,8 @@ export class Service {
     this.child = child;
   }
 
-  static async start() {
+  /** @param {Record<string, string>} [extraEnv] settings over the defaults (an LLM, say) */
+  static async start(extraEnv = {}) {
     const dataDir = mkdtempSync(join(tmpdir(), 'redline-web-'));
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -52,6 +54,7 @@ export class Service {
       REDLINE_LLM_PROVIDER: 'builtin',
       REDLINE_SIGNUP_COOLDOWN_SECS: '0',
       REDLINE_LOG: 'warn',
+      ...extraEnv,
     };
     const child = spawn(binary, ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
     const service = new Service(base, dataDir, child);
@@ -139,7 +142,7 @@ export async function openPage(browser, viewport = { width: 1200, height: 900 })
   page.on('pageerror', (e) => problems.push(`script error: ${e.message}`));
   page.on('console', (m) => {
     const text = m.text();
-    if (/Content Security Policy|Refused to/i.test(text)) problems.push(`CSP: ${text}`);
+    if (/Content Security Policy|Refused to/i.test(text)) problems.push(`CSP: ${text} at ${JSON.stringify(m.location())}`);
   });
   const guard = {
     problems,
@@ -184,4 +187,49 @@ export async function screenshot(page, name) {
 /** A unique e-mail address for a test user. @param {string} who */
 export function email(who) {
   return `${who}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.com`;
+}
+
+/** The repository's OpenAI-wire fake (crates/fake-llm), scripted over its control endpoints. */
+export class FakeLlm {
+  /** @param {string} baseUrl @param {import('node:child_process').ChildProcess} child */
+  constructor(baseUrl, child) {
+    this.baseUrl = baseUrl;
+    this.child = child;
+  }
+
+  static async start() {
+    const child = spawn(fakeLlmBinary, [], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const baseUrl = await new Promise((done, fail) => {
+      let out = '';
+      child.stdout?.on('data', (chunk) => {
+        out += chunk;
+        const line = out.split('\n')[0];
+        if (out.includes('\n')) done(line.trim());
+      });
+      child.once('exit', (code) => fail(new Error(`redline-fake-llm exited with ${code}`)));
+    });
+    return new FakeLlm(String(baseUrl), child);
+  }
+
+  /** The settings that point the service at this fake. */
+  env() {
+    return { REDLINE_LLM_PROVIDER: 'openai', REDLINE_OPENAI_BASE_URL: this.baseUrl, REDLINE_OPENAI_API_KEY: 'sk-fake', REDLINE_OPENAI_MODEL: 'fake-model' };
+  }
+
+  /** Queues steps (see crates/fake-llm). @param {unknown} spec */
+  async script(spec) {
+    const res = await fetch(`${this.baseUrl.replace(/\/v1$/, '')}/_fake/script`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(spec) });
+    assert.equal(res.status, 204, 'the fake takes the script');
+  }
+
+  /** What the service asked, in order. @returns {Promise<any[]>} */
+  async requests() {
+    const res = await fetch(`${this.baseUrl.replace(/\/v1$/, '')}/_fake/requests`);
+    return res.json();
+  }
+
+  async stop() {
+    this.child.kill('SIGTERM');
+    await new Promise((r) => (this.child.exitCode !== null ? r(null) : this.child.once('exit', r)));
+  }
 }

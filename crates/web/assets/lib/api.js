@@ -83,6 +83,32 @@ export async function apiWithHeaders(method, path, json) {
 }
 
 /**
+ * A file the API answers (an export): its bytes and the name its `Content-Disposition` gives.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} json
+ * @returns {Promise<{blob: Blob, filename: string}>}
+ */
+export async function download(method, path, json) {
+  const headers = headersFor(path);
+  headers['Content-Type'] = 'application/json';
+  headers.Accept = '*/*';
+  let res;
+  try {
+    res = await fetch(path, { method, headers, credentials: 'same-origin', body: JSON.stringify(json) });
+  } catch {
+    throw new ApiError(0, 'Redline could not be reached. Check your connection, then try again.');
+  }
+  if (!res.ok) {
+    const body = parse(await res.text());
+    throw problem(res.status, body, (name) => res.headers.get(name));
+  }
+  const disposition = res.headers.get('Content-Disposition') || '';
+  const match = /filename="([^"]+)"/.exec(disposition);
+  return { blob: await res.blob(), filename: match ? match[1] : 'document' };
+}
+
+/**
  * The `rel="next"` target of a `Link` header, as a path of this origin, or null.
  * @param {Headers} headers
  */

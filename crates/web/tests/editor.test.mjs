@@ -1,0 +1,427 @@
+// @ts-check
+// The editor as a person uses it, in Debian's Chromium against the real binary: with the
+// builtin model, and with the repository's OpenAI-wire fake (crates/fake-llm) scripted to
+// propose known edits.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeLlm, Service, assertAccessible, email, launch, openPage, repo, screenshot } from './support.mjs';
+
+/** @type {import('playwright-core').Browser} */
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+const PASSWORD = 'correct horse battery';
+
+/**
+ * A new account, signed in in `context` (the cookie) and for API calls from the test (the token).
+ * @param {Service} service
+ * @param {import('playwright-core').BrowserContext} context
+ */
+async function account(service, context) {
+  const address = email('editor');
+  const signup = await service.call('POST', '/v1/auth/signup', { json: { email: address, password: PASSWORD } });
+  assert.equal(signup.status, 201, JSON.stringify(signup.body));
+  const login = await context.request.post(`${service.base}/v1/auth/login`, { data: { email: address, password: PASSWORD } });
+  assert.equal(login.status(), 200);
+  const token = (await login.json()).token;
+  /** @param {string} method @param {string} path @param {unknown} [json] */
+  const call = (method, path, json) => service.call(method, path, { json, headers: { Authorization: `Bearer ${token}` } });
+  return { address, call };
+}
+
+/** A document of the given sections (`[id, html]`), stored through the API. */
+async function createDocument(/** @type {(m: string, p: string, j?: unknown) => Promise<any>} */ call, /** @type {string} */ id, /** @type {string[]} */ sections) {
+  const res = await call('PUT', `/v1/documents/${id}`, { html: sections.join('\n'), title: id });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body;
+}
+
+/** The sections' ids of a stored document, in order. */
+async function chunkIds(/** @type {(m: string, p: string) => Promise<any>} */ call, /** @type {string} */ id) {
+  const res = await call('GET', `/v1/documents/${id}`);
+  return [...String(res.body.html).matchAll(/data-chunk-id="([^"]+)"/g)].map((m) => m[1]);
+}
+
+/** The text of the stored document. */
+async function storedText(/** @type {(m: string, p: string) => Promise<any>} */ call, /** @type {string} */ id) {
+  const res = await call('GET', `/v1/documents/${id}`);
+  return String(res.body.html).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+}
+
+describe('the editor with the builtin model', () => {
+  /** @type {Service} */
+  let service;
+  before(async () => {
+    service = await Service.start();
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  test('edits a section in place, keeps it over a reload, and makes a conflicting save a choice', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'notes', ['<h1>Field notes</h1>', '<p>The first line of notes.</p>', '<p>The second line.</p>']);
+    await page.goto(`${service.base}/documents/notes`);
+    await page.locator('.editor-head').getByRole('heading', { name: 'Field notes', level: 1 }).waitFor();
+
+    // Edit section 2; the edit is kept in the tab until it is saved.
+    await page.getByRole('button', { name: 'Edit section 2' }).click();
+    const box = page.getByRole('textbox', { name: 'Section 2' });
+    await box.click();
+    await page.keyboard.press('End');
+    await page.keyboard.type(' Mine, unsaved.');
+    await page.getByText('Unsaved', { exact: true }).waitFor();
+    assert.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage');
+    await page.reload();
+    await page.getByRole('textbox', { name: 'Section 2' }).waitFor();
+    assert.match((await page.getByRole('textbox', { name: 'Section 2' }).textContent()) || '', /Mine, unsaved\./, 'the edit survives a reload');
+    await page.getByRole('textbox', { name: 'Section 2' }).click();
+
+    // Leaving with it asks first.
+    /** @type {string[]} */
+    const dialogs = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.type());
+      d.dismiss();
+    });
+    await page.close({ runBeforeUnload: true });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(dialogs, ['beforeunload'], 'a warning stops the person leaving');
+
+    // Another client saves section 2 and section 3 meanwhile: the save is a choice.
+    const page2 = page;
+    const ids = await chunkIds(call, 'notes');
+    const stored = await call('GET', '/v1/documents/notes');
+    const theirs = String(stored.body.html)
+      .replace('The first line of notes.', 'Their first line.')
+      .replace('The second line.', 'Their second line.');
+    assert.equal((await call('PUT', '/v1/documents/notes', { html: theirs, base_version_id: stored.body.version_id })).status, 200);
+    await page2.getByRole('button', { name: 'Save' }).click();
+    const conflict = page2.getByRole('alertdialog');
+    await conflict.waitFor();
+    assert.match((await conflict.textContent()) || '', /Their first line\./);
+    assert.match((await conflict.textContent()) || '', /Mine, unsaved\./);
+    await assertAccessible(page2, 'editor with a conflict');
+    await screenshot(page2, 'editor-conflict');
+    await page2.getByRole('button', { name: 'Keep mine over theirs' }).click();
+    await page2.getByText('Saved.', { exact: true }).waitFor();
+    const text = await storedText(call, 'notes');
+    assert.match(text, /The first line of notes\. Mine, unsaved\./, 'mine is kept');
+    assert.match(text, /Their second line\./, 'their change to another section stays');
+    assert.equal((await chunkIds(call, 'notes')).join(), ids.join(), 'the sections keep their ids');
+
+    // Formatting keys, then a save with Ctrl+S.
+    await page2.getByRole('button', { name: 'Edit section 3' }).click();
+    await page2.getByRole('textbox', { name: 'Section 3' }).click();
+    await page2.keyboard.press('End');
+    await page2.keyboard.press('Shift+Control+ArrowLeft');
+    await page2.keyboard.press('Shift+Control+ArrowLeft');
+    await page2.keyboard.press('Control+B');
+    await page2.getByText('Unsaved', { exact: true }).waitFor();
+    await page2.keyboard.press('Control+S');
+    await page2.getByText('Unsaved', { exact: true }).waitFor({ state: 'detached' });
+    await page2.getByText('Saved.', { exact: true }).waitFor();
+    const saved = await call('GET', '/v1/documents/notes');
+    assert.match(String(saved.body.html), /<(b|strong)>[^<]*line[^<]*<\/(b|strong)>/, 'Ctrl+B made the word bold');
+
+    // Taking theirs drops mine only after the person chose it.
+    await page2.getByRole('button', { name: 'Edit section 3' }).click();
+    await page2.getByRole('textbox', { name: 'Section 3' }).click();
+    await page2.keyboard.type('Doomed ');
+    const now = await call('GET', '/v1/documents/notes');
+    const theirs2 = String(now.body.html).replace('Their second', 'Their newer second');
+    assert.equal((await call('PUT', '/v1/documents/notes', { html: theirs2, base_version_id: now.body.version_id })).status, 200);
+    await page2.getByRole('button', { name: 'Save' }).click();
+    await page2.getByRole('alertdialog').waitFor();
+    await page2.getByRole('button', { name: 'Use theirs, drop my edit' }).click();
+    await page2.getByRole('alertdialog').waitFor({ state: 'detached' });
+    assert.match((await page2.locator('article.document').textContent()) || '', /Their newer second/);
+    assert.doesNotMatch(await storedText(call, 'notes'), /Doomed/);
+    guard.check();
+    await context.close();
+  });
+
+  test('asks the AI, reviews its redlines by keyboard and buttons, then versions, undo and export', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 1400, height: 900 });
+    const { call } = await account(service, context);
+    await createDocument(call, 'fables', [
+      '<h1>Fables</h1>',
+      '<p>The quick brown fox jumps over the lazy dog.</p>',
+      '<p>A fox and a <b>crow</b> met by the river.</p>',
+      '<p>Every fox <span style="color: rgb(200, 0, 0)">knows</span> the way home.</p>',
+    ]);
+    await page.goto(`${service.base}/documents/fables`);
+    await page.locator('.editor-head').getByRole('heading', { name: 'Fables', level: 1 }).waitFor();
+    // The document's own (sanitized) styles apply, through the CSSOM, without a policy breach.
+    const color = await page.locator('article.document span', { hasText: 'knows' }).evaluate((el) => getComputedStyle(el).color);
+    assert.equal(color, 'rgb(200, 0, 0)');
+
+    await page.getByLabel('Message to the AI').fill('replace "fox" with "cat"');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const bar = page.getByRole('region', { name: "Review of the AI's changes" });
+    await bar.waitFor();
+    assert.match((await bar.textContent()) || '', /The AI proposes 3 changes\./);
+    // Its steps were told in words as they came.
+    const steps = (await page.locator('.steps li').allTextContents()).join(' | ');
+    assert.match(steps, /Searching the document for “fox”|Reading section/, steps);
+    // Word-level redlines in place.
+    const first = page.getByRole('group', { name: 'Proposed edit to section 2' });
+    assert.equal(await first.locator('del.redline-del').first().textContent(), 'fox');
+    assert.equal(await first.locator('ins.redline-ins').first().textContent(), 'cat');
+    await assertAccessible(page, 'editor review');
+    await screenshot(page, 'editor-review');
+
+    // Keyboard: A accepts the current change (the first) and moves on; R rejects the next.
+    await page.locator('body').press('a');
+    await page.locator('body').press('r');
+    await page.getByRole('group', { name: 'Proposed edit to section 4' }).getByRole('button', { name: 'Accept' }).click();
+    assert.match((await bar.textContent()) || '', /2 accepted · 1 rejected · 0 to decide/);
+
+    // Someone saves section 4 before the review is sent: that change is stale, and said so.
+    const before = await call('GET', '/v1/documents/fables');
+    const owl = String(before.body.html).replace('the way home.', 'the way home, said the owl.');
+    assert.equal((await call('PUT', '/v1/documents/fables', { html: owl, base_version_id: before.body.version_id })).status, 200);
+    await bar.getByRole('button', { name: /^Finish/ }).click();
+    await bar.getByText(/One change no longer fits its section/).waitFor();
+    const stale = page.getByRole('group', { name: 'Proposed edit to section 4' });
+    await stale.getByText(/This change no longer fits/).waitFor();
+    await stale.getByRole('button', { name: 'Reject', exact: true }).click();
+    await bar.getByRole('button', { name: /^Finish/ }).click();
+    await bar.waitFor({ state: 'detached' });
+    const doc = page.locator('article.document');
+    await page.waitForFunction(() => /said the owl/.test(document.querySelector('article.document')?.textContent || '') && !document.querySelector('.change'));
+    await page.locator('.message.assistant').first().waitFor();
+    const shown = (await doc.textContent()) || '';
+    assert.match(shown, /quick brown cat/);
+    assert.match(shown, /A fox and a crow/);
+    assert.match(shown, /Every fox knows the way home, said the owl\./);
+    const text = await storedText(call, 'fables');
+    assert.match(text, /quick brown cat/);
+    assert.match(text, /A fox and a crow/);
+    assert.match(text, /said the owl/);
+
+    // Versions: the AI's, named by the message that asked for it; a preview of the first.
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    const versions = page.locator('.version-list li');
+    await versions.first().waitFor();
+    assert.match((await versions.first().textContent()) || '', /The AI, asked “replace "fox" with "cat"”/);
+    await versions.last().getByRole('button', { name: /^Preview/ }).click();
+    const preview = page.getByRole('dialog');
+    await preview.waitFor();
+    assert.match((await preview.textContent()) || '', /quick brown fox/);
+    await preview.getByRole('button', { name: 'Close' }).click();
+
+    // Undo the turn from the chat.
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.getByRole('button', { name: 'Undo this turn' }).click();
+    await page.getByRole('button', { name: 'Undo', exact: true }).click();
+    await page.getByText('The turn was undone').waitFor();
+    assert.match((await doc.textContent()) || '', /quick brown fox/);
+    assert.match(await storedText(call, 'fables'), /quick brown fox/);
+
+    // Export: DOCX and PDF download.
+    await page.getByRole('tab', { name: 'Export' }).click();
+    for (const [format, magic] of [['Word (DOCX)', 'PK'], ['PDF', '%PDF']]) {
+      await page.getByLabel(format).check();
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+      const path = await download.path();
+      const bytes = readFileSync(path);
+      assert.equal(bytes.subarray(0, magic.length).toString('latin1'), magic, `${format} is a real file`);
+      assert.match(download.suggestedFilename(), /^fables\.(docx|pdf)$/);
+    }
+    await page.getByRole('button', { name: 'Email me a link' }).click();
+    await page.getByText(/a link to download it goes to/).waitFor();
+    guard.check();
+    await context.close();
+  });
+
+  test('a dropped event stream resumes from the last event and says so', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'drop', ['<h1>Drop</h1>', '<p>One apple.</p>', '<p>Two apples.</p>']);
+    /** @type {(string | undefined)[]} */
+    const resumedFrom = [];
+    let cut = false;
+    await page.route('**/v1/jobs/*/events', async (route) => {
+      if (cut) {
+        resumedFrom.push(route.request().headers()['last-event-id']);
+        await route.continue();
+        return;
+      }
+      cut = true;
+      // The first connection delivers the first two events, then drops before `final`.
+      // (Sent from outside the page, the request carries the browser's same-origin mark itself.)
+      const res = await route.fetch({ headers: { ...route.request().headers(), 'sec-fetch-site': 'same-origin' } });
+      const body = await res.text();
+      assert.equal(res.status(), 200, body);
+      const frames = body.split('\n\n').filter((f) => f.includes('event: intermediate')).slice(0, 2);
+      await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: `${frames.join('\n\n')}\n\n` });
+    });
+    await page.goto(`${service.base}/documents/drop`);
+    await page.locator('.editor-head').getByRole('heading', { name: 'Drop', level: 1 }).waitFor();
+    await page.getByLabel('Let me review each change before it is applied').uncheck();
+    await page.getByLabel('Message to the AI').fill('replace "apple" with "pear"');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('The connection dropped and came back').waitFor();
+    await page.waitForFunction(() => /One pear/.test(document.querySelector('article.document')?.textContent || ''));
+    assert.deepEqual(resumedFrom, ['2'], 'it reconnected once, from event 2');
+    guard.check();
+    await context.close();
+  });
+
+  test('attaches a file, shows its processing, and the AI quotes it by name', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'plans', ['<h1>Plans</h1>', '<p>We meet in spring.</p>']);
+    await page.goto(`${service.base}/documents/plans`);
+    await page.locator('.editor-head').getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
+    await page.getByRole('tab', { name: 'Attachments' }).click();
+    await page.getByLabel('Attach a file').setInputFiles({
+      name: 'harvest.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('The harvest festival begins on the ninth of October in the old town square.\n'),
+    });
+    const item = page.locator('.attachment-list li', { hasText: 'harvest.txt' });
+    await item.getByText(/^Ready/).waitFor();
+    await assertAccessible(page, 'attachments');
+
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.getByLabel('Message to the AI').fill('When does the harvest festival begin?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('.message.assistant', { hasText: 'harvest.txt' }).waitFor();
+
+    await page.getByRole('tab', { name: 'Attachments' }).click();
+    await item.getByRole('button', { name: 'Remove harvest.txt' }).click();
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    await page.getByText('No attachments yet.').waitFor();
+    guard.check();
+    await context.close();
+  });
+
+  test('a long document opens; links ask before they open', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    const sections = ['<h1>Long</h1>', '<p>See <a href="https://example.com/terms">the terms</a>.</p>'];
+    for (let i = 3; i <= 1000; i++) sections.push(`<p>Paragraph ${i} of the long document, with enough words to wrap on a narrow screen.</p>`);
+    await createDocument(call, 'long', sections);
+    await page.goto(`${service.base}/documents/long`);
+    await page.locator('.editor-head').getByRole('heading', { name: 'Long', level: 1 }).waitFor();
+    await page.getByText('Paragraph 1000 of the long document').waitFor({ state: 'attached' });
+    assert.equal(await page.locator('article.document .section').count(), 1000);
+    await page.getByText('Paragraph 1000 of the long document').scrollIntoViewIfNeeded();
+
+    /** @type {string[]} */
+    const opened = [];
+    context.on('page', (p) => opened.push(p.url()));
+    await page.getByRole('link', { name: 'the terms' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Open a link to example.com?' });
+    await dialog.waitFor();
+    assert.match((await dialog.textContent()) || '', /https:\/\/example\.com\/terms/);
+    await assertAccessible(page, 'link dialog');
+    await dialog.getByRole('button', { name: 'Stay here' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.deepEqual(opened, [], 'nothing opened without a yes');
+    guard.check();
+    await context.close();
+  });
+});
+
+describe('the editor with the OpenAI-wire fake', () => {
+  /** @type {FakeLlm} */
+  let fake;
+  /** @type {Service} */
+  let service;
+  before(async () => {
+    fake = await FakeLlm.start();
+    service = await Service.start(fake.env());
+  });
+  after(async () => {
+    await service?.stop();
+    await fake?.stop();
+  });
+
+  test('upload, ask, review, reject with a note, see the second proposal, accept, revert, export', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 1400, height: 900 });
+    const { call } = await account(service, context);
+    await page.goto(`${service.base}/documents`);
+    const docx = join(repo, 'tests', 'fixtures', 'corpus', 'docx', 'tika-testWORD_various.docx');
+    await page.getByLabel('Choose a file').setInputFiles(docx);
+    await page.waitForURL(/\/documents\/tika-testword-various-/);
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop() || '');
+    await page.locator('article.document .section').first().waitFor();
+    const ids = await chunkIds(call, sessionId);
+    assert.ok(ids.length >= 4, `the upload has sections: ${ids.length}`);
+    const [, second, third] = ids;
+
+    await fake.script({
+      steps: [
+        { tool_calls: [
+          { name: 'edit_section', arguments: { chunk_id: second, new_html: '<p>Accepted words from the AI.</p>', explanation: 'Clearer.' } },
+          { name: 'edit_section', arguments: { chunk_id: third, new_html: '<p>Rejected words from the AI.</p>', explanation: 'Shorter.' } },
+          { name: 'create_section', arguments: { after_chunk_id: third, new_html: '<p>A section the reviewer wants shorter.</p>', explanation: 'Adds a summary.' } },
+        ] },
+        'I propose three changes.',
+        { match: 'Make it one line', tool_calls: [
+          { name: 'create_section', arguments: { after_chunk_id: third, new_html: '<p>Short summary.</p>', explanation: 'One line, as asked.' } },
+        ] },
+        'Here is a shorter summary.',
+      ],
+    });
+    await page.getByLabel('Message to the AI').fill('Tidy the opening and add a summary.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const bar = page.getByRole('region', { name: "Review of the AI's changes" });
+    await bar.waitFor();
+    assert.match((await bar.textContent()) || '', /The AI proposes 3 changes\./);
+    assert.match((await page.locator('.steps').textContent()) || '', /Editing section 2/);
+
+    await page.getByRole('group', { name: 'Proposed edit to section 2' }).getByRole('button', { name: 'Accept' }).click();
+    await page.getByRole('group', { name: 'Proposed edit to section 3' }).getByRole('button', { name: 'Reject', exact: true }).click();
+    const created = page.getByRole('group', { name: 'Proposed new section after section 3' });
+    assert.equal(await created.locator('ins.redline-ins').count() > 0 || (await created.locator('.redline').textContent())?.includes('A section the reviewer'), true);
+    await created.getByRole('button', { name: 'Reject with a note…' }).click();
+    await created.getByLabel('What should the AI do instead?').fill('Make it one line.');
+    await created.getByRole('button', { name: 'Reject with this note' }).click();
+    await bar.getByRole('button', { name: 'Send my decisions and notes' }).click();
+
+    // The AI tries again with the note, and proposes again.
+    await page.getByRole('group', { name: 'Proposed new section after section 3' }).filter({ hasText: 'Short summary.' }).waitFor();
+    assert.match((await page.locator('article.document').textContent()) || '', /Accepted words from the AI\./, 'the accepted change is in at once');
+    await bar.getByRole('button', { name: 'Accept all' }).click();
+    await bar.waitFor({ state: 'detached' });
+    await page.getByText('Here is a shorter summary.').waitFor();
+    const text = await storedText(call, sessionId);
+    assert.match(text, /Accepted words from the AI\./);
+    assert.match(text, /Short summary\./);
+    assert.doesNotMatch(text, /Rejected words|reviewer wants shorter/);
+    const feedback = (await fake.requests()).some((r) => JSON.stringify(r.body).includes('Make it one line.'));
+    assert.ok(feedback, 'the note reached the model');
+
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    const versions = page.locator('.version-list li');
+    await versions.first().waitFor();
+    assert.match((await versions.first().textContent()) || '', /The AI, asked “Tidy the opening/);
+
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.getByRole('button', { name: 'Undo this turn' }).click();
+    await page.getByRole('button', { name: 'Undo', exact: true }).click();
+    await page.getByText('The turn was undone').waitFor();
+    assert.doesNotMatch(await storedText(call, sessionId), /Accepted words|Short summary/);
+
+    await page.getByRole('tab', { name: 'Export' }).click();
+    for (const format of ['Word (DOCX)', 'PDF']) {
+      await page.getByLabel(format).check();
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+      assert.ok(readFileSync(await download.path()).length > 500, `${format} downloaded`);
+    }
+    guard.check();
+    await context.close();
+  });
+});
