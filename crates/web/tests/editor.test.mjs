@@ -393,7 +393,8 @@ describe('the editor with the OpenAI-wire fake', () => {
 
     // The AI tries again with the note, and proposes again.
     await page.getByRole('group', { name: 'Proposed new section after section 3' }).filter({ hasText: 'Short summary.' }).waitFor();
-    assert.match((await page.locator('article.document').textContent()) || '', /Accepted words from the AI\./, 'the accepted change is in at once');
+    // The accepted change is in the document while the AI's second proposal waits.
+    await page.locator('article.document .section', { hasText: 'Accepted words from the AI.' }).waitFor();
     await bar.getByRole('button', { name: 'Accept all' }).click();
     await bar.waitFor({ state: 'detached' });
     await page.getByText('Here is a shorter summary.').waitFor();
@@ -421,6 +422,25 @@ describe('the editor with the OpenAI-wire fake', () => {
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
       assert.ok(readFileSync(await download.path()).length > 500, `${format} downloaded`);
     }
+    guard.check();
+    await context.close();
+  });
+
+  test('cancels a turn that takes long, and says so', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'slow', ['<h1>Slow</h1>', '<p>Nothing yet.</p>']);
+    await fake.script({ steps: [{ delay_s: 20, text: 'Too late.' }] });
+    await page.goto(`${service.base}/documents/slow`);
+    await page.locator('.editor-head').getByRole('heading', { name: 'Slow', level: 1 }).waitFor();
+    await page.getByLabel('Message to the AI').fill('Write a long essay.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('progressbar', { name: "Progress of the AI's work" }).waitFor();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('status').filter({ hasText: /cancel/i }).first().waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Cancel' }).count(), 0, 'the turn is over');
+    assert.match(await storedText(call, 'slow'), /Nothing yet\./, 'nothing changed');
+    await fake.script({ steps: [] });
     guard.check();
     await context.close();
   });
