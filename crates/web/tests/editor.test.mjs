@@ -306,6 +306,27 @@ describe('the editor with the builtin model', () => {
     await context.close();
   });
 
+  test('a proposed deletion shows the whole section struck through; reject all keeps it', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'cut', ['<h1>Cut</h1>', '<p>Keep this paragraph.</p>', '<p>Maybe drop this one.</p>']);
+    const [, , third] = await chunkIds(call, 'cut');
+    await page.goto(`${service.base}/documents/cut`);
+    await page.locator('.editor-head').getByRole('heading', { name: 'Cut', level: 1 }).waitFor();
+    await page.getByLabel('Message to the AI').fill(`delete section ${third}`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    const deletion = page.getByRole('group', { name: 'Proposed deletion of section 3' });
+    await deletion.waitFor();
+    assert.equal(((await deletion.locator('del.redline-del').allTextContents()).join(' ')).replace(/\s+/g, ' ').trim(), 'Maybe drop this one.');
+    assert.equal(await deletion.locator('ins').count(), 0);
+    await page.getByRole('button', { name: 'Reject all' }).click();
+    await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor({ state: 'detached' });
+    await page.locator('.message.assistant').first().waitFor();
+    assert.match(await storedText(call, 'cut'), /Maybe drop this one\./, 'the section stays');
+    guard.check();
+    await context.close();
+  });
+
   test('a long document opens; links ask before they open', async () => {
     const { page, context, guard } = await openPage(browser);
     const { call } = await account(service, context);
