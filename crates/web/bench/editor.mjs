@@ -15,11 +15,7 @@ import { Service, launch } from '../tests/support.mjs';
 const runs = Number(process.argv[2] || 7);
 const service = await Service.start();
 const browser = await launch();
-const email = `bench-${Date.now()}@example.com`;
-const password = 'correct horse battery';
-await service.call('POST', '/v1/auth/signup', { json: { email, password } });
-const login = await service.call('POST', '/v1/auth/login', { json: { email, password } });
-const token = login.body.token;
+const token = await service.signedInUser();
 const auth = { Authorization: `Bearer ${token}` };
 
 /** @param {string} id @param {number} n @param {(i: number) => string} para */

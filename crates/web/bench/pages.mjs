@@ -10,11 +10,7 @@ import { Service, launch } from '../tests/support.mjs';
 const runs = Number(process.argv[2] || 10);
 const service = await Service.start();
 const browser = await launch();
-const email = `bench-${Date.now()}@example.com`;
-const password = 'correct horse battery';
-await service.call('POST', '/v1/auth/signup', { json: { email, password } });
-const login = await service.call('POST', '/v1/auth/login', { json: { email, password } });
-const token = login.body.token;
+const token = await service.signedInUser();
 // 200 documents, so the documents page shows a full first page (50) and a "Show more".
 for (let i = 0; i < 200; i++) {
   await service.call('PUT', `/v1/documents/doc-${i}`, {

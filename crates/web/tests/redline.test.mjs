@@ -305,21 +305,4 @@ describe('generated sections', () => {
       assertRedline(old, section(rand, 1200));
     }
   });
-
-  test('benchmark: 50 sections of ~1 KB, one of ~100 KB (printed, not asserted)', (t) => {
-    const rand = seeded(7);
-    const small = Array.from({ length: 50 }, () => {
-      const old = section(rand, 1000);
-      return [old, edit(rand, old, 0.08)];
-    });
-    const large = section(rand, 100_000);
-    const largeEdited = edit(rand, large, 0.02);
-    small.forEach(([a, b]) => redline(a, b)); // warm up
-    let start = performance.now();
-    small.forEach(([a, b]) => redline(a, b));
-    t.diagnostic(`50 sections of ~1 KB: ${(performance.now() - start).toFixed(1)} ms`);
-    start = performance.now();
-    redline(large, largeEdited);
-    t.diagnostic(`1 section of ${Math.round(large.length / 1000)} KB: ${(performance.now() - start).toFixed(1)} ms`);
-  });
 });

@@ -104,6 +104,15 @@ export class Service {
     return { status: res.status, body, headers: res.headers };
   }
 
+  /** A new web-app user, signed in: its session token (also the `redline_session` cookie's value). */
+  async signedInUser() {
+    const address = `bench-${Date.now()}-${Math.random().toString(36).slice(2, 6)}@example.com`;
+    const password = 'correct horse battery';
+    await this.call('POST', '/v1/auth/signup', { json: { email: address, password } });
+    const login = await this.call('POST', '/v1/auth/login', { json: { email: address, password } });
+    return String(login.body.token);
+  }
+
   async stop() {
     this.child.kill('SIGTERM');
     await new Promise((r) => (this.child.exitCode !== null ? r(null) : this.child.once('exit', r)));
