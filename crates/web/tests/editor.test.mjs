@@ -43,6 +43,18 @@ async function createDocument(/** @type {(m: string, p: string, j?: unknown) => 
   return res.body;
 }
 
+/**
+ * Opens a document in the editor and waits for its title.
+ * @param {import('playwright-core').Page} page
+ * @param {Service} service
+ * @param {string} id
+ * @param {string} title
+ */
+async function openEditor(page, service, id, title) {
+  await page.goto(`${service.base}/documents/${id}`);
+  await page.locator('.editor-head').getByRole('heading', { name: title, level: 1 }).waitFor();
+}
+
 /** The sections' ids of a stored document, in order. */
 async function chunkIds(/** @type {(m: string, p: string) => Promise<any>} */ call, /** @type {string} */ id) {
   const res = await call('GET', `/v1/documents/${id}`);
@@ -69,8 +81,7 @@ describe('the editor with the builtin model', () => {
     const { page, context, guard } = await openPage(browser);
     const { call } = await account(service, context);
     await createDocument(call, 'notes', ['<h1>Field notes</h1>', '<p>The first line of notes.</p>', '<p>The second line.</p>']);
-    await page.goto(`${service.base}/documents/notes`);
-    await page.locator('.editor-head').getByRole('heading', { name: 'Field notes', level: 1 }).waitFor();
+    await openEditor(page, service, 'notes', 'Field notes');
 
     // Edit section 2; the edit is kept in the tab until it is saved.
     await page.getByRole('button', { name: 'Edit section 2' }).click();
@@ -158,8 +169,7 @@ describe('the editor with the builtin model', () => {
       '<p>A fox and a <b>crow</b> met by the river.</p>',
       '<p>Every fox <span style="color: rgb(200, 0, 0)">knows</span> the way home.</p>',
     ]);
-    await page.goto(`${service.base}/documents/fables`);
-    await page.locator('.editor-head').getByRole('heading', { name: 'Fables', level: 1 }).waitFor();
+    await openEditor(page, service, 'fables', 'Fables');
     // The document's own (sanitized) styles apply, through the CSSOM, without a policy breach.
     const color = await page.locator('article.document span', { hasText: 'knows' }).evaluate((el) => getComputedStyle(el).color);
     assert.equal(color, 'rgb(200, 0, 0)');
@@ -265,8 +275,7 @@ describe('the editor with the builtin model', () => {
       const frames = body.split('\n\n').filter((f) => f.includes('event: intermediate')).slice(0, 2);
       await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: `${frames.join('\n\n')}\n\n` });
     });
-    await page.goto(`${service.base}/documents/drop`);
-    await page.locator('.editor-head').getByRole('heading', { name: 'Drop', level: 1 }).waitFor();
+    await openEditor(page, service, 'drop', 'Drop');
     await page.getByLabel('Let me review each change before it is applied').uncheck();
     await page.getByLabel('Message to the AI').fill('replace "apple" with "pear"');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -281,8 +290,7 @@ describe('the editor with the builtin model', () => {
     const { page, context, guard } = await openPage(browser);
     const { call } = await account(service, context);
     await createDocument(call, 'plans', ['<h1>Plans</h1>', '<p>We meet in spring.</p>']);
-    await page.goto(`${service.base}/documents/plans`);
-    await page.locator('.editor-head').getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
+    await openEditor(page, service, 'plans', 'Plans');
     await page.getByRole('tab', { name: 'Attachments' }).click();
     await page.getByLabel('Attach a file').setInputFiles({
       name: 'harvest.txt',
@@ -311,8 +319,7 @@ describe('the editor with the builtin model', () => {
     const { call } = await account(service, context);
     await createDocument(call, 'cut', ['<h1>Cut</h1>', '<p>Keep this paragraph.</p>', '<p>Maybe drop this one.</p>']);
     const [, , third] = await chunkIds(call, 'cut');
-    await page.goto(`${service.base}/documents/cut`);
-    await page.locator('.editor-head').getByRole('heading', { name: 'Cut', level: 1 }).waitFor();
+    await openEditor(page, service, 'cut', 'Cut');
     await page.getByLabel('Message to the AI').fill(`delete section ${third}`);
     await page.getByRole('button', { name: 'Send' }).click();
     const deletion = page.getByRole('group', { name: 'Proposed deletion of section 3' });
@@ -333,8 +340,7 @@ describe('the editor with the builtin model', () => {
     const sections = ['<h1>Long</h1>', '<p>See <a href="https://example.com/terms">the terms</a>.</p>'];
     for (let i = 3; i <= 1000; i++) sections.push(`<p>Paragraph ${i} of the long document, with enough words to wrap on a narrow screen.</p>`);
     await createDocument(call, 'long', sections);
-    await page.goto(`${service.base}/documents/long`);
-    await page.locator('.editor-head').getByRole('heading', { name: 'Long', level: 1 }).waitFor();
+    await openEditor(page, service, 'long', 'Long');
     await page.getByText('Paragraph 1000 of the long document').waitFor({ state: 'attached' });
     assert.equal(await page.locator('article.document .section').count(), 1000);
     await page.getByText('Paragraph 1000 of the long document').scrollIntoViewIfNeeded();
@@ -452,8 +458,7 @@ describe('the editor with the OpenAI-wire fake', () => {
     const { call } = await account(service, context);
     await createDocument(call, 'slow', ['<h1>Slow</h1>', '<p>Nothing yet.</p>']);
     await fake.script({ steps: [{ delay_s: 20, text: 'Too late.' }] });
-    await page.goto(`${service.base}/documents/slow`);
-    await page.locator('.editor-head').getByRole('heading', { name: 'Slow', level: 1 }).waitFor();
+    await openEditor(page, service, 'slow', 'Slow');
     await page.getByLabel('Message to the AI').fill('Write a long essay.');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByRole('progressbar', { name: "Progress of the AI's work" }).waitFor();
