@@ -336,6 +336,7 @@ def main():
                REDLINE_LOG="warn", REDLINE_JOB_RETENTION_SECS="86400")
     if args.database_url:
         env["REDLINE_DATABASE_URL"] = args.database_url
+        env["REDLINE_SINGLE_REPLICA"] = "true"
     server = subprocess.Popen(os.environ.get("REDLINE_WRAP", "").split() + [args.binary, "serve"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

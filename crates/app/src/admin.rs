@@ -56,6 +56,14 @@ pub enum AdminCommand {
         #[arg(long)]
         expires_at: Option<String>,
     },
+    /// Writes a consistent copy of the embedded SQLite database while the server runs
+    /// (restore: stop the server, put the copy in place of `redline.db`, start it). The files
+    /// (`blobs/`) are copied after it (docs/deploy.md, "Backups").
+    Backup {
+        /// The new file to write (it must not exist).
+        #[arg(long)]
+        to: std::path::PathBuf,
+    },
     /// Grants promotion operations to an account directly.
     GrantPromo {
         #[command(flatten)]
@@ -142,6 +150,11 @@ fn positive_ops(ops: i64) -> anyhow::Result<i64> {
 pub async fn run(services: &Services, command: AdminCommand) -> anyhow::Result<Value> {
     let identity = &services.identity;
     Ok(match command {
+        AdminCommand::Backup { to } => {
+            services.db.backup_to(&to).await?;
+            let bytes = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
+            json!({"backup": to.display().to_string(), "bytes": bytes})
+        }
         AdminCommand::CreateUser { email, password, plan: p } => {
             let email = Email::parse(&email).map_err(|e| anyhow!("--email: {e}"))?;
             let password = Password::parse(&password).map_err(|e| anyhow!("--password: {e}"))?;

@@ -41,6 +41,12 @@ pub struct Config {
     pub jobs: JobsConfig,
     /// Blob store, mail, signed links and export caps.
     pub outbound: crate::outbound::OutboundConfig,
+    /// `REDLINE_SINGLE_REPLICA`: the operator says that only this process will ever serve
+    /// this PostgreSQL database, which waives the fleet's required settings
+    /// ([`Config::refusals`]).
+    pub single_replica: bool,
+    /// `REDLINE_TRUSTED_PROXIES`: proxies whose `Forwarded`/`X-Forwarded-For` name the client.
+    pub trusted_proxies: redline_http::client_addr::TrustedProxies,
 }
 
 /// Which language model answers chat turns.
@@ -159,7 +165,163 @@ impl Config {
             llm,
             jobs,
             outbound: crate::outbound::OutboundConfig::from_vars(vars)?,
+            single_replica: flag("REDLINE_SINGLE_REPLICA", get("REDLINE_SINGLE_REPLICA"))?,
+            trusted_proxies: redline_http::client_addr::TrustedProxies::parse(
+                get("REDLINE_TRUSTED_PROXIES").unwrap_or_default(),
+            )
+            .map_err(|e| anyhow!("REDLINE_TRUSTED_PROXIES: {e}"))?,
         })
+    }
+
+    /// Whether the database is PostgreSQL, where several replicas may serve the same data.
+    pub fn is_postgres(&self) -> bool {
+        self.database_url.starts_with("postgres://") || self.database_url.starts_with("postgresql://")
+    }
+
+    /// What `serve` refuses to start with, one sentence each (empty: it starts). On
+    /// PostgreSQL any number of replicas may serve the data, so the settings they must share
+    /// cannot be left to each replica's own default, which would break in silence: links
+    /// signed on one replica would be refused by the others, and picture URLs would carry the
+    /// address of whichever replica served the upload. `REDLINE_SINGLE_REPLICA=true` waives
+    /// them for a deployment of one.
+    pub fn refusals(&self) -> Vec<String> {
+        if !self.is_postgres() || self.single_replica {
+            return Vec::new();
+        }
+        let mut refusals = Vec::new();
+        if self.outbound.secret.is_none() {
+            refusals.push(
+                "REDLINE_SECRET is unset: on PostgreSQL several replicas may serve this database, and each would sign \
+                 upload and export links with a key of its own that the others refuse (404). Set REDLINE_SECRET to \
+                 the same long random value on every replica (e.g. the output of `openssl rand -hex 32`), or \
+                 REDLINE_SINGLE_REPLICA=true if this process alone will ever serve this database."
+                    .to_owned(),
+            );
+        }
+        if self.public_base_url.is_none() {
+            refusals.push(format!(
+                "REDLINE_PUBLIC_BASE_URL is unset: on PostgreSQL several replicas may serve this database, and links \
+                 and picture addresses would name this replica ({}) instead of the address clients use. Set it to \
+                 the address in front of the replicas (e.g. https://redline.example.com), or \
+                 REDLINE_SINGLE_REPLICA=true if this process alone will ever serve this database.",
+                self.public_base_url_for(self.bind)
+            ));
+        }
+        refusals
+    }
+
+    /// The effective configuration, one `(variable, value)` per setting, with secrets masked
+    /// (`redline check-config`). Values not set show the default in effect.
+    pub fn effective(&self) -> Vec<(String, String)> {
+        let set = |v: &Option<String>| v.as_ref().map_or_else(|| "(unset)".to_owned(), |_| "(set, hidden)".to_owned());
+        let secs = |d: Duration| d.as_secs().to_string();
+        let mut out: Vec<(&'static str, String)> = vec![
+            ("REDLINE_BIND", self.bind.to_string()),
+            ("REDLINE_DATA_DIR", self.data_dir.display().to_string()),
+            ("REDLINE_DATABASE_URL", mask_url_password(&self.database_url)),
+            ("REDLINE_DB_CONNECTIONS", self.db_connections.to_string()),
+            (
+                "REDLINE_STORAGE_URL",
+                self.outbound
+                    .storage_url
+                    .clone()
+                    .unwrap_or_else(|| format!("(unset: the folder {})", self.data_dir.join("blobs").display())),
+            ),
+            (
+                "REDLINE_PUBLIC_BASE_URL",
+                self.public_base_url
+                    .clone()
+                    .unwrap_or_else(|| format!("(unset: {})", self.public_base_url_for(self.bind))),
+            ),
+            (
+                "REDLINE_SECRET",
+                match &self.outbound.secret {
+                    Some(_) => "(set, hidden)".to_owned(),
+                    None => {
+                        format!("(unset: a key kept in {})", self.data_dir.join(crate::outbound::SECRET_FILE).display())
+                    }
+                },
+            ),
+            ("REDLINE_SINGLE_REPLICA", self.single_replica.to_string()),
+            (
+                "REDLINE_TRUSTED_PROXIES",
+                if self.trusted_proxies.is_empty() {
+                    "(none: forwarding headers are ignored)".to_owned()
+                } else {
+                    self.trusted_proxies.to_string()
+                },
+            ),
+        ];
+        match &self.llm {
+            LlmConfig::Builtin => out.push(("REDLINE_LLM_PROVIDER", "builtin".to_owned())),
+            LlmConfig::OpenAi { base_url, api_key, model, timeout } => out.extend([
+                ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
+                ("REDLINE_OPENAI_BASE_URL", mask_url_password(base_url)),
+                ("REDLINE_OPENAI_API_KEY", set(api_key)),
+                ("REDLINE_OPENAI_MODEL", model.clone()),
+                ("REDLINE_OPENAI_TIMEOUT_SECS", secs(*timeout)),
+            ]),
+        }
+        out.extend([
+            ("REDLINE_WORKERS", self.jobs.workers.to_string()),
+            ("REDLINE_CHAT_TIMEOUT_SECS", secs(self.jobs.chat_timeout)),
+            ("REDLINE_APPROVAL_TIMEOUT_SECS", secs(self.jobs.approval_timeout)),
+            ("REDLINE_JOB_LEASE_SECS", secs(self.jobs.lease)),
+            ("REDLINE_JOB_RETENTION_SECS", secs(self.jobs.retention)),
+            ("REDLINE_MAX_BODY_BYTES", self.max_body_bytes.to_string()),
+            ("REDLINE_MAX_ATTACHMENT_BYTES", self.max_attachment_bytes.to_string()),
+            ("REDLINE_PRESIGN_TTL_SECS", secs(self.presign_ttl)),
+            ("REDLINE_BODY_IDLE_TIMEOUT_SECS", secs(self.body_idle_timeout)),
+            ("REDLINE_KEEP_ALIVE_SECS", self.keep_alive.map_or(0, |d| d.as_secs()).to_string()),
+            ("REDLINE_HTTP_WORKERS", self.http_workers.to_string()),
+            ("REDLINE_SHUTDOWN_TIMEOUT_SECS", secs(self.shutdown_timeout)),
+            ("REDLINE_SIGNUP_COOLDOWN_SECS", secs(self.signup_cooldown)),
+            ("REDLINE_HANDOFF_TTL_SECS", secs(self.handoff_ttl)),
+            ("REDLINE_CONTACT_EMAIL", self.contact_email.clone()),
+            (
+                "REDLINE_SMTP_URL",
+                self.outbound.smtp_url.as_deref().map_or_else(
+                    || format!("(unset: .eml files in {})", self.data_dir.join("outbox").display()),
+                    mask_url_password,
+                ),
+            ),
+            ("REDLINE_MAIL_FROM", self.outbound.mail_from.clone()),
+            ("REDLINE_EXPORT_CAP_BYTES", self.outbound.export_cap_bytes.to_string()),
+            ("REDLINE_EXPORT_LINK_TTL_SECS", secs(self.outbound.export_link_ttl)),
+            ("REDLINE_LOG_FORMAT", self.log_format.clone()),
+        ]);
+        let mut out: Vec<(String, String)> = out.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        for (name, value) in &self.outbound.aws_settings {
+            let hidden = ["SECRET", "TOKEN", "KEY_ID"].iter().any(|w| name.contains(w));
+            out.push((name.clone(), if hidden { "(set, hidden)".to_owned() } else { value.clone() }));
+        }
+        out
+    }
+}
+
+/// `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`; unset is false.
+fn flag(name: &str, value: Option<&str>) -> anyhow::Result<bool> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("false" | "0" | "no" | "off") => Ok(false),
+        Some("true" | "1" | "yes" | "on") => Ok(true),
+        Some(other) => Err(anyhow!("{name}={other:?}: expected true or false")),
+    }
+}
+
+/// A URL with the password of its user part replaced by `***`
+/// (`postgres://app:pw@db/redline` → `postgres://app:***@db/redline`).
+pub fn mask_url_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let Some((user_info, host)) = authority.rsplit_once('@') else {
+        return url.to_owned();
+    };
+    match user_info.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
+        None => url.to_owned(),
     }
 }
 
@@ -236,5 +398,75 @@ mod tests {
         {
             assert_eq!(with(good).unwrap(), good);
         }
+    }
+
+    fn config(pairs: &[(&str, &str)]) -> Config {
+        let vars: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Config::from_vars(&vars).expect("valid configuration")
+    }
+
+    #[test]
+    fn postgres_without_the_shared_settings_is_refused_unless_single() {
+        assert!(config(&[]).refusals().is_empty(), "SQLite serves one process: nothing to share");
+
+        let pg = [("REDLINE_DATABASE_URL", "postgres://app@db/redline")];
+        let refusals = config(&pg).refusals();
+        assert_eq!(refusals.len(), 2, "{refusals:?}");
+        assert!(
+            refusals[0].starts_with("REDLINE_SECRET is unset") && refusals[0].contains("REDLINE_SINGLE_REPLICA=true")
+        );
+        assert!(refusals[1].starts_with("REDLINE_PUBLIC_BASE_URL is unset") && refusals[1].contains("127.0.0.1:8080"));
+
+        let with_secret = config(&[pg[0], ("REDLINE_SECRET", "s3cr3t")]).refusals();
+        assert_eq!(with_secret.len(), 1);
+        assert!(with_secret[0].starts_with("REDLINE_PUBLIC_BASE_URL"), "{with_secret:?}");
+
+        let fleet = config(&[pg[0], ("REDLINE_SECRET", "s3cr3t"), ("REDLINE_PUBLIC_BASE_URL", "https://r.example")]);
+        assert!(fleet.refusals().is_empty());
+        assert!(config(&[pg[0], ("REDLINE_SINGLE_REPLICA", "true")]).refusals().is_empty());
+        assert!(config(&[("REDLINE_DATABASE_URL", "postgresql://db/x"), ("REDLINE_SINGLE_REPLICA", "1")])
+            .refusals()
+            .is_empty());
+
+        let err = Config::from_vars(&[("REDLINE_SINGLE_REPLICA".to_owned(), "maybe".to_owned())].into()).unwrap_err();
+        assert!(err.to_string().contains("REDLINE_SINGLE_REPLICA"), "{err}");
+    }
+
+    #[test]
+    fn the_effective_configuration_hides_secrets() {
+        let c = config(&[
+            ("REDLINE_DATABASE_URL", "postgres://app:pg-password@db:5432/redline"),
+            ("REDLINE_SECRET", "signing-secret"),
+            ("REDLINE_LLM_PROVIDER", "openai"),
+            ("REDLINE_OPENAI_API_KEY", "sk-model-key"),
+            ("REDLINE_SMTP_URL", "smtps://mailer:smtp-password@smtp.example.com"),
+            ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
+            ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+            ("AWS_REGION", "eu-west-1"),
+        ]);
+        let shown: HashMap<String, String> = c.effective().into_iter().collect();
+        let all = format!("{shown:?}");
+        for secret in ["pg-password", "signing-secret", "sk-model-key", "smtp-password", "aws-secret", "AKIDEXAMPLE"] {
+            assert!(!all.contains(secret), "{secret} is shown: {all}");
+        }
+        assert_eq!(shown["REDLINE_DATABASE_URL"], "postgres://app:***@db:5432/redline");
+        assert_eq!(shown["REDLINE_SMTP_URL"], "smtps://mailer:***@smtp.example.com");
+        assert_eq!(shown["REDLINE_SECRET"], "(set, hidden)");
+        assert_eq!(shown["REDLINE_OPENAI_API_KEY"], "(set, hidden)");
+        assert_eq!(shown["AWS_REGION"], "eu-west-1");
+        assert_eq!(shown["REDLINE_WORKERS"], c.jobs.workers.to_string());
+
+        let defaults: HashMap<String, String> = config(&[]).effective().into_iter().collect();
+        assert_eq!(defaults["REDLINE_PUBLIC_BASE_URL"], "(unset: http://127.0.0.1:8080)");
+        assert!(defaults["REDLINE_SECRET"].starts_with("(unset: a key kept in"), "{defaults:?}");
+    }
+
+    #[test]
+    fn passwords_in_urls_are_masked() {
+        assert_eq!(mask_url_password("postgres://u:p@h/db"), "postgres://u:***@h/db");
+        assert_eq!(mask_url_password("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(mask_url_password("postgres://h/db?x=a@b"), "postgres://h/db?x=a@b");
+        assert_eq!(mask_url_password("sqlite://./data/redline.db"), "sqlite://./data/redline.db");
+        assert_eq!(mask_url_password("smtp://u:p:q@h:25"), "smtp://u:***@h:25");
     }
 }

@@ -18,6 +18,9 @@ struct Cli {
 enum Command {
     /// Serves the HTTP API (the default). Applies pending migrations first.
     Serve,
+    /// Prints the effective configuration (secrets masked) and what `serve` would refuse;
+    /// exits 2 when it would refuse to start.
+    CheckConfig,
     /// Operator commands on the same database; each prints one JSON object.
     Admin {
         #[command(subcommand)]
@@ -53,6 +56,33 @@ fn limit_malloc_arenas() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn limit_malloc_arenas() {}
 
+/// `redline check-config`: one `NAME=value` line per setting, then the refusals.
+fn check_config(config: &Config) -> ExitCode {
+    use std::io::Write;
+    let mut text = String::from("# The effective configuration (secrets hidden).\n");
+    for (name, value) in config.effective() {
+        text.push_str(&format!("{name}={value}\n"));
+    }
+    let refusals = config.refusals();
+    if refusals.is_empty() {
+        text.push_str("# redline serve would start with this configuration.\n");
+    } else {
+        text.push_str("# redline serve would refuse to start:\n");
+        for refusal in &refusals {
+            text.push_str(&format!("# - {refusal}\n"));
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    if refusals.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(cli.command, None | Some(Command::Serve)) {
@@ -73,6 +103,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command.unwrap_or(Command::Serve) {
+        Command::CheckConfig => check_config(&config),
         Command::Serve => {
             telemetry::init(&config.log_format);
             let result = runtime.block_on(async {

@@ -159,8 +159,11 @@ fn millis(d: std::time::Duration) -> i64 {
 pub struct Application {
     port: u16,
     server: actix_web::dev::Server,
-    stop_workers: tokio::sync::watch::Sender<bool>,
+    /// Turns true to drain: workers claim nothing more, streams end, `/readyz` says 503.
+    draining: tokio::sync::watch::Sender<bool>,
     workers: Vec<tokio::task::JoinHandle<()>>,
+    /// How long running jobs and in-flight requests get to finish (`REDLINE_SHUTDOWN_TIMEOUT_SECS`).
+    shutdown_timeout: std::time::Duration,
     /// The embedded database's lock, held while serving (released when the process ends,
     /// however it ends).
     _sqlite_lock: Option<std::fs::File>,
@@ -204,6 +207,10 @@ fn lock_sqlite(database_url: &str) -> anyhow::Result<Option<std::fs::File>> {
 
 impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let refusals = config.refusals();
+        if !refusals.is_empty() {
+            anyhow::bail!("refusing to start:\n{}", refusals.join("\n"));
+        }
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("cannot create the data folder {}", config.data_dir.display()))?;
         let sqlite_lock = lock_sqlite(&config.database_url)?;
@@ -212,6 +219,7 @@ impl Application {
         let port = local.port();
         let public_base_url = config.public_base_url_for(local);
         let services = Services::open(&config, &public_base_url).await?;
+        let (draining, drain_signal) = tokio::sync::watch::channel(false);
         let state = Arc::new(AppState {
             identity: services.identity,
             sessions: services.sessions,
@@ -229,7 +237,9 @@ impl Application {
                 public_base_url,
                 max_upload_bytes: config.max_attachment_bytes,
                 body_idle_timeout: config.body_idle_timeout,
+                trusted_proxies: config.trusted_proxies.clone(),
             },
+            draining: drain_signal.clone(),
         });
         let server = redline_http::server(
             listener,
@@ -241,31 +251,81 @@ impl Application {
             },
             redline_web::service(),
         )?;
-        let (stop_workers, stopped) = tokio::sync::watch::channel(false);
-        let workers = services.workers.start(config.jobs.workers, stopped, sqlite_lock.is_some());
+        let workers =
+            services.workers.start(config.jobs.workers, drain_signal, sqlite_lock.is_some(), config.shutdown_timeout);
         tracing::info!(
             port,
             database = services.db.backend_name(),
             data_dir = %config.data_dir.display(),
             "redline is listening"
         );
-        Ok(Self { port, server, stop_workers, workers, _sqlite_lock: sqlite_lock })
+        Ok(Self {
+            port,
+            server,
+            draining,
+            workers,
+            shutdown_timeout: config.shutdown_timeout,
+            _sqlite_lock: sqlite_lock,
+        })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Serves until a stop signal; in-flight requests are drained.
+    /// Serves until SIGTERM or SIGINT, then drains (docs/deploy.md, "Rolling restarts").
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let served = self.server.await;
-        // Workers finish the job in hand; a job cut off is taken again by any replica once
-        // its lease runs out (on SQLite, by the next start at once).
-        let _ = self.stop_workers.send(true);
-        let _ =
-            tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::future::join_all(self.workers)).await;
-        served
+        self.run_until(stop_signal()).await
     }
+
+    /// Serves until `stop` resolves, then drains: `/readyz` answers 503 and event streams end
+    /// with a `reconnect` event at once; workers claim nothing more, and the jobs they run get
+    /// the shutdown timeout to finish before they are handed back to the queue, for another
+    /// replica to take up at once; in-flight requests get the same time.
+    pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) -> std::io::Result<()> {
+        let handle = self.server.handle();
+        let server = self.server;
+        tokio::pin!(server);
+        let served = tokio::select! {
+            served = &mut server => Some(served),
+            () = stop => None,
+        };
+        tracing::info!("stopping: draining requests, event streams and running jobs");
+        let _ = self.draining.send(true);
+        // Workers need the shutdown timeout, plus the moment a run handed back takes to stop.
+        let workers = tokio::time::timeout(
+            self.shutdown_timeout + std::time::Duration::from_secs(6),
+            futures_util::future::join_all(self.workers),
+        );
+        match served {
+            Some(served) => {
+                let _ = workers.await;
+                served
+            }
+            None => {
+                let ((), served, _) = tokio::join!(handle.stop(true), server, workers);
+                served
+            }
+        }
+    }
+}
+
+/// SIGTERM (what service managers and orchestrators send) or SIGINT (Ctrl-C).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+                return;
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot listen for SIGTERM; only SIGINT stops the server"),
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod identity;
 pub mod key_cache;
 pub mod secrets;
 pub mod sessions;
+pub mod telemetry;
 pub mod templates;
 pub mod throttle;
 pub mod usage;

@@ -28,6 +28,19 @@ pub struct Workers {
     clock: Arc<dyn redline_ports::Clock>,
 }
 
+/// How long a run handed back gets to notice and stop before the worker leaves it.
+const RUN_STOPS_WITHIN: Duration = Duration::from_secs(5);
+
+/// Resolves `drain` after `shutdown` turns true.
+async fn drained(shutdown: &mut watch::Receiver<bool>, drain: Duration) {
+    while !*shutdown.borrow() {
+        if shutdown.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+    tokio::time::sleep(drain).await;
+}
+
 impl Workers {
     pub fn new(
         chat: Arc<Chat>,
@@ -39,7 +52,9 @@ impl Workers {
     }
 
     /// Starts `n` workers (0: this replica only serves HTTP) and the sweeper on the current
-    /// runtime; they stop when `shutdown` turns true (a job being run is finished first).
+    /// runtime. When `shutdown` turns true they claim nothing more; a job being run gets
+    /// `drain` to finish, after which it is handed back to the queue (another replica takes
+    /// it up at once, not when its lease runs out) and its run stops.
     /// With `sole_runner` (this process alone runs jobs on the database: the embedded
     /// SQLite, whose data folder it has locked) every job found in progress is requeued at
     /// once, since its worker died with an earlier process, and only then do the workers
@@ -50,12 +65,13 @@ impl Workers {
         n: usize,
         shutdown: watch::Receiver<bool>,
         sole_runner: bool,
+        drain: Duration,
     ) -> Vec<tokio::task::JoinHandle<()>> {
         let me = self.clone();
-        vec![tokio::spawn(async move { me.serve(n, shutdown, sole_runner).await })]
+        vec![tokio::spawn(async move { me.serve(n, shutdown, sole_runner, drain).await })]
     }
 
-    async fn serve(self: Arc<Self>, n: usize, mut shutdown: watch::Receiver<bool>, sole_runner: bool) {
+    async fn serve(self: Arc<Self>, n: usize, mut shutdown: watch::Receiver<bool>, sole_runner: bool, drain: Duration) {
         if sole_runner {
             // Until it succeeds (the database may still be coming up): a worker started
             // before it would have its job requeued under it and run twice.
@@ -74,7 +90,7 @@ impl Workers {
         for i in 0..n {
             let me = self.clone();
             let stop = shutdown.clone();
-            handles.push(tokio::spawn(async move { me.work(i, stop).await }));
+            handles.push(tokio::spawn(async move { me.work(i, stop, drain).await }));
         }
         let me = self.clone();
         handles.push(tokio::spawn(async move { me.sweep_loop(shutdown).await }));
@@ -93,7 +109,7 @@ impl Workers {
         }
     }
 
-    async fn work(&self, worker: usize, mut shutdown: watch::Receiver<bool>) {
+    async fn work(&self, worker: usize, mut shutdown: watch::Receiver<bool>, drain: Duration) {
         let mut signals = self.chat.bus().subscribe();
         loop {
             if *shutdown.borrow() {
@@ -103,7 +119,22 @@ impl Workers {
                 let job_id = job.job_id.clone();
                 tracing::info!(worker, %job_id, job_type = job.job_type.as_str(), attempt = job.attempts, "running job");
                 self.chat.bus().publish(Signal::Job(job_id.clone())).await;
-                self.run(job).await;
+                let job_type = job.job_type;
+                let started = std::time::Instant::now();
+                let run = self.run(job);
+                tokio::pin!(run);
+                let mut stop = shutdown.clone();
+                tokio::select! {
+                    () = &mut run => {}
+                    () = drained(&mut stop, drain) => {
+                        // The run in hand stops as soon as it sees its job taken away.
+                        self.chat.hand_back(&job_id).await;
+                        if tokio::time::timeout(RUN_STOPS_WITHIN, &mut run).await.is_err() {
+                            tracing::warn!(worker, %job_id, "a job handed back did not stop in time");
+                        }
+                    }
+                }
+                self.record_run(&job_id, job_type, started.elapsed()).await;
                 continue;
             }
             let wake = async {
@@ -121,6 +152,18 @@ impl Workers {
                 _ = wake => {}
                 _ = tokio::time::sleep(IDLE_POLL) => {}
                 _ = shutdown.changed() => {}
+            }
+        }
+    }
+
+    /// The run's time, and the job's whole time when the run finished it.
+    async fn record_run(&self, job_id: &str, job_type: JobType, took: Duration) {
+        let telemetry = self.chat.telemetry();
+        telemetry.run_ended(job_type, took);
+        if let Ok(Some(job)) = self.store.job(job_id).await {
+            if let (true, Some(finished)) = (job.status.is_finished(), job.finished_at) {
+                let age = u64::try_from(finished - job.created_at).unwrap_or(0);
+                telemetry.job_ended(job_type, job.status, Duration::from_millis(age));
             }
         }
     }

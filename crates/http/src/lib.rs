@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod client_addr;
 pub mod error;
 pub mod metrics;
 pub mod middleware;
@@ -54,8 +55,9 @@ pub struct ServerOptions {
     pub keep_alive: Option<Duration>,
 }
 
-/// Builds the server on a bound listener. It stops gracefully on SIGTERM/SIGINT (in-flight
-/// requests get [`ServerOptions::shutdown_timeout`] to finish). `beside` registers what is
+/// Builds the server on a bound listener. It does not handle signals itself: the caller stops
+/// it through its handle (in-flight requests get [`ServerOptions::shutdown_timeout`] to
+/// finish), after turning [`AppState::draining`] true. `beside` registers what is
 /// served next to the API (the web app), under the same middleware.
 pub fn server<F>(
     listener: TcpListener,
@@ -79,6 +81,7 @@ where
     .workers(options.workers.max(1))
     .shutdown_timeout(options.shutdown_timeout.as_secs())
     .keep_alive(options.keep_alive.map_or(KeepAlive::Disabled, KeepAlive::Timeout))
+    .disable_signals()
     .listen(listener)?
     .run();
     Ok(server)

@@ -60,9 +60,12 @@ pub async fn observe(
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let id = incoming_id(&req).unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string());
     req.extensions_mut().insert(RequestId(id.clone()));
-    let metrics = req.app_data::<Data<AppState>>().map(|s| s.metrics.clone());
-    let span =
-        tracing::info_span!("request", request_id = %id, method = %req.method(), path = %loggable_path(req.path()));
+    let state = req.app_data::<Data<AppState>>();
+    let metrics = state.map(|s| s.metrics.clone());
+    let client = state
+        .and_then(|s| s.config.trusted_proxies.client(req.peer_addr(), req.headers()))
+        .map_or_else(String::new, |ip| ip.to_string());
+    let span = tracing::info_span!("request", request_id = %id, client = %client, method = %req.method(), path = %loggable_path(req.path()));
     let started = Instant::now();
     if let Some(m) = &metrics {
         m.started();

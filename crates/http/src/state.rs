@@ -29,6 +29,8 @@ pub struct HttpConfig {
     /// A request body from which no byte comes for this long, while it is read, ends the
     /// request with 408 (`REDLINE_BODY_IDLE_TIMEOUT_SECS`).
     pub body_idle_timeout: std::time::Duration,
+    /// `REDLINE_TRUSTED_PROXIES`: whose forwarding headers name the client's address.
+    pub trusted_proxies: crate::client_addr::TrustedProxies,
 }
 
 impl Default for HttpConfig {
@@ -39,6 +41,7 @@ impl Default for HttpConfig {
             public_base_url: "http://127.0.0.1:8080".to_owned(),
             max_upload_bytes: 52_428_800,
             body_idle_timeout: std::time::Duration::from_secs(30),
+            trusted_proxies: crate::client_addr::TrustedProxies::default(),
         }
     }
 }
@@ -56,4 +59,7 @@ pub struct AppState {
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,
+    /// Turns true when this replica starts shutting down: `/readyz` answers 503 so that load
+    /// balancers stop sending it requests, and event streams end with a `reconnect` event.
+    pub draining: tokio::sync::watch::Receiver<bool>,
 }

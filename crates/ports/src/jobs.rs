@@ -19,7 +19,9 @@ pub struct JobRecord {
     pub status: JobStatus,
     /// 0 to 100.
     pub progress: i32,
-    /// How many times a worker started it.
+    /// How many times its worker stopped with it unfinished: a lease that ran out (a crash)
+    /// counts, a job handed back by a replica shutting down ([`JobStore::release_job`]) or
+    /// taken up again after an approval round does not.
     pub attempts: i32,
     /// What was asked (the chat request, the attachment to process). Never changes.
     pub request: Value,
@@ -90,7 +92,8 @@ pub struct SweepRules {
     pub delete_finished_before: Millis,
     /// Awaiting approval since before this → cancelled.
     pub cancel_awaiting_before: Millis,
-    /// Started this many times → failed instead of requeued.
+    /// Interrupted this many times (counting the lease that just ran out) → failed
+    /// instead of requeued.
     pub max_attempts: i32,
     /// In-progress jobs whose lease ends before this are requeued (or failed): `now`, or
     /// later when this process alone runs jobs on the database and knows at its start that
@@ -121,7 +124,7 @@ pub trait JobStore: Send + Sync {
     ) -> Result<Page<JobRecord>, StoreError>;
 
     /// Takes the oldest pending job for this worker: in one transaction MUST move it to
-    /// `in_progress`, add one attempt and set the lease. Two workers (or replicas) MUST
+    /// `in_progress` and set the lease (attempts are counted by the sweep, not here). Two workers (or replicas) MUST
     /// never take the same job (PostgreSQL `FOR UPDATE SKIP LOCKED`).
     async fn claim_job(&self, now: Millis, lease_until: Millis) -> Result<Option<JobRecord>, StoreError>;
 
@@ -147,10 +150,21 @@ pub trait JobStore: Send + Sync {
     /// The job's events with a sequence above `after`, in order.
     async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError>;
 
-    /// Requeues jobs whose lease expired (or fails them after `max_attempts`), cancels
+    /// Hands a job this worker cannot finish back to the queue at once (a replica shutting
+    /// down): an `in_progress` job that has not committed its document becomes `pending`,
+    /// lease cleared, attempts unchanged. Answers whether it did; a committed job is left to
+    /// finish (or to the sweep).
+    async fn release_job(&self, job_id: &str, now: Millis) -> Result<bool, StoreError>;
+
+    /// Requeues jobs whose lease expired, adding one attempt (or fails them when that makes
+    /// `max_attempts`), cancels
     /// awaiting-approval jobs past their time and deletes finished jobs past retention
     /// (with their events).
     async fn sweep_jobs(&self, rules: &SweepRules) -> Result<Sweep, StoreError>;
+
+    /// How many jobs of each type are pending, in progress or awaiting approval (finished
+    /// ones are not counted); pairs with no job may be left out.
+    async fn job_counts(&self) -> Result<Vec<(JobType, JobStatus, i64)>, StoreError>;
 
     /// Whether a chat job of this session is pending, in progress or awaiting approval.
     async fn has_active_chat(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError>;

@@ -244,6 +244,26 @@ impl Db {
         Ok(())
     }
 
+    /// Writes a consistent copy of the embedded SQLite database to `to` while it serves
+    /// (`VACUUM INTO`: one read transaction, so writers go on and the copy is the database
+    /// as of one moment; readers of WAL mode are not blocked). `to` must not exist. On
+    /// PostgreSQL this is refused: its own tools (`pg_dump`, base backups) do it.
+    pub async fn backup_to(&self, to: &std::path::Path) -> Result<(), StoreError> {
+        if to.exists() {
+            return Err(StoreError::Other(format!("{} exists already: give a new file", to.display())));
+        }
+        let Backend::Sqlite(pool) = &self.backend else {
+            return Err(StoreError::Other(
+                "the database is PostgreSQL: back it up with pg_dump or a base backup (docs/deploy.md, \"Backups\")"
+                    .to_owned(),
+            ));
+        };
+        let target = to.to_str().ok_or_else(|| StoreError::Other(format!("{} is not UTF-8", to.display())))?;
+        let mut conn = pool.get().await.map_err(pool_error)?;
+        let sql = format!("VACUUM INTO '{}'", target.replace('\'', "''"));
+        conn.batch_execute(&sql).await.map_err(|e| StoreError::from(DbError::from(e)))
+    }
+
     /// Reverts the migrations after `version` (the digits of its folder name,
     /// `20261122000006`), newest first (for the migration tests).
     #[doc(hidden)]

@@ -222,7 +222,6 @@ impl JobStore for Db {
             diesel::update(jobs::table.find(&id).filter(jobs::status.eq("pending")))
                 .set((
                     jobs::status.eq("in_progress"),
-                    jobs::attempts.eq(jobs::attempts + 1),
                     jobs::lease_until.eq(Some(lease_until)),
                     jobs::updated_at.eq(now),
                 ))
@@ -332,6 +331,21 @@ impl JobStore for Db {
             .collect()
     }
 
+    async fn release_job(&self, job_id: &str, now: Millis) -> Result<bool, StoreError> {
+        let n: DbResult<usize> = with_tx!(self, |conn| {
+            Ok(diesel::update(
+                jobs::table
+                    .find(job_id)
+                    .filter(jobs::status.eq("in_progress"))
+                    .filter(jobs::committed_version.is_null()),
+            )
+            .set((jobs::status.eq("pending"), jobs::updated_at.eq(now), jobs::lease_until.eq(None::<i64>)))
+            .execute(conn)
+            .await?)
+        });
+        Ok(n? > 0)
+    }
+
     async fn sweep_jobs(&self, rules: &SweepRules) -> Result<Sweep, StoreError> {
         let now = rules.now;
         let leases_before = rules.requeue_leases_before;
@@ -354,8 +368,10 @@ impl JobStore for Db {
                     Some(version) => Some(format!(
                         "The server stopped while this job was finishing. Its changes were saved as version {version} and are kept; the turn was not charged."
                     )),
-                    None if attempts >= rules.max_attempts => Some(format!(
-                        "The job was interrupted {attempts} times (the server stopped while running it) and was given up."
+                    // This lease ran out with its worker: one more crash.
+                    None if attempts + 1 >= rules.max_attempts => Some(format!(
+                        "The job was interrupted {} times (the server stopped while running it) and was given up.",
+                        attempts + 1
                     )),
                     None => None,
                 };
@@ -379,7 +395,12 @@ impl JobStore for Db {
                 } else {
                     // Not if it committed its document meanwhile: the next sweep ends it instead.
                     let n = diesel::update(one.filter(jobs::committed_version.is_null()))
-                        .set((jobs::status.eq("pending"), jobs::updated_at.eq(now), jobs::lease_until.eq(None::<i64>)))
+                        .set((
+                            jobs::status.eq("pending"),
+                            jobs::attempts.eq(attempts + 1),
+                            jobs::updated_at.eq(now),
+                            jobs::lease_until.eq(None::<i64>),
+                        ))
                         .execute(conn)
                         .await?;
                     if n > 0 {
@@ -457,6 +478,24 @@ impl JobStore for Db {
             Ok(sweep)
         });
         Ok(sweep?)
+    }
+
+    async fn job_counts(&self) -> Result<Vec<(JobType, JobStatus, i64)>, StoreError> {
+        // Through the status index: finished jobs (most rows) are not read.
+        let rows: DbResult<Vec<(String, String, i64)>> = with_read!(self, |conn| Ok(jobs::table
+            .filter(jobs::status.eq_any(ACTIVE))
+            .group_by((jobs::job_type, jobs::status))
+            .select((jobs::job_type, jobs::status, diesel::dsl::count_star()))
+            .load(conn)
+            .await?));
+        rows?
+            .into_iter()
+            .map(|(t, s, n)| {
+                let t = JobType::parse(&t).ok_or_else(|| corrupt("job type", &t))?;
+                let s = JobStatus::parse(&s).ok_or_else(|| corrupt("job status", &s))?;
+                Ok((t, s, n))
+            })
+            .collect()
     }
 
     async fn has_active_chat(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError> {

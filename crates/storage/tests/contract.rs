@@ -136,6 +136,8 @@ contract_tests! {
     jobs::events_are_numbered_in_order => sqlite_jobs_events_are_numbered_in_order, postgres_jobs_events_are_numbered_in_order;
     jobs::the_sweep_requeues_fails_cancels_and_deletes => sqlite_jobs_the_sweep_requeues_fails_cancels_and_deletes, postgres_jobs_the_sweep_requeues_fails_cancels_and_deletes;
     jobs::a_lease_renewed_during_the_sweep_is_kept => sqlite_jobs_a_lease_renewed_during_the_sweep_is_kept, postgres_jobs_a_lease_renewed_during_the_sweep_is_kept;
+    jobs::a_released_job_is_pending_at_once_without_an_attempt => sqlite_jobs_a_released_job_is_pending_at_once_without_an_attempt, postgres_jobs_a_released_job_is_pending_at_once_without_an_attempt;
+    jobs::unfinished_jobs_are_counted_by_type_and_status => sqlite_jobs_unfinished_jobs_are_counted_by_type_and_status, postgres_jobs_unfinished_jobs_are_counted_by_type_and_status;
     jobs::a_committed_job_cannot_be_cancelled_nor_rerun => sqlite_jobs_a_committed_job_cannot_be_cancelled_nor_rerun, postgres_jobs_a_committed_job_cannot_be_cancelled_nor_rerun;
     jobs::history_truncates_from_a_message => sqlite_jobs_history_truncates_from_a_message, postgres_jobs_history_truncates_from_a_message;
     jobs::signals_reach_other_buses => sqlite_jobs_signals_reach_other_buses, postgres_jobs_signals_reach_other_buses;

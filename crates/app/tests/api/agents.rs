@@ -102,3 +102,27 @@ async fn signup_cooldown_is_429_with_retry_after() {
     assert!((1..=60).contains(&retry), "Retry-After {retry}");
     assert!(!r.detail().is_empty());
 }
+
+#[tokio::test]
+async fn the_cooldown_keys_on_the_address_a_trusted_proxy_forwards_for() {
+    // The test's requests come from 127.0.0.1: as the load balancer.
+    let app =
+        spawn_app_with(&[("REDLINE_SIGNUP_COOLDOWN_SECS", "60"), ("REDLINE_TRUSTED_PROXIES", "127.0.0.0/8")]).await;
+    let signup = |client: &str| app.post("/v1/agents/signup").header("x-forwarded-for", client).json(&json!({}));
+    app.send(signup("198.51.100.1")).await.expect_status(201);
+    app.send(signup("198.51.100.2")).await.expect_status(201);
+    app.send(signup("198.51.100.1")).await.expect_status(429);
+    // A client cannot step out of its cooldown by writing the header itself: the proxy
+    // appends the address it saw, and that one counts.
+    app.send(signup("203.0.113.50, 198.51.100.2")).await.expect_status(429);
+    let forwarded = app.post("/v1/agents/signup").header("forwarded", "for=\"[2001:db8::5]:443\"").json(&json!({}));
+    app.send(forwarded).await.expect_status(201);
+}
+
+#[tokio::test]
+async fn forwarding_headers_from_anyone_else_are_ignored() {
+    let app = spawn_app_with(&[("REDLINE_SIGNUP_COOLDOWN_SECS", "60")]).await;
+    let signup = |client: &str| app.post("/v1/agents/signup").header("x-forwarded-for", client).json(&json!({}));
+    app.send(signup("198.51.100.1")).await.expect_status(201);
+    app.send(signup("198.51.100.2")).await.expect_status(429);
+}

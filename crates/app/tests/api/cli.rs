@@ -199,3 +199,79 @@ async fn cli_failures_exit_non_zero_with_a_message() {
     let me = app.send(app.get("/v1/users/me").bearer_auth(&token)).await;
     assert_eq!(me.json["subscription_tier"], "free");
 }
+
+/// `redline admin backup` of a database being written to: the copy opens as a database of
+/// its own, with every write answered before the backup began, each whole, and the keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_under_write_load_restores_to_a_consistent_database() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let app = Arc::new(spawn_app().await);
+    let key = app.agent_key().await;
+    let (stop, written) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let writer = {
+        let (app, key, stop, written) = (app.clone(), key.clone(), stop.clone(), written.clone());
+        tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let html = format!("<h1>Document {n}</h1>{}", "<p>a paragraph of the document</p>".repeat(20));
+                let put = app
+                    .client
+                    .put(app.url(&format!("/v1/documents/b{n}")))
+                    .bearer_auth(&key)
+                    .json(&json!({"html": html}));
+                app.send(put).await.expect_status(200);
+                n += 1;
+                written.store(n, Ordering::SeqCst);
+            }
+        })
+    };
+    while written.load(Ordering::SeqCst) < 30 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let backup_dir = tempfile::tempdir().expect("temp dir");
+    let to = backup_dir.path().join("copy.db");
+    let before = written.load(Ordering::SeqCst);
+    let out = {
+        let (app, to) = (app.clone(), to.display().to_string());
+        tokio::task::spawn_blocking(move || app.admin(&["backup", "--to", &to])).await.expect("backup ran")
+    };
+    let during = written.load(Ordering::SeqCst);
+    stop.store(true, Ordering::SeqCst);
+    writer.await.expect("writer");
+    assert!(during > before, "the writes went on during the backup ({before} → {during})");
+    assert_eq!(out["backup"], to.display().to_string());
+    assert!(out["bytes"].as_u64().is_some_and(|b| b > 0), "{out}");
+    // A second backup to the same file is refused, the first left as it was.
+    let refused = app.admin_fails(&["backup", "--to", &to.display().to_string()]);
+    assert!(refused.contains("exists already"), "{refused}");
+
+    let url = format!("sqlite://{}", to.display());
+    let restored = spawn_app_with(&[("REDLINE_DATABASE_URL", url.as_str())]).await;
+    restored.assert_key_works(&key).await;
+    let mut found = 0;
+    let mut first_missing = None;
+    for n in 0..during + 1 {
+        let r = restored.send(restored.get(&format!("/v1/documents/b{n}")).bearer_auth(&key)).await;
+        match r.status.as_u16() {
+            200 => {
+                let html = r.json["html"].as_str().unwrap_or_default();
+                assert!(
+                    html.contains(&format!("Document {n}</h1>")) && html.matches("a paragraph").count() == 20,
+                    "{r:?}"
+                );
+                assert_eq!(first_missing, None, "b{n} is in the copy but an earlier document is not: not one moment");
+                found += 1;
+            }
+            404 => {
+                assert!(n >= before, "document b{n}, written before the backup began, is missing");
+                first_missing.get_or_insert(n);
+            }
+            _ => panic!("{r:?}"),
+        }
+    }
+    assert!(found >= before, "{found} documents in the copy, {before} written before it");
+    let listed = restored.sessions_with_key(&key).await;
+    listed.expect_status(200);
+}

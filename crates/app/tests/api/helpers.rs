@@ -72,7 +72,7 @@ pub async fn spawn_app_with(extra: &[(&str, &str)]) -> TestApp {
     let app = Application::build(config).await.expect("the app builds");
     let port = app.port();
     let server = tokio::spawn(async move {
-        let _ = app.run_until_stopped().await;
+        let _ = app.run_until(std::future::pending()).await;
     });
     TestApp { base: format!("http://127.0.0.1:{port}"), client: client(), _dir: dir, vars, server }
 }

@@ -17,6 +17,7 @@ mod listings;
 mod logging;
 mod misc;
 mod orgs;
+mod outages;
 mod paging;
 mod protocol;
 mod relevance;

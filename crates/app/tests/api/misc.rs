@@ -145,3 +145,62 @@ async fn sessions_of_a_fresh_key_is_an_empty_list() {
     r.expect_status(200).expect_json();
     assert_eq!(r.json, json!([]));
 }
+
+/// The job and model figures after a chat turn, and the queue depth; every metric the shipped
+/// Grafana dashboard (`deploy/grafana/redline-dashboard.json`) graphs is one `/metrics` serves.
+#[tokio::test]
+async fn metrics_show_jobs_the_model_and_the_queue() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let put = app.client.put(app.url("/v1/documents/m")).bearer_auth(&key).json(&json!({"html": "<p>alpha</p>"}));
+    app.send(put).await.expect_status(200);
+    let turn = json!({"session_id": "m", "message": "replace \"alpha\" with \"omega\""});
+    app.send(app.post("/v1/chat").bearer_auth(&key).json(&turn)).await.expect_status(200);
+    // The worker records the run just after the job completes.
+    let mut text = String::new();
+    for _ in 0..50 {
+        text = app.send(app.get("/metrics")).await.text;
+        if text.contains("redline_job_run_seconds_count{type=\"chat\"} 1") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for line in [
+        "redline_job_run_seconds_count{type=\"chat\"} 1",
+        "redline_job_duration_seconds_count{type=\"chat\",status=\"completed\"} 1",
+        "redline_jobs{type=\"chat\",status=\"pending\"} 0",
+        "redline_jobs{type=\"attachment_processing\",status=\"in_progress\"} 0",
+        "redline_model_call_failures_total 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+    }
+    let calls = text
+        .lines()
+        .find_map(|l| l.strip_prefix("redline_model_call_seconds_count "))
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no model call count in\n{text}"));
+    assert!(calls >= 1, "{text}");
+
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/grafana/redline-dashboard.json");
+    let dashboard = std::fs::read_to_string(path).expect("the dashboard");
+    let dashboard: serde_json::Value = serde_json::from_str(&dashboard).expect("the dashboard is JSON");
+    let mut graphed = std::collections::BTreeSet::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = target["expr"].as_str().expect("expr");
+            let mut rest = expr;
+            while let Some(at) = rest.find("redline_") {
+                let name: String = rest[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                rest = &rest[at + name.len()..];
+                graphed.insert(name);
+            }
+        }
+    }
+    assert!(graphed.len() >= 6, "{graphed:?}");
+    for name in &graphed {
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} "))),
+            "the dashboard graphs {name}, which /metrics does not serve"
+        );
+    }
+}

@@ -107,7 +107,7 @@ async fn recall_at_5_on_sqlite() {
 #[tokio::test]
 async fn recall_at_5_on_postgres() {
     let Some(db) = PgDatabase::create("redline_relevance").await else { return };
-    let app = spawn_app_with(&[("REDLINE_DATABASE_URL", db.url.as_str())]).await;
+    let app = spawn_app_with(&[("REDLINE_DATABASE_URL", db.url.as_str()), ("REDLINE_SINGLE_REPLICA", "true")]).await;
     let recall = recall_at_5(&app, "postgres").await;
     drop(app);
     assert!(recall >= MIN_RECALL_AT_5, "recall@5 on PostgreSQL is {recall:.2}, below {MIN_RECALL_AT_5}");

@@ -230,17 +230,17 @@ async fn two_replicas_share_jobs_and_streams_over_postgres() {
     let Some(db) = PgDatabase::create("redline_replicas").await else { return };
     let url = db.url.clone();
     let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = |workers: &str| {
+        vec![
+            ("REDLINE_DATABASE_URL", url.clone()),
+            ("REDLINE_SECRET", "shared by the replicas".to_owned()),
+            ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+            ("REDLINE_WORKERS", workers.to_owned()),
+        ]
+    };
     // Replica A only serves HTTP; B runs every job.
-    let a = Replica::start(
-        &dir.path().join("a"),
-        &[("REDLINE_DATABASE_URL", url.clone()), ("REDLINE_WORKERS", "0".to_owned())],
-    )
-    .await;
-    let b = Replica::start(
-        &dir.path().join("b"),
-        &[("REDLINE_DATABASE_URL", url.clone()), ("REDLINE_WORKERS", "4".to_owned())],
-    )
-    .await;
+    let a = Replica::start(&dir.path().join("a"), &fleet("0")).await;
+    let b = Replica::start(&dir.path().join("b"), &fleet("4")).await;
     let key = a.key().await;
     assert_eq!(
         a.call(reqwest::Method::PUT, "/v1/documents/r", &key, Some(json!({"html": "<p>alpha</p>"}))).await.0,
@@ -264,11 +264,7 @@ async fn two_replicas_share_jobs_and_streams_over_postgres() {
     assert_eq!(final_job["status"], "completed", "{body}");
 
     // Twenty jobs submitted to both replicas (both running jobs now): each runs exactly once.
-    let c = Replica::start(
-        &dir.path().join("c"),
-        &[("REDLINE_DATABASE_URL", url.clone()), ("REDLINE_WORKERS", "4".to_owned())],
-    )
-    .await;
+    let c = Replica::start(&dir.path().join("c"), &fleet("4")).await;
     let mut ids = Vec::new();
     for i in 0..20 {
         let target = if i % 2 == 0 { &b } else { &c };
@@ -296,4 +292,138 @@ async fn two_replicas_share_jobs_and_streams_over_postgres() {
     }
     let (_, usage) = a.call(reqwest::Method::GET, "/v1/usage", &key, None).await;
     assert_eq!(usage["monthly_used"], 21);
+}
+
+#[tokio::test]
+async fn a_replica_on_postgres_without_the_shared_settings_does_not_start() {
+    let Some(db) = PgDatabase::create("redline_refuse").await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let redline = |command: &str, extra: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_redline"));
+        cmd.arg(command)
+            .env_clear()
+            .env("REDLINE_BIND", format!("127.0.0.1:{}", free_port()))
+            .env("REDLINE_DATA_DIR", dir.path())
+            .env("REDLINE_DATABASE_URL", &db.url)
+            .envs(extra.iter().copied())
+            .stdin(Stdio::null());
+        cmd.output().expect("redline runs")
+    };
+    let out = redline("serve", &[]);
+    assert!(!out.status.success(), "it started");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("REDLINE_SECRET is unset") && stderr.contains("REDLINE_PUBLIC_BASE_URL is unset"),
+        "{stderr}"
+    );
+
+    // check-config says the same without starting, and shows no secret.
+    let out = redline("check-config", &[("REDLINE_SECRET", "do-not-print-me")]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("REDLINE_SECRET=(set, hidden)") && !stdout.contains("do-not-print-me"), "{stdout}");
+    assert!(
+        stdout.contains("would refuse to start") && stdout.contains("REDLINE_PUBLIC_BASE_URL is unset"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("REDLINE_SECRET is unset"), "{stdout}");
+
+    let out =
+        redline("check-config", &[("REDLINE_SECRET", "s"), ("REDLINE_PUBLIC_BASE_URL", "https://redline.example")]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("would start"), "{out:?}");
+
+    // The explicit opt-out of a deployment of one starts and serves.
+    let single = Replica::start(
+        &dir.path().join("single"),
+        &[("REDLINE_DATABASE_URL", db.url.clone()), ("REDLINE_SINGLE_REPLICA", "true".to_owned())],
+    )
+    .await;
+    drop(single);
+}
+
+/// A rolling restart: SIGTERM to the replica running a turn. Its event stream ends with a
+/// `reconnect` event, the turn is handed back at once (the lease is far longer than the
+/// test), another replica runs it to the end exactly once, and its first event names the
+/// events of the run that was cut off; the handing back does not count as a crash.
+#[tokio::test]
+async fn a_replica_stopped_with_sigterm_hands_its_turn_to_another_at_once() {
+    let Some(db) = PgDatabase::create("redline_drain").await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (hold, seen) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicUsize::new(0)));
+    let model = slow_model(hold.clone(), seen.clone()).await;
+    let env = vec![
+        ("REDLINE_DATABASE_URL", db.url.clone()),
+        ("REDLINE_SECRET", "shared by the replicas".to_owned()),
+        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+        ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
+        ("REDLINE_OPENAI_BASE_URL", model),
+        ("REDLINE_OPENAI_MODEL", "m".to_owned()),
+        ("REDLINE_JOB_LEASE_SECS", "600".to_owned()),
+        ("REDLINE_SHUTDOWN_TIMEOUT_SECS", "1".to_owned()),
+    ];
+    let mut first = Replica::start(&dir.path().join("first"), &env).await;
+    let key = first.key().await;
+    let put = json!({"html": "<p>before the restart</p><p>second</p>"});
+    assert_eq!(first.call(reqwest::Method::PUT, "/v1/documents/d", &key, Some(put)).await.0, 200);
+    let (s, job) = first
+        .call(reqwest::Method::POST, "/v1/chat/async", &key, Some(json!({"session_id": "d", "message": "edit"})))
+        .await;
+    assert_eq!(s, 202, "{job}");
+    let job_id = job["job_id"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the model was never called: {}", first.log_text());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stream = client()
+        .get(format!("{}/v1/jobs/{job_id}/events", first.base))
+        .bearer_auth(&key)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(stream.status(), 200);
+    // The next replica is up before the first stops (a rolling restart).
+    let second = Replica::start(&dir.path().join("second"), &env).await;
+
+    let killed = Command::new("kill").args(["-TERM", &first.child.id().to_string()]).status().expect("kill runs");
+    assert!(killed.success());
+    let body = tokio::time::timeout(Duration::from_secs(15), stream.text())
+        .await
+        .expect("the stream ends while the replica drains")
+        .expect("body");
+    assert!(body.contains("event: reconnect") && body.contains("Last-Event-ID"), "{body}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(status) = first.child.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the replica did not stop: {}", first.log_text());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(exit.success(), "{exit}: {}", first.log_text());
+    assert!(first.log_text().contains("handed a running job back"), "{}", first.log_text());
+
+    // Taken up by the second replica at once, not after the 600 s lease.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.load(Ordering::SeqCst) < 2 {
+        assert!(Instant::now() < deadline, "no other replica took the turn up: {}", second.log_text());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    hold.store(false, Ordering::SeqCst);
+    let done = second.wait_for(&key, &job_id, &["completed", "failed"], Duration::from_secs(60)).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let events = done["metadata"]["intermediate_responses"].as_array().expect("events");
+    let starts: Vec<&Value> = events.iter().filter(|e| e["content"]["message"] == "Reading the document").collect();
+    assert_eq!(starts.len(), 2, "{events:?}");
+    assert_eq!(starts[1]["content"]["attempt"], 1, "a hand-back is not a crash: {:?}", starts[1]);
+    let supersedes = &starts[1]["content"]["supersedes"];
+    assert_eq!(supersedes["from"], starts[0]["sequence"], "{supersedes}");
+    assert!(supersedes["through"].as_i64() < starts[1]["sequence"].as_i64(), "{supersedes}");
+    let (_, doc) = second.call(reqwest::Method::GET, "/v1/documents/d", &key, None).await;
+    assert!(doc["html"].as_str().unwrap().contains("after the crash"), "{doc}");
+    let (_, usage) = second.call(reqwest::Method::GET, "/v1/usage", &key, None).await;
+    assert_eq!(usage["monthly_used"], 1, "charged once");
+    first.kill();
 }

@@ -114,8 +114,12 @@ impl Chat {
                 ..Default::default()
             };
             self.ports.jobs.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.now()).await?;
-            self.emit(&job.job_id, "status", json!({"message": "Waiting for approval", "pending": ws.changes().len()}))
-                .await;
+            self.emit(
+                &job.job_id,
+                "status",
+                json!({"message": super::takeover::ROUND_END, "pending": ws.changes().len()}),
+            )
+            .await;
             self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
             return Ok(());
         }

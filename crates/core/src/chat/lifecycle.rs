@@ -128,6 +128,9 @@ impl Chat {
             requeue_leases_before: if every_lease_ended { Millis::MAX } else { now },
         };
         let sweep = self.ports.jobs.sweep_jobs(&rules).await?;
+        for id in &sweep.failed {
+            tracing::warn!(job_id = %id, "gave up a job: the servers running it stopped too often, or it had committed");
+        }
         for id in sweep.cancelled.iter().chain(&sweep.failed) {
             if let Some(job) = self.ports.jobs.job(id).await? {
                 if job.job_type == JobType::Chat {

@@ -18,6 +18,7 @@ mod jobs;
 mod lifecycle;
 mod prompt;
 pub mod record;
+mod takeover;
 pub mod tools;
 mod turn;
 pub mod view;
@@ -134,6 +135,7 @@ pub struct Chat {
     usage: Arc<Usage>,
     config: ChatConfig,
     finished: Arc<FinishedViews>,
+    telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 fn ms(d: Duration) -> Millis {
@@ -178,7 +180,19 @@ impl Chat {
                 }
             }
         });
-        Self { ports, documents, usage, config, finished }
+        Self { ports, documents, usage, config, finished, telemetry: Arc::default() }
+    }
+
+    /// The job and model figures of this replica (`/metrics`).
+    pub fn telemetry(&self) -> &Arc<crate::telemetry::Telemetry> {
+        &self.telemetry
+    }
+
+    /// Unfinished jobs of every replica, by type and status (`/metrics`).
+    pub async fn queue_depth(
+        &self,
+    ) -> ChatResult<Vec<(redline_domain::job::JobType, redline_domain::job::JobStatus, i64)>> {
+        Ok(self.ports.jobs.job_counts().await?)
     }
 
     pub fn config(&self) -> &ChatConfig {

@@ -176,7 +176,12 @@ impl Chat {
         let require_approval = turn.request.require_approval;
         let owner = job.owner;
         let session = &job.session_id;
-        self.emit(&job.job_id, "status", json!({"message": "Reading the document", "attempt": job.attempts})).await;
+        // `attempt` counts the runs cut off by a stopped server, plus this one.
+        let mut start = json!({"message": super::takeover::RUN_START, "attempt": job.attempts + 1});
+        if let Some(superseded) = self.superseded_by_this_run(&job.job_id).await {
+            start["supersedes"] = superseded.to_json();
+        }
+        self.emit(&job.job_id, "status", start).await;
         self.progress(&job.job_id, 5).await;
 
         // The document as the turn starts (the editor's copy first, when one was sent).
@@ -261,6 +266,7 @@ impl Chat {
                     }
                 }
             };
+            let called = std::time::Instant::now();
             let completion = tokio::select! {
                 c = call => c,
                 _ = cancelled(cancel) => { ending = Ending::Cancelled; break; }
@@ -269,6 +275,9 @@ impl Chat {
                     break;
                 }
             };
+            let (prompt_tokens, completion_tokens) =
+                completion.as_ref().map_or((0, 0), |c| (c.usage.prompt_tokens, c.usage.completion_tokens));
+            self.telemetry.model_call(called.elapsed(), completion.is_ok(), prompt_tokens, completion_tokens);
             let completion = match completion {
                 Ok(c) => c,
                 Err(e) => {

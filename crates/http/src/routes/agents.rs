@@ -82,7 +82,8 @@ pub struct ClaimResponse {
 }
 
 /// Creates an account on the free tier and returns a working key, no human involved.
-/// One signup per client address per cooldown (429 with `Retry-After`).
+/// One signup per client address per cooldown (429 with `Retry-After`); behind trusted
+/// proxies the address they forward for.
 #[utoipa::path(post, path = "/v1/agents/signup", tag = "agents", operation_id = "agent_signup",
     request_body(content = Option<AgentSignupRequest>),
     responses(
@@ -94,7 +95,11 @@ pub async fn signup(state: web::Data<AppState>, req: HttpRequest, body: JsonBody
     let mut f = Fields::optional_body(&body.0)?;
     let name = f.optional_bounded_str("name", 200).map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
     f.finish()?;
-    let addr = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_else(|| "unknown".to_owned());
+    let addr = state
+        .config
+        .trusted_proxies
+        .client(req.peer_addr(), req.headers())
+        .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
     let out = state.identity.agent_signup(name, &addr).await?;
     let plan = out.user.plan.plan;
     Ok(HttpResponse::Created().json(AgentSignupResponse {

@@ -236,6 +236,23 @@ fn found<T, E>(job_id: &str, read: Result<Option<T>, E>) -> Result<T, Bytes> {
     }
 }
 
+/// Resolves once `draining` is true.
+async fn shutting_down(draining: &mut tokio::sync::watch::Receiver<bool>) {
+    while !*draining.borrow() {
+        if draining.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// The last frame of a stream cut by a restart: a `reconnect` event, with a `retry` hint of
+/// one second for `EventSource`.
+fn reconnect_frame(data: &Value) -> Bytes {
+    let mut text = String::from("retry: 1000\n");
+    text.push_str(&String::from_utf8_lossy(&frame("reconnect", None, data)));
+    Bytes::from(text)
+}
+
 /// Streams a job's events after `after` until its final event. The job's id is in the
 /// `X-Job-Id` header, so a caller that asked `POST /v1/chat/async` for the stream can poll,
 /// cancel or approve the job.
@@ -243,6 +260,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let chat = state.chat.clone();
     let header_id = job_id.clone();
+    let mut draining = state.draining.clone();
     tokio::spawn(async move {
         let mut signals = chat.bus().subscribe();
         let mut last = after;
@@ -325,6 +343,17 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
             };
             read_status = tokio::select! {
                 status_too = wake => status_too,
+                () = shutting_down(&mut draining) => {
+                    // This replica is restarting: the client reconnects (to another one) with
+                    // Last-Event-ID and misses nothing.
+                    let data = json!({
+                        "job_id": job_id,
+                        "last_event_id": last,
+                        "message": "This server is restarting. Reconnect with Last-Event-ID to continue the stream.",
+                    });
+                    let _ = tx.send(reconnect_frame(&data)).await;
+                    return;
+                }
                 _ = tokio::time::sleep(POLL) => true,
                 _ = heartbeat.tick() => {
                     if tx.send(Bytes::from_static(b": heartbeat\n\n")).await.is_err() {

@@ -20,19 +20,34 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// The process can serve: the database answered just now.
+/// The process can serve: it is not shutting down and the database answered just now.
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    if *state.draining.borrow() {
+        return HttpResponse::ServiceUnavailable()
+            .insert_header(("retry-after", "5"))
+            .json(json!({"status": "draining", "database": "not checked"}));
+    }
     match state.health.ping().await {
         Ok(()) => HttpResponse::Ok().json(json!({"status": "ready", "database": "ok"})),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            HttpResponse::ServiceUnavailable().json(json!({"status": "unavailable", "database": "unreachable"}))
+            HttpResponse::ServiceUnavailable()
+                .insert_header(("retry-after", "5"))
+                .json(json!({"status": "unavailable", "database": "unreachable"}))
         }
     }
 }
 
+/// The HTTP figures, the job and model figures of this replica, and the queue depth of all
+/// (left out, with a log line, when the database does not answer: a scrape never fails).
 async fn metrics(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(state.metrics.render())
+    let mut text = state.metrics.render();
+    state.chat.telemetry().render(&mut text);
+    match state.chat.queue_depth().await {
+        Ok(counts) => redline_core::telemetry::render_queue_depth(&mut text, &counts),
+        Err(e) => tracing::warn!(error = %e, "metrics: the queue depth could not be read"),
+    }
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text)
 }
 
 async fn openapi() -> HttpResponse {

@@ -52,7 +52,7 @@ pub async fn claims_are_exclusive_and_oldest_first(db: &Db) {
     }
     let first = db.claim_job(T0 + 100, T0 + 30_100).await.unwrap().expect("a pending job");
     assert_eq!(first.job_id, "j00");
-    assert_eq!((first.status, first.attempts, first.lease_until), (JobStatus::InProgress, 1, Some(T0 + 30_100)));
+    assert_eq!((first.status, first.attempts, first.lease_until), (JobStatus::InProgress, 0, Some(T0 + 30_100)));
     let shared = common::shared(db);
     let mut tasks = Vec::new();
     for _ in 0..8 {
@@ -165,17 +165,19 @@ pub async fn events_are_numbered_in_order(db: &Db) {
 pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
     let me = owner(db, "sweep@example.com").await;
     for (id, at) in [("dead", T0), ("deadagain", T0 + 1), ("waiting", T0 + 2), ("old", T0 + 3), ("alive", T0 + 4)] {
-        db.insert_job(&job(me, id, "s", at)).await.unwrap();
+        let crashes = if id == "deadagain" { 2 } else { 0 };
+        db.insert_job(&JobRecord { attempts: crashes, ..job(me, id, "s", at) }).await.unwrap();
     }
-    // dead: claimed once, lease ran out. deadagain: claimed three times already.
+    // dead: claimed, lease ran out. deadagain: its worker died twice before, and now again.
+    // Claims and rounds handed back to the queue do not count.
     db.claim_job(T0, T0 + 10).await.unwrap();
     for _ in 0..3 {
         db.claim_job(T0, T0 + 10).await.unwrap();
         let back = JobUpdate { status: Some(JobStatus::Pending), ..Default::default() };
-        if db.job("deadagain").await.unwrap().unwrap().attempts < 3 {
-            db.update_job("deadagain", &[JobStatus::InProgress], &back, T0).await.unwrap();
-        }
+        db.update_job("deadagain", &[JobStatus::InProgress], &back, T0).await.unwrap();
     }
+    db.claim_job(T0, T0 + 10).await.unwrap();
+    assert_eq!(db.job("deadagain").await.unwrap().unwrap().attempts, 2);
     let waiting = db.claim_job(T0, T0 + 10).await.unwrap().unwrap();
     assert_eq!(waiting.job_id, "waiting");
     db.update_job(
@@ -211,10 +213,11 @@ pub async fn the_sweep_requeues_fails_cancels_and_deletes(db: &Db) {
     assert_eq!(sweep.failed, ["deadagain"]);
     assert_eq!(sweep.cancelled, ["waiting"]);
     assert_eq!(sweep.deleted, 1);
-    assert_eq!(db.job("dead").await.unwrap().unwrap().status, JobStatus::Pending);
+    let dead = db.job("dead").await.unwrap().unwrap();
+    assert_eq!((dead.status, dead.attempts), (JobStatus::Pending, 1), "one crash counted");
     let failed = db.job("deadagain").await.unwrap().unwrap();
     assert_eq!(failed.status, JobStatus::Failed);
-    assert!(failed.error.unwrap().contains("interrupted"));
+    assert!(failed.error.as_deref().unwrap().contains("interrupted 3 times"), "{:?}", failed.error);
     assert_eq!(db.job("waiting").await.unwrap().unwrap().status, JobStatus::Cancelled);
     assert!(db.job("old").await.unwrap().is_none());
     assert!(db.events("old", 0).await.unwrap().is_empty());
@@ -261,7 +264,7 @@ pub async fn a_lease_renewed_during_the_sweep_is_kept(db: &Db) {
     let sweep = sweep.unwrap();
     assert!(sweep.requeued.is_empty() && sweep.failed.is_empty(), "{:?} {:?}", sweep.requeued, sweep.failed);
     let job = db.job("slow").await.unwrap().unwrap();
-    assert_eq!((job.status, job.lease_until, job.attempts), (JobStatus::InProgress, Some(T0 + 1_000_000), 1));
+    assert_eq!((job.status, job.lease_until, job.attempts), (JobStatus::InProgress, Some(T0 + 1_000_000), 0));
 }
 
 fn version(id: &str, html: &str, now: Millis) -> NewVersion {
@@ -441,4 +444,54 @@ pub async fn signals_reach_other_buses(db: &Db) {
     .await;
     assert_eq!(events.as_deref(), Ok("events-of-a"), "an events-only signal keeps its kind across replicas");
     let _ = Arc::new(a);
+}
+
+/// A replica shutting down hands its running job back: pending at once, no attempt counted;
+/// a job that committed its document, or is no longer running, is left as it is.
+pub async fn a_released_job_is_pending_at_once_without_an_attempt(db: &Db) {
+    let me = owner(db, "release@example.com").await;
+    db.insert_job(&job(me, "handed", "s", T0)).await.unwrap();
+    let claimed = db.claim_job(T0 + 1, T0 + 30_000).await.unwrap().expect("claimed");
+    assert_eq!(claimed.job_id, "handed");
+    assert!(db.release_job("handed", T0 + 2).await.unwrap());
+    let back = db.job("handed").await.unwrap().unwrap();
+    assert_eq!((back.status, back.attempts, back.lease_until, back.updated_at), (JobStatus::Pending, 0, None, T0 + 2));
+    assert!(!db.release_job("handed", T0 + 3).await.unwrap(), "a pending job is not released again");
+    let again = db.claim_job(T0 + 4, T0 + 30_000).await.unwrap().expect("claimed again at once");
+    assert_eq!((again.job_id.as_str(), again.attempts), ("handed", 0));
+
+    // Committed: finishing it is the only way on; release leaves it running.
+    let s = sid("released");
+    db.insert_job(&job(me, "committed", "released", T0 + 10)).await.unwrap();
+    db.claim_job(T0 + 11, T0 + 30_000).await.unwrap().expect("claimed");
+    let done =
+        db.commit_job_version("committed", me, &s, Some(None), &version("r1", "<p>r</p>", T0 + 11)).await.unwrap();
+    assert!(matches!(done, Some(CommitOutcome::Committed(_))), "{done:?}");
+    assert!(!db.release_job("committed", T0 + 12).await.unwrap());
+    assert_eq!(db.job("committed").await.unwrap().unwrap().status, JobStatus::InProgress);
+    assert!(!db.release_job("no-such-job", T0 + 13).await.unwrap());
+}
+
+/// The queue depth `/metrics` shows: unfinished jobs by type and status, finished ones left out.
+pub async fn unfinished_jobs_are_counted_by_type_and_status(db: &Db) {
+    let me = owner(db, "counts@example.com").await;
+    let count = |counts: &[(JobType, JobStatus, i64)], t: JobType, s: JobStatus| {
+        counts.iter().find(|c| c.0 == t && c.1 == s).map_or(0, |c| c.2)
+    };
+    let before = db.job_counts().await.unwrap();
+    for i in 0..3 {
+        db.insert_job(&job(me, &format!("count{i}"), "s", T0 + i)).await.unwrap();
+    }
+    let attachment = JobRecord { job_type: JobType::AttachmentProcessing, ..job(me, "count-att", "s", T0 + 9) };
+    db.insert_job(&attachment).await.unwrap();
+    db.claim_job(T0 + 10, T0 + 1_000).await.unwrap().expect("claimed");
+    let done = JobUpdate { status: Some(JobStatus::Completed), ..Default::default() };
+    db.claim_job(T0 + 11, T0 + 1_000).await.unwrap().expect("claimed");
+    db.update_job("count1", &[JobStatus::InProgress], &done, T0 + 12).await.unwrap().expect("completed");
+    let after = db.job_counts().await.unwrap();
+    let delta = |t, s| count(&after, t, s) - count(&before, t, s);
+    assert_eq!(delta(JobType::Chat, JobStatus::Pending), 1, "{after:?}");
+    assert_eq!(delta(JobType::Chat, JobStatus::InProgress), 1, "{after:?}");
+    assert_eq!(delta(JobType::AttachmentProcessing, JobStatus::Pending), 1, "{after:?}");
+    assert!(after.iter().all(|c| !c.1.is_finished()), "{after:?}");
 }
