@@ -70,6 +70,12 @@ if [ ! -x /usr/bin/chromium ]; then
   [ -x /usr/bin/chromium ] || warn "Chromium is missing at /usr/bin/chromium (apt-get install chromium): the web app's browser tests are skipped"
 fi
 
+# --- The package test: curl (dpkg and adduser come with Debian) -------------------------------
+if ! command -v curl >/dev/null 2>&1; then
+  if as_root; then say "installing curl from Debian's packages"; apt_install curl; fi
+  command -v curl >/dev/null 2>&1 || warn "curl is missing: the Debian package test is skipped"
+fi
+
 # --- Python --------------------------------------------------------------------------------
 if ! command -v python3 >/dev/null 2>&1 && as_root; then
   say "installing Python 3"; apt_install python3 python3-venv

@@ -41,6 +41,9 @@ if ! scripts/schemathesis.sh "$target/release/redline"; then
 fi
 scripts/openapi-client-check.sh "$target/release/redline"
 
+step "the Debian package: install, serve from the unit's command line, purge"
+scripts/test-package.sh "$target/release/redline"
+
 step "the web app: type check and browser tests (Chromium)"
 REDLINE_FAKE_LLM_BIN="$target/release/redline-fake-llm" scripts/test-web.sh "$target/release/redline"
 
