@@ -105,6 +105,7 @@ impl Services {
         } else {
             Arc::new(redline_storage::bus::LocalBus::default())
         };
+        identity.follow_revocations(bus.clone());
         let chat_config = ChatConfig {
             chat_timeout: config.jobs.chat_timeout,
             lease: config.jobs.lease,

@@ -9,6 +9,7 @@ use redline_domain::keys::max_keys;
 use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, UserId};
+use redline_ports::jobs::Signal;
 use redline_ports::records::*;
 use redline_ports::{Clock, IdentityStore, StoreError};
 
@@ -159,6 +160,8 @@ pub struct Identity {
     cache: KeyCache,
     signups: Cooldown,
     config: IdentityConfig,
+    /// Where revocations are announced to the other replicas ([`Identity::follow_revocations`]).
+    bus: std::sync::OnceLock<Arc<dyn redline_ports::EventBus>>,
 }
 
 impl Identity {
@@ -170,6 +173,7 @@ impl Identity {
             cache: KeyCache::new(config.key_cache_ttl, config.key_cache_capacity),
             signups: Cooldown::new(config.signup_cooldown_ms),
             config,
+            bus: std::sync::OnceLock::new(),
         }
     }
 
@@ -242,11 +246,41 @@ impl Identity {
         Ok(self.store.keys_of(owner, page).await?)
     }
 
-    /// Revokes a key for ever; on this replica it stops working at once.
+    /// Revokes a key for ever; on this replica it stops working at once, on the others as
+    /// soon as the announcement reaches them (the cache's time to live at the latest).
     pub async fn revoke_key(&self, owner: Owner, key: KeyId) -> IdentityResult<()> {
         self.store.revoke_key(owner, key, self.now()).await.map_err(not_found("API key"))?;
         self.cache.evict_key(key);
+        if let Some(bus) = self.bus.get() {
+            bus.publish(Signal::KeyRevoked(key.to_string())).await;
+        }
         Ok(())
+    }
+
+    /// Announces this replica's revocations on `bus` and follows the others': a key revoked
+    /// on any replica leaves this one's cache when the signal arrives. A subscriber that fell
+    /// behind may have missed one, so it forgets every key then.
+    pub fn follow_revocations(self: &Arc<Self>, bus: Arc<dyn redline_ports::EventBus>) {
+        let mut signals = bus.subscribe();
+        if self.bus.set(bus).is_err() {
+            return;
+        }
+        let me = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let signal = signals.recv().await;
+                let Some(identity) = me.upgrade() else { return };
+                match signal {
+                    Ok(Signal::KeyRevoked(id)) => match KeyId::parse(&id) {
+                        Some(key) => identity.cache.evict_key(key),
+                        None => identity.cache.clear(),
+                    },
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => identity.cache.clear(),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
     }
 
     // -- web-app users ----------------------------------------------------------------

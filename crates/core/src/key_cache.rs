@@ -72,6 +72,13 @@ impl KeyCache {
         self.entries.retain(|_, (p, _)| p.key_id != Some(key));
     }
 
+    /// Forgets every entry (revocations may have been missed), with the same guard.
+    pub fn clear(&self) {
+        let mut generation = self.generation_lock();
+        *generation += 1;
+        self.entries.clear();
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

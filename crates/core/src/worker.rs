@@ -141,7 +141,7 @@ impl Workers {
                 loop {
                     match signals.recv().await {
                         Ok(Signal::Queued) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                        Ok(Signal::Job(_) | Signal::Events(_)) => {}
+                        Ok(Signal::Job(_) | Signal::Events(_) | Signal::KeyRevoked(_)) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => {
                             std::future::pending::<()>().await;
                         }

@@ -243,6 +243,8 @@ pub enum Signal {
     Events(String),
     /// A job was queued: idle workers should look.
     Queued,
+    /// An API key was revoked (its id): every replica forgets what it has cached of it.
+    KeyRevoked(String),
 }
 
 /// Carries signals between the parts of one replica and, on PostgreSQL, between replicas

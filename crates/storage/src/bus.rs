@@ -17,6 +17,7 @@ fn encode(signal: &Signal) -> String {
         Signal::Queued => "q".to_owned(),
         Signal::Job(id) => format!("j:{id}"),
         Signal::Events(id) => format!("e:{id}"),
+        Signal::KeyRevoked(id) => format!("k:{id}"),
     }
 }
 
@@ -26,7 +27,8 @@ fn decode(payload: &str) -> Option<Signal> {
         _ => payload
             .strip_prefix("j:")
             .map(|id| Signal::Job(id.to_owned()))
-            .or_else(|| payload.strip_prefix("e:").map(|id| Signal::Events(id.to_owned()))),
+            .or_else(|| payload.strip_prefix("e:").map(|id| Signal::Events(id.to_owned())))
+            .or_else(|| payload.strip_prefix("k:").map(|id| Signal::KeyRevoked(id.to_owned()))),
     }
 }
 
@@ -160,7 +162,12 @@ mod tests {
 
     #[test]
     fn payloads_round_trip() {
-        for s in [Signal::Queued, Signal::Job("4f0c".into()), Signal::Events("4f0c".into())] {
+        for s in [
+            Signal::Queued,
+            Signal::Job("4f0c".into()),
+            Signal::Events("4f0c".into()),
+            Signal::KeyRevoked("0193".into()),
+        ] {
             assert_eq!(decode(&encode(&s)), Some(s));
         }
         assert_eq!(decode("junk"), None);

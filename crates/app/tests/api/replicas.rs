@@ -389,6 +389,7 @@ async fn a_replica_stopped_with_sigterm_hands_its_turn_to_another_at_once() {
 
     let killed = Command::new("kill").args(["-TERM", &first.child.id().to_string()]).status().expect("kill runs");
     assert!(killed.success());
+    let terminated = Instant::now();
     let body = tokio::time::timeout(Duration::from_secs(15), stream.text())
         .await
         .expect("the stream ends while the replica drains")
@@ -411,6 +412,7 @@ async fn a_replica_stopped_with_sigterm_hands_its_turn_to_another_at_once() {
         assert!(Instant::now() < deadline, "no other replica took the turn up: {}", second.log_text());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    println!("SIGTERM to the turn's model call on the next replica: {:?} (shutdown timeout 1 s)", terminated.elapsed());
     hold.store(false, Ordering::SeqCst);
     let done = second.wait_for(&key, &job_id, &["completed", "failed"], Duration::from_secs(60)).await;
     assert_eq!(done["status"], "completed", "{done}");
@@ -426,4 +428,58 @@ async fn a_replica_stopped_with_sigterm_hands_its_turn_to_another_at_once() {
     let (_, usage) = second.call(reqwest::Method::GET, "/v1/usage", &key, None).await;
     assert_eq!(usage["monthly_used"], 1, "charged once");
     first.kill();
+}
+
+/// A key revoked on one replica stops working on the others when the announcement reaches
+/// them (`LISTEN/NOTIFY`), not when their cache's 60 s run out.
+#[tokio::test]
+async fn a_key_revoked_on_one_replica_is_refused_by_the_others_at_once() {
+    let Some(db) = PgDatabase::create("redline_revoke").await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let env = vec![
+        ("REDLINE_DATABASE_URL", db.url.clone()),
+        ("REDLINE_SECRET", "shared by the replicas".to_owned()),
+        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+        ("REDLINE_WORKERS", "0".to_owned()),
+    ];
+    let a = Replica::start(&dir.path().join("a"), &env).await;
+    let b = Replica::start(&dir.path().join("b"), &env).await;
+    let creds = json!({"email": format!("revoke-{}@example.com", uuid::Uuid::new_v4().simple()), "password": "a long password"});
+    let signup = client().post(format!("{}/v1/auth/signup", a.base)).json(&creds).send().await.expect("signup");
+    assert_eq!(signup.status(), 201);
+    let login: Value = client()
+        .post(format!("{}/v1/auth/login", a.base))
+        .json(&creds)
+        .send()
+        .await
+        .expect("login")
+        .json()
+        .await
+        .expect("json");
+    let token = login["token"].as_str().expect("token").to_owned();
+    let (s, created) =
+        a.call(reqwest::Method::POST, "/v1/users/me/api-keys", &token, Some(json!({"name": "ci"}))).await;
+    assert_eq!(s, 201, "{created}");
+    let key = created["api_key"].as_str().expect("api_key").to_owned();
+    let key_id = created["key_id"].as_str().expect("key_id").to_owned();
+    // B verifies the key and keeps it in its cache.
+    assert_eq!(b.call(reqwest::Method::GET, "/v1/sessions", &key, None).await.0, 200);
+    assert_eq!(b.call(reqwest::Method::GET, "/v1/sessions", &key, None).await.0, 200);
+
+    let (s, body) = a.call(reqwest::Method::DELETE, &format!("/v1/users/me/api-keys/{key_id}"), &token, None).await;
+    assert!(s == 204 || s == 200, "{s} {body}");
+    let revoked = Instant::now();
+    loop {
+        let status = b.call(reqwest::Method::GET, "/v1/sessions", &key, None).await.0;
+        if status == 401 {
+            break;
+        }
+        assert_eq!(status, 200);
+        assert!(
+            revoked.elapsed() < Duration::from_secs(20),
+            "replica B still takes the revoked key (cache TTL is 60 s)"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    println!("revocation seen by the other replica after {:?}", revoked.elapsed());
 }

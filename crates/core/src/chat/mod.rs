@@ -174,7 +174,7 @@ impl Chat {
                         Some(c) => c.evict(&id),
                         None => return,
                     },
-                    Ok(Signal::Events(_) | Signal::Queued)
+                    Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_))
                     | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 }
