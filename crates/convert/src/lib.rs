@@ -6,6 +6,7 @@
 //! whatever the bytes (zip bombs, deep nesting, entity tricks are refused early).
 
 mod docx;
+mod images;
 mod markdown;
 mod pdf;
 mod prescan;
