@@ -49,6 +49,7 @@ const FLOOR: &[(&str, &str, usize)] = &[
     ("md", "unicode-rtl", 2),
     ("pdf", "cjk", 1),
     ("pdf", "headings", 6),
+    ("pdf", "images", 8),
     ("pdf", "unicode-rtl", 2),
     ("rtf", "bold-italic", 10),
     ("rtf", "cjk", 5),
