@@ -41,6 +41,21 @@ pub struct Config {
     pub jobs: JobsConfig,
     /// Blob store, mail, signed links and export caps.
     pub outbound: crate::outbound::OutboundConfig,
+    /// How the text of scanned PDF pages is read.
+    pub ocr: OcrConfig,
+}
+
+/// The OCR of scanned PDF pages: Tesseract's command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OcrConfig {
+    /// `REDLINE_OCR_COMMAND` (default `tesseract`, found on the `PATH`); `off` reads no
+    /// scanned page (their pictures are still kept).
+    pub command: Option<PathBuf>,
+    /// `REDLINE_OCR_LANGS` (default `eng`): Tesseract's languages, `+` between them
+    /// (`eng+deu`); each needs its `tesseract-ocr-<lang>` package.
+    pub languages: String,
+    /// `REDLINE_OCR_TIMEOUT_SECS` (default 120): the longest one page may take.
+    pub timeout: Duration,
 }
 
 /// Which language model answers chat turns.
@@ -159,6 +174,14 @@ impl Config {
             llm,
             jobs,
             outbound: crate::outbound::OutboundConfig::from_vars(vars)?,
+            ocr: OcrConfig {
+                command: match get("REDLINE_OCR_COMMAND").unwrap_or("tesseract") {
+                    "off" => None,
+                    command => Some(PathBuf::from(command)),
+                },
+                languages: get("REDLINE_OCR_LANGS").unwrap_or("eng").to_owned(),
+                timeout: secs("REDLINE_OCR_TIMEOUT_SECS", 120)?,
+            },
         })
     }
 }
@@ -195,6 +218,14 @@ mod tests {
         assert_eq!(c.presign_ttl, Duration::from_secs(900));
         assert_eq!(c.max_attachment_bytes, 52_428_800);
         assert_eq!(c.keep_alive, Some(Duration::from_secs(75)));
+        assert_eq!(
+            c.ocr,
+            OcrConfig {
+                command: Some(PathBuf::from("tesseract")),
+                languages: "eng".into(),
+                timeout: Duration::from_secs(120)
+            }
+        );
 
         let vars: HashMap<String, String> = [
             ("REDLINE_BIND", "0.0.0.0:9000"),

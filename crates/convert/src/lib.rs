@@ -11,7 +11,10 @@ mod markdown;
 mod pdf;
 mod prescan;
 mod rtf;
+mod tesseract;
 mod text;
+
+pub use tesseract::{TesseractOcr, DEFAULT_TIMEOUT as DEFAULT_OCR_TIMEOUT};
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -21,6 +21,7 @@ mod paging;
 mod protocol;
 mod relevance;
 mod replicas;
+mod scans;
 mod templates;
 mod untrusted;
 mod web_sessions;
