@@ -5,6 +5,7 @@
 //! Invariant: no converter panics or allocates more than a small multiple of its input,
 //! whatever the bytes (zip bombs, deep nesting, entity tricks are refused early).
 
+mod data_uri;
 mod docx;
 mod images;
 mod markdown;
@@ -59,8 +60,8 @@ fn convert(format: SourceFormat, bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<
     }
     match format {
         SourceFormat::Txt => text::convert(bytes),
-        SourceFormat::Markdown => markdown::convert(bytes),
-        SourceFormat::Html => text::convert_html(bytes),
+        SourceFormat::Markdown => markdown::convert(bytes).map(data_uri::extract),
+        SourceFormat::Html => text::convert_html(bytes).map(data_uri::extract),
         SourceFormat::Docx => docx::convert(bytes),
         SourceFormat::Pdf => pdf::convert_with(bytes, ocr),
         SourceFormat::Rtf => rtf::convert(bytes),

@@ -24,5 +24,6 @@ mod replicas;
 mod scans;
 mod templates;
 mod untrusted;
+mod upload_pictures;
 mod web_sessions;
 mod web_users;
