@@ -6,6 +6,8 @@
 #     under CI=true.
 #   - cargo-deny and cargo-machete: built from crates.io when missing.
 #   - Node.js, npm and Chromium (Debian's packages, when root) for the web app's tests.
+#   - poppler-utils (pdftoppm) and tesseract-ocr with tesseract-ocr-eng (Debian's packages,
+#     when root) for the scanned-PDF OCR tests.
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
 #     tests; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
 #     conformance suite is present, its requirements.
@@ -74,6 +76,17 @@ fi
 if ! command -v curl >/dev/null 2>&1; then
   if as_root; then say "installing curl from Debian's packages"; apt_install curl; fi
   command -v curl >/dev/null 2>&1 || warn "curl is missing: the Debian package test is skipped"
+fi
+
+# --- Scanned PDFs: poppler's pdftoppm renders a page, Tesseract reads it -----------------------
+if ! command -v pdftoppm >/dev/null 2>&1; then
+  if as_root; then say "installing poppler-utils from Debian's packages"; apt_install poppler-utils; fi
+  command -v pdftoppm >/dev/null 2>&1 || warn "pdftoppm is missing (apt-get install poppler-utils): the scanned-PDF OCR tests are skipped"
+fi
+if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/null | grep -qx eng; then
+  if as_root; then say "installing Tesseract (English) from Debian's packages"; apt_install tesseract-ocr tesseract-ocr-eng; fi
+  tesseract --list-langs 2>/dev/null | grep -qx eng \
+    || warn "tesseract with English is missing (apt-get install tesseract-ocr tesseract-ocr-eng): the scanned-PDF OCR tests are skipped"
 fi
 
 # --- Python --------------------------------------------------------------------------------

@@ -47,6 +47,21 @@ pub struct Config {
     pub single_replica: bool,
     /// `REDLINE_TRUSTED_PROXIES`: proxies whose `Forwarded`/`X-Forwarded-For` name the client.
     pub trusted_proxies: redline_http::client_addr::TrustedProxies,
+    /// How the text of scanned PDF pages is read.
+    pub ocr: OcrConfig,
+}
+
+/// The OCR of scanned PDF pages: Tesseract's command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OcrConfig {
+    /// `REDLINE_OCR_COMMAND` (default `tesseract`, found on the `PATH`); `off` reads no
+    /// scanned page (their pictures are still kept).
+    pub command: Option<PathBuf>,
+    /// `REDLINE_OCR_LANGS` (default `eng`): Tesseract's languages, `+` between them
+    /// (`eng+deu`); each needs its `tesseract-ocr-<lang>` package.
+    pub languages: String,
+    /// `REDLINE_OCR_TIMEOUT_SECS` (default 120): the longest one page may take.
+    pub timeout: Duration,
 }
 
 /// Which language model answers chat turns.
@@ -170,6 +185,14 @@ impl Config {
                 get("REDLINE_TRUSTED_PROXIES").unwrap_or_default(),
             )
             .map_err(|e| anyhow!("REDLINE_TRUSTED_PROXIES: {e}"))?,
+            ocr: OcrConfig {
+                command: match get("REDLINE_OCR_COMMAND").unwrap_or("tesseract") {
+                    "off" => None,
+                    command => Some(PathBuf::from(command)),
+                },
+                languages: get("REDLINE_OCR_LANGS").unwrap_or("eng").to_owned(),
+                timeout: secs("REDLINE_OCR_TIMEOUT_SECS", 120)?,
+            },
         })
     }
 
@@ -289,6 +312,12 @@ impl Config {
             ("REDLINE_EXPORT_CAP_BYTES", self.outbound.export_cap_bytes.to_string()),
             ("REDLINE_EXPORT_LINK_TTL_SECS", secs(self.outbound.export_link_ttl)),
             ("REDLINE_LOG_FORMAT", self.log_format.clone()),
+            (
+                "REDLINE_OCR_COMMAND",
+                self.ocr.command.as_ref().map_or_else(|| "off".to_owned(), |c| c.display().to_string()),
+            ),
+            ("REDLINE_OCR_LANGS", self.ocr.languages.clone()),
+            ("REDLINE_OCR_TIMEOUT_SECS", secs(self.ocr.timeout)),
         ]);
         let mut out: Vec<(String, String)> = out.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         for (name, value) in &self.outbound.aws_settings {
@@ -357,6 +386,14 @@ mod tests {
         assert_eq!(c.presign_ttl, Duration::from_secs(900));
         assert_eq!(c.max_attachment_bytes, 52_428_800);
         assert_eq!(c.keep_alive, Some(Duration::from_secs(75)));
+        assert_eq!(
+            c.ocr,
+            OcrConfig {
+                command: Some(PathBuf::from("tesseract")),
+                languages: "eng".into(),
+                timeout: Duration::from_secs(120)
+            }
+        );
 
         let vars: HashMap<String, String> = [
             ("REDLINE_BIND", "0.0.0.0:9000"),

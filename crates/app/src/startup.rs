@@ -20,7 +20,7 @@ use redline_storage::{Db, DbConfig};
 
 use redline_core::chat::{Chat, ChatConfig, ChatPorts};
 use redline_core::worker::Workers;
-use redline_ports::{EventBus, LanguageModel};
+use redline_ports::{DocumentConverter, EventBus, LanguageModel};
 
 use crate::config::{Config, LlmConfig};
 
@@ -71,10 +71,16 @@ impl Services {
         let attachment_blobs = blobs.clone();
         // Pictures are kept only from the service's own image URLs (see docs/api.md, "Images").
         let sections = Arc::new(redline_html::Html5everSections::with_public_base_url(public_base_url));
+        let converter: Arc<dyn DocumentConverter> = match &config.ocr.command {
+            Some(command) => Arc::new(redline_convert::Converters::with_ocr(Arc::new(
+                redline_convert::TesseractOcr::new(command, &config.ocr.languages, config.ocr.timeout),
+            ))),
+            None => Arc::new(redline_convert::Converters),
+        };
         let documents = Arc::new(Documents::new(
             db.clone(),
             sections.clone(),
-            Arc::new(redline_convert::Converters),
+            converter.clone(),
             clock.clone(),
             ImageStorage { blobs: blobs.clone(), files: db.clone(), public_base_url: public_base_url.to_owned() },
         ));
@@ -135,7 +141,7 @@ impl Services {
                 jobs: db.clone(),
                 sessions: db.clone(),
                 blobs: attachment_blobs,
-                converter: Arc::new(redline_convert::Converters),
+                converter,
                 html: sections.clone(),
                 bus,
                 clock: clock.clone(),

@@ -5,36 +5,66 @@
 //! Invariant: no converter panics or allocates more than a small multiple of its input,
 //! whatever the bytes (zip bombs, deep nesting, entity tricks are refused early).
 
+mod data_uri;
 mod docx;
+mod images;
 mod markdown;
 mod pdf;
 mod prescan;
 mod rtf;
+mod tesseract;
 mod text;
 
+pub use tesseract::{TesseractOcr, DEFAULT_TIMEOUT as DEFAULT_OCR_TIMEOUT};
+
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use redline_domain::formats::SourceFormat;
 use redline_ports::documents::{ConvertError, Converted};
-use redline_ports::DocumentConverter;
+use redline_ports::{DocumentConverter, Ocr};
 
-/// The converter of every supported format.
+/// The converter of every supported format (scanned PDF pages keep their picture; their
+/// text is not read: see [`Converters::with_ocr`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Converters;
 
+impl Converters {
+    /// The converters, reading the text of scanned PDF pages with `ocr`.
+    pub fn with_ocr(ocr: Arc<dyn Ocr>) -> OcrConverters {
+        OcrConverters { ocr }
+    }
+}
+
 impl DocumentConverter for Converters {
     fn convert(&self, format: SourceFormat, bytes: &[u8]) -> Result<Converted, ConvertError> {
-        if bytes.is_empty() {
-            return Err(ConvertError::Empty);
-        }
-        match format {
-            SourceFormat::Txt => text::convert(bytes),
-            SourceFormat::Markdown => markdown::convert(bytes),
-            SourceFormat::Html => text::convert_html(bytes),
-            SourceFormat::Docx => docx::convert(bytes),
-            SourceFormat::Pdf => pdf::convert(bytes),
-            SourceFormat::Rtf => rtf::convert(bytes),
-        }
+        convert(format, bytes, None)
+    }
+}
+
+/// [`Converters`] with an OCR engine for scanned PDF pages.
+#[derive(Clone)]
+pub struct OcrConverters {
+    ocr: Arc<dyn Ocr>,
+}
+
+impl DocumentConverter for OcrConverters {
+    fn convert(&self, format: SourceFormat, bytes: &[u8]) -> Result<Converted, ConvertError> {
+        convert(format, bytes, Some(self.ocr.as_ref()))
+    }
+}
+
+fn convert(format: SourceFormat, bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<Converted, ConvertError> {
+    if bytes.is_empty() {
+        return Err(ConvertError::Empty);
+    }
+    match format {
+        SourceFormat::Txt => text::convert(bytes),
+        SourceFormat::Markdown => markdown::convert(bytes).map(data_uri::extract),
+        SourceFormat::Html => text::convert_html(bytes).map(data_uri::extract),
+        SourceFormat::Docx => docx::convert(bytes),
+        SourceFormat::Pdf => pdf::convert_with(bytes, ocr),
+        SourceFormat::Rtf => rtf::convert(bytes),
     }
 }
 

@@ -124,6 +124,12 @@ pub(super) fn safe_href(url: &str) -> Option<String> {
         .then(|| url.to_owned())
 }
 
+/// Whether a part is a Windows metafile (EMF, WMF, or their compressed forms), by its name.
+fn is_metafile(part: &str) -> bool {
+    let ext = part.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    matches!(ext.as_str(), "emf" | "wmf" | "emz" | "wmz")
+}
+
 /// Sniffs the picture formats a browser shows.
 fn image_type(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
@@ -529,7 +535,7 @@ impl<'b> Ctx<'b> {
                     if let Some(id) = attr(&e, "embed") {
                         self.image(p, &id, &alt)?;
                     } else if attr(&e, "link").is_some() {
-                        self.warnings.add("a linked picture (not embedded in the file) was skipped");
+                        self.linked_picture(p, &alt);
                     }
                 }
                 "imagedata" => {
@@ -557,7 +563,7 @@ impl<'b> Ctx<'b> {
     fn image(&mut self, p: &mut Para, rel_id: &str, alt: &str) -> Result<(), ConvertError> {
         let Some(rel) = self.rels.get(rel_id) else { return Ok(()) };
         if rel.external {
-            self.warnings.add("a linked picture (not embedded in the file) was skipped");
+            self.linked_picture(p, alt);
             return Ok(());
         }
         let target = rel.target.clone();
@@ -565,15 +571,23 @@ impl<'b> Ctx<'b> {
             Some(known) => known.clone(),
             None => {
                 let loaded = self.load_image(&target)?;
-                self.image_parts.insert(target, loaded.clone());
+                self.image_parts.insert(target.clone(), loaded.clone());
                 loaded
             }
         };
         if let Some(placeholder) = placeholder {
             let link = p.link.clone().or_else(|| self.field_link().map(str::to_owned));
             p.inline.image(&placeholder, alt, link.as_deref());
+        } else if is_metafile(&target) {
+            p.inline.text(&crate::images::not_shown(alt), None, &Format::default());
         }
         Ok(())
+    }
+
+    /// A picture linked to a file outside the document: never fetched, its place kept.
+    fn linked_picture(&mut self, p: &mut Para, alt: &str) {
+        self.warnings.add("a linked picture (not embedded in the file) was kept as a note in its place, not fetched");
+        p.inline.text(&crate::images::not_shown(alt), None, &Format::default());
     }
 
     fn load_image(&mut self, part: &str) -> Result<Option<String>, ConvertError> {
@@ -583,8 +597,8 @@ impl<'b> Ctx<'b> {
                 self.warnings.add("an SVG picture was skipped (SVG can carry scripts)");
                 return Ok(None);
             }
-            "emf" | "wmf" | "emz" | "wmz" => {
-                self.warnings.add("a picture in a Windows metafile format (EMF/WMF) was skipped");
+            _ if is_metafile(part) => {
+                self.warnings.add("a picture in a Windows metafile format (EMF/WMF) was kept as a note in its place");
                 return Ok(None);
             }
             _ => {}

@@ -377,23 +377,26 @@ fn embedded_pictures_are_extracted_once() {
     let body = format!(
         "<w:p><w:r><w:t xml:space=\"preserve\">Look: </w:t></w:r>{}</w:p>\
          <w:p><w:r><w:pict><v:shape alt=\"again\"><v:imagedata r:id=\"rIdImg\" o:title=\"\"/></v:shape></w:pict></w:r></w:p>\
-         <w:p>{}{}{}</w:p>",
+         <w:p>{}{}{}{}</w:p>",
         drawing("rIdImg", "A &lt;cat&gt;"),
         drawing("rIdSvg", "vector"),
         drawing("rIdGone", "missing"),
         drawing("rIdFar", "linked"),
+        drawing("rIdEmf", "a chart"),
     );
     let mut d = Docx::new(&body)
         .rel("rIdImg", "image", "media/image1.png", false)
         .rel("rIdSvg", "image", "media/image2.svg", false)
         .rel("rIdGone", "image", "media/nothing.png", false)
-        .rel("rIdFar", "image", "https://example.com/x.png", true);
+        .rel("rIdFar", "image", "https://example.com/x.png", true)
+        .rel("rIdEmf", "image", "media/image3.emf", false);
     d.media =
         vec![("word/media/image1.png".into(), PNG.to_vec()), ("word/media/image2.svg".into(), b"<svg/>".to_vec())];
     let out = d.convert().unwrap();
     assert_eq!(
         out.html,
-        "<p>Look: <img src=\"redline-image:0\" alt=\"A &lt;cat&gt;\"></p>\n<p><img src=\"redline-image:0\" alt=\"again\"></p>\n"
+        "<p>Look: <img src=\"redline-image:0\" alt=\"A &lt;cat&gt;\"></p>\n<p><img src=\"redline-image:0\" alt=\"again\"></p>\n\
+         <p>[picture not shown: linked][picture not shown: a chart]</p>\n"
     );
     assert_eq!(out.images.len(), 1);
     assert_eq!(out.images[0].placeholder, "redline-image:0");
@@ -401,6 +404,7 @@ fn embedded_pictures_are_extracted_once() {
     assert_eq!(out.images[0].bytes, PNG);
     assert!(out.warnings.iter().any(|w| w.contains("SVG")), "{:?}", out.warnings);
     assert!(out.warnings.iter().any(|w| w.contains("linked picture")), "{:?}", out.warnings);
+    assert!(out.warnings.iter().any(|w| w.contains("EMF/WMF")), "{:?}", out.warnings);
     // A picture over its cap is skipped with a warning; the rest converts.
     let mut big = Docx::new(&format!("<w:p><w:r><w:t>text</w:t></w:r>{}</w:p>", drawing("rIdImg", ""))).rel(
         "rIdImg",
@@ -858,10 +862,7 @@ fn max_list_depth(html: &str) -> usize {
 }
 
 /// Files that convert to nothing, and why.
-const EMPTY: &[(&str, &str)] = &[
-    ("mammoth-empty.docx", "the document has no paragraphs"),
-    ("mammoth-external-picture.docx", "its only content is a picture linked to an external file, never fetched"),
-];
+const EMPTY: &[(&str, &str)] = &[("mammoth-empty.docx", "the document has no paragraphs")];
 
 /// Features the MANIFEST lists (it says what a file contains) that the HTML rightly lacks.
 const NOT_SHOWN: &[(&str, &str, &str)] =

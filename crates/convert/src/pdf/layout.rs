@@ -287,7 +287,7 @@ fn is_cjk(c: char) -> bool {
 
 /// Appends the next line of a paragraph: a hyphen that broke a word is removed, CJK lines
 /// join without a space.
-fn join_line(text: &mut String, next: &str) {
+pub(super) fn join_line(text: &mut String, next: &str) {
     if text.ends_with('\u{AD}') {
         text.pop();
         text.push_str(next);
@@ -326,9 +326,27 @@ fn ends_sentence(text: &str) -> bool {
 }
 
 /// Groups lines into headings and paragraphs.
+#[cfg(test)]
 pub(super) fn blocks(lines: &[Line]) -> Vec<Block> {
+    placed_blocks(lines).into_iter().map(|p| p.block).collect()
+}
+
+/// A block with the place of its first line.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Placed {
+    pub block: Block,
+    pub page: u32,
+    /// The first line's baseline, from the top of the page.
+    pub y: f32,
+}
+
+/// Groups lines into headings and paragraphs, each with the place of its first line.
+pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
     let Some(body) = mode(lines.iter().map(|l| (l.size, l.text.chars().count())), 0.5).filter(|b| *b > 0.0) else {
-        return lines.iter().map(|l| Block::Paragraph(l.text.clone())).collect();
+        return lines
+            .iter()
+            .map(|l| Placed { block: Block::Paragraph(l.text.clone()), page: l.page, y: l.y })
+            .collect();
     };
     // The left edges of the body text (one per column).
     let body_sized = |s: f32| (s - body).abs() <= body * 0.1;
@@ -375,18 +393,20 @@ pub(super) fn blocks(lines: &[Line]) -> Vec<Block> {
     let line_gap = mode(gaps, 0.25).filter(|g| *g > 0.0).unwrap_or(body * 1.2);
 
     let mut out = Vec::new();
-    let mut current: Option<(Block, usize)> = None; // the block in progress and its line count
+    let mut current: Option<(Placed, usize)> = None; // the block in progress and its line count
     let mut prev: Option<&Line> = None;
     for line in lines {
         let level = level_of(line);
         let joins = match (&current, prev) {
-            (Some((block, count)), Some(prev)) => {
-                continues(block, *count, prev, line, level, body, line_gap, lines_are_same_kind(prev, line))
+            (Some((placed, count)), Some(prev)) => {
+                continues(&placed.block, *count, prev, line, level, body, line_gap, lines_are_same_kind(prev, line))
             }
             _ => false,
         };
         if joins {
-            if let Some((Block::Heading(_, text) | Block::Paragraph(text), count)) = current.as_mut() {
+            if let Some((Placed { block: Block::Heading(_, text) | Block::Paragraph(text), .. }, count)) =
+                current.as_mut()
+            {
                 join_line(text, &line.text);
                 *count += 1;
             }
@@ -398,7 +418,7 @@ pub(super) fn blocks(lines: &[Line]) -> Vec<Block> {
                 Some(level) => Block::Heading(level, line.text.clone()),
                 None => Block::Paragraph(line.text.clone()),
             };
-            current = Some((block, 1));
+            current = Some((Placed { block, page: line.page, y: line.y }, 1));
         }
         prev = Some(line);
     }
@@ -456,10 +476,9 @@ fn continues(
     }
 }
 
-/// The HTML of the blocks.
-pub(super) fn to_html(blocks: &[Block]) -> String {
-    let mut html = String::new();
-    for block in blocks {
+/// The HTML of one block.
+pub(super) fn block_html(block: &Block, html: &mut String) {
+    {
         match block {
             Block::Heading(level, text) => {
                 html.push_str(&format!("<h{level}>{}</h{level}>\n", escape(text.trim_end_matches('\u{AD}'))));
@@ -471,5 +490,4 @@ pub(super) fn to_html(blocks: &[Block]) -> String {
             }
         }
     }
-    html
 }

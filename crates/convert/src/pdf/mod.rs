@@ -5,16 +5,26 @@
 //! bounds decompression), made safe for `pdf-extract` (see [`prepare`]), then read page by
 //! page. `pdf-extract` panics on many malformed inputs: every call runs under
 //! `catch_unwind`, and a page that fails is skipped with a warning rather than failing the
-//! whole file. Images are not imported.
+//! whole file.
+//!
+//! Pictures (see [`pictures`]) join the flow before the first block below their top edge. A
+//! page without text whose pictures were read is a scan: its largest picture stands for the
+//! page, followed by its text read by OCR when an [`Ocr`] engine is given (at most
+//! [`MAX_OCR_PAGES`] pages a file), with a warning either way.
 
 mod layout;
+mod pictures;
 mod prepare;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redline_ports::documents::{ConvertError, Converted};
+use redline_ports::{Ocr, OcrError};
 
-use layout::Collector;
+use layout::{Block, Collector, Placed};
+
+/// The most scanned pages of one file read by OCR (each takes seconds).
+pub(crate) const MAX_OCR_PAGES: usize = 100;
 
 const CUT_SHORT: &str = "the file looks cut short (it does not end with %%EOF)";
 
@@ -31,7 +41,13 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown error".into())
 }
 
+/// [`convert_with`] without OCR.
+#[cfg(test)]
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
+    convert_with(bytes, None)
+}
+
+pub(crate) fn convert_with(bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<Converted, ConvertError> {
     if bytes.is_empty() {
         return Err(ConvertError::Empty);
     }
@@ -50,7 +66,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     })?;
     let prepared = catch_unwind(AssertUnwindSafe(|| prepare::prepare(doc, bytes.len())))
         .map_err(|p| corrupt(format!("it could not be read ({})", panic_message(&*p))))??;
-    let prepare::Prepared { doc, page_count, has_images, mut warnings } = prepared;
+    let prepare::Prepared { doc, page_count, has_images, mut warnings, pictures } = prepared;
 
     let mut collector = Collector::default();
     collector.max_chars = layout::char_budget(bytes.len());
@@ -77,7 +93,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     }
 
     let text_chars: usize = collector.lines.iter().map(|l| l.text.chars().filter(|c| !c.is_whitespace()).count()).sum();
-    if text_chars == 0 {
+    if text_chars == 0 && pictures.drawn.is_empty() {
         if collector.undecoded > 0 {
             return Err(ConvertError::NoText(
                 "the PDF's fonts do not say which characters they draw (no ToUnicode map), so its text cannot be \
@@ -87,7 +103,9 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         }
         if has_images {
             return Err(ConvertError::NoText(
-                "the PDF holds only images (a scan?) and no text layer; run it through OCR first".into(),
+                "the PDF holds only images (a scan?) in forms that could not be read, and no text layer; run it through \
+                 OCR first"
+                    .into(),
             ));
         }
         if failed.len() == page_count {
@@ -99,11 +117,174 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         }
         return Err(ConvertError::NoText("the PDF has no text".into()));
     }
-    if has_images {
-        warnings.push("the PDF's images were not imported".into());
+    if has_images && pictures.drawn.is_empty() && pictures.warnings.is_empty() && !pictures.decoration {
+        warnings.push("the PDF's pictures were not imported".into());
     }
-    let blocks = layout::blocks(&collector.lines);
-    Ok(Converted { html: layout::to_html(&blocks), images: Vec::new(), warnings })
+    warnings.extend(pictures.warnings.iter().cloned());
+    let (html, images) = compose(&collector.lines, pictures, ocr, &mut warnings);
+    Ok(Converted { html, images, warnings })
+}
+
+/// A picture in the flow.
+struct Shown {
+    page: u32,
+    top: f32,
+    placeholder: String,
+}
+
+/// The document: the text's blocks with the pictures among them, scanned pages as their
+/// picture and the text OCR reads from it.
+fn compose(
+    lines: &[layout::Line],
+    decoded: pictures::Decoded,
+    ocr: Option<&dyn Ocr>,
+    warnings: &mut Vec<String>,
+) -> (String, Vec<redline_ports::documents::ExtractedImage>) {
+    let mut blocks = layout::placed_blocks(lines);
+    let mut kept = crate::images::Pictures::default();
+    let mut refused = None;
+    let files: Vec<Option<String>> = decoded
+        .files
+        .into_iter()
+        .map(|p| kept.add_typed(p.bytes, p.content_type).map_err(|r| refused = Some(r)).ok())
+        .collect();
+    if let Some(refused) = refused {
+        warnings.push(refused.warning("PDF"));
+    }
+    let mut drawn: Vec<(pictures::Drawn, String)> =
+        decoded.drawn.into_iter().filter_map(|(d, i)| Some((d, files.get(i)?.clone()?))).collect();
+    // Scanned pages: no text, and a picture. The largest picture stands for the page.
+    let mut text_pages: Vec<u32> = lines.iter().map(|l| l.page).collect();
+    text_pages.dedup();
+    let mut scans: Vec<(u32, String, usize)> = Vec::new(); // page, placeholder, file index
+    for (d, placeholder) in &drawn {
+        if text_pages.binary_search(&d.page).is_ok() {
+            continue;
+        }
+        match scans.last_mut() {
+            Some(last) if last.0 == d.page => {}
+            _ => scans.push((d.page, placeholder.clone(), usize::MAX)),
+        }
+    }
+    for scan in &mut scans {
+        let largest = drawn
+            .iter()
+            .filter(|(d, _)| d.page == scan.0)
+            .max_by(|a, b| a.0.area.total_cmp(&b.0.area))
+            .map(|(_, p)| p.clone());
+        if let Some(largest) = largest {
+            scan.1 = largest;
+        }
+        scan.2 = kept.images.iter().position(|i| i.placeholder == scan.1).unwrap_or(usize::MAX);
+    }
+    drawn.retain(|(d, p)| scans.iter().all(|s| s.0 != d.page || &s.1 == p));
+    let mut ocr_pages = Vec::new();
+    let mut unread_pages = Vec::new();
+    let mut unavailable = None;
+    for (n, (page, _, index)) in scans.iter().enumerate() {
+        let picture = kept.images.get(*index).map(|i| i.bytes.as_slice());
+        let text = match (ocr, picture) {
+            (Some(ocr), Some(picture)) if n < MAX_OCR_PAGES && unavailable.is_none() => match ocr.read(picture) {
+                Ok(text) => text,
+                Err(OcrError::Unavailable(why)) => {
+                    unavailable = Some(why);
+                    String::new()
+                }
+                Err(e) => {
+                    if warnings.len() < 32 {
+                        warnings.push(format!("page {page}: {e}"));
+                    }
+                    String::new()
+                }
+            },
+            _ => String::new(),
+        };
+        let paragraphs = ocr_paragraphs(&text);
+        if paragraphs.is_empty() {
+            unread_pages.push(*page);
+            continue;
+        }
+        ocr_pages.push(*page);
+        let at = blocks.iter().position(|b| b.page > *page).unwrap_or(blocks.len());
+        let ocr_blocks =
+            paragraphs.into_iter().map(|p| Placed { block: Block::Paragraph(p), page: *page, y: f32::MAX });
+        blocks.splice(at..at, ocr_blocks);
+    }
+    if !ocr_pages.is_empty() {
+        warnings.push(format!(
+            "the text of {} was read by OCR from the scanned picture, and may have errors",
+            pages_list(&ocr_pages)
+        ));
+    }
+    if !unread_pages.is_empty() {
+        let why = match (ocr, &unavailable) {
+            (None, _) => "OCR is not available".to_owned(),
+            (Some(_), Some(why)) => format!("OCR is not available ({why})"),
+            (Some(_), None) => "OCR found no text in it".to_owned(),
+        };
+        warnings.push(format!(
+            "no text could be read from {}: it is a picture (a scan?) and {why}; the picture is kept",
+            pages_list(&unread_pages)
+        ));
+    }
+    let mut shown: Vec<Shown> =
+        drawn.into_iter().map(|(d, placeholder)| Shown { page: d.page, top: d.top, placeholder }).collect();
+    // In page order; on a page, from the top down.
+    shown.sort_by(|a, b| a.page.cmp(&b.page).then(a.top.total_cmp(&b.top)));
+    let mut html = String::new();
+    let mut next = shown.into_iter().peekable();
+    for placed in &blocks {
+        while let Some(picture) = next.next_if(|s| s.page < placed.page || (s.page == placed.page && s.top <= placed.y))
+        {
+            picture_html(&picture.placeholder, &mut html);
+        }
+        layout::block_html(&placed.block, &mut html);
+    }
+    for picture in next {
+        picture_html(&picture.placeholder, &mut html);
+    }
+    (html, kept.images)
+}
+
+fn picture_html(placeholder: &str, html: &mut String) {
+    html.push_str("<p><img src=\"");
+    html.push_str(&crate::escape(placeholder));
+    html.push_str("\" alt=\"\"></p>\n");
+}
+
+/// "page 3", "pages 1, 2, 5", "12 pages".
+fn pages_list(pages: &[u32]) -> String {
+    match pages {
+        [one] => format!("page {one}"),
+        few if few.len() <= 10 => {
+            format!("pages {}", few.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+        }
+        many => format!("{} pages", many.len()),
+    }
+}
+
+/// OCR text as paragraphs: blank lines part them, a line's break inside one is a space (or
+/// nothing after a hyphen that broke a word).
+fn ocr_paragraphs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        if current.is_empty() {
+            current.push_str(line);
+        } else {
+            layout::join_line(&mut current, line);
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
 }
 
 /// Loads the document: encrypted files (but those with an empty user password, which
@@ -193,3 +374,5 @@ fn too_many_chars() -> ConvertError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_pictures;

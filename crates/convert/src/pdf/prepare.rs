@@ -37,6 +37,8 @@ pub(super) struct Prepared {
     /// Whether the PDF holds images (XObjects or inline images on its pages).
     pub has_images: bool,
     pub warnings: Vec<String>,
+    /// The pictures, where the pages draw them.
+    pub pictures: super::pictures::Decoded,
 }
 
 /// The total decompressed bytes allowed for an input of `input_len` bytes.
@@ -63,13 +65,17 @@ pub(super) fn prepare(mut doc: Document, input_len: usize) -> Result<Prepared, C
         return Err(ConvertError::Corrupt { format: "PDF".into(), reason: "it has no pages".into() });
     }
     let mut warnings = Vec::new();
+    let images = super::pictures::take_images(&mut doc);
     let mut has_images = decode_streams(&mut doc, decode_budget(input_len))?;
     flatten_pages(&mut doc, &pages);
     repair_fonts(&mut doc, &mut warnings);
     let inline_images = check_forms(&doc, &pages)?;
     has_images |= inline_images;
+    let drawn = super::pictures::place(&doc, &pages, &images);
+    let pictures = super::pictures::decode_all(&doc, &images, drawn);
+    drop(images);
     let page_count = pages.len();
-    Ok(Prepared { doc: to_extract_document(doc), page_count, has_images, warnings })
+    Ok(Prepared { doc: to_extract_document(doc), page_count, has_images, warnings, pictures })
 }
 
 // ---------------------------------------------------------------------------------------

@@ -26,9 +26,11 @@ impl<'a> Lexer<'a> {
         Lexer { bytes, at: 0 }
     }
 
-    /// Skips `n` bytes of binary data (`\binN`).
-    pub(super) fn skip(&mut self, n: usize) {
+    /// Takes `n` bytes of binary data (`\binN`; fewer at the end of the file).
+    pub(super) fn take(&mut self, n: usize) -> &'a [u8] {
+        let start = self.at;
         self.at = self.at.saturating_add(n).min(self.bytes.len());
+        &self.bytes[start..self.at]
     }
 
     pub(super) fn next_token(&mut self) -> Option<Token<'a>> {

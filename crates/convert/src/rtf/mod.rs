@@ -39,16 +39,12 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     }
     let mut parser = Parser::new(start);
     parser.run()?;
-    let pictures = parser.skipped_pictures;
+    let images = std::mem::take(&mut parser.pictures.images);
     let (html, warnings, has_text) = parser.finish();
     if !has_text {
-        return Err(ConvertError::NoText(if pictures {
-            "the RTF document holds only pictures (they are not imported)".into()
-        } else {
-            "the RTF document has no text".into()
-        }));
+        return Err(ConvertError::NoText("the RTF document has no text".into()));
     }
-    Ok(Converted { html, images: Vec::new(), warnings })
+    Ok(Converted { html, images, warnings })
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@ use crate::escape;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(super) struct Look {
     pub(super) link: Option<usize>,
+    /// A picture, by its placeholder (the run has no text).
+    pub(super) image: Option<String>,
     pub(super) color: Option<[u8; 3]>,
     pub(super) background: Option<[u8; 3]>,
     pub(super) bold: bool,
@@ -25,6 +27,8 @@ pub(super) struct Paragraph {
     pub(super) in_table: bool,
     /// `\outlinelevelN`: a heading.
     pub(super) outline: Option<u8>,
+    /// The heading level of the paragraph's style (`\sN`), if its style is a heading.
+    pub(super) style: Option<u8>,
     /// `\lsN` (or an old-style `\pnlvl…`): a list item, at level `\ilvlN`.
     pub(super) list: bool,
     pub(super) level: u8,
@@ -44,6 +48,17 @@ impl Paragraph {
         }
     }
 
+    /// A picture, by its placeholder.
+    pub(super) fn push_image(&mut self, look: &Look, placeholder: &str) {
+        self.has_text = true;
+        self.runs.push((Look { image: Some(placeholder.to_owned()), ..look.clone() }, String::new()));
+    }
+
+    /// The heading level (0: `<h1>`): the paragraph's own outline level, else its style's.
+    pub(super) fn heading(&self) -> Option<u8> {
+        self.outline.or(self.style)
+    }
+
     /// The inline HTML of the runs, tags opened and closed only where the look changes.
     pub(super) fn render(&self, links: &[String], out: &mut String) {
         let mut open: Vec<String> = Vec::new();
@@ -59,6 +74,12 @@ impl Paragraph {
                 out.push_str(&tag);
                 open.push(tag);
                 open_closers.push(closer);
+            }
+            if let Some(placeholder) = &look.image {
+                out.push_str("<img src=\"");
+                out.push_str(&escape(placeholder));
+                out.push_str("\" alt=\"\">");
+                continue;
             }
             for (i, line) in text.split('\n').enumerate() {
                 if i > 0 {

@@ -114,17 +114,17 @@ fn destinations_without_body_text_are_skipped() {
 }
 
 #[test]
-fn pictures_are_skipped_with_a_warning() {
+fn a_picture_of_no_known_format_is_a_note_with_a_warning() {
     let converted =
         convert(b"{\\rtf1 before{\\pict\\pngblip\\picw10 89504e470d0a1a0a}{\\*\\shppict{\\pict 00}}after}").unwrap();
-    assert_eq!(converted.html, "<p>beforeafter</p>\n");
-    assert_eq!(converted.warnings, ["the RTF's pictures were not imported"]);
+    assert_eq!(converted.html, "<p>before<img src=\"redline-image:0\" alt=\"\">[picture not shown]after</p>\n");
+    assert_eq!(converted.warnings, ["a picture of an unknown format was kept as a note in its place"]);
 }
 
 #[test]
 fn binary_data_is_skipped() {
     // The four bytes after `\bin4 ` are `}{\}`: the picture's group goes on after them.
-    assert_eq!(html("{\\rtf1 a{\\pict\\bin4 }{\\}}b}"), "<p>ab</p>\n");
+    assert_eq!(html("{\\rtf1 a{\\*\\objdata\\bin4 }{\\}}b}"), "<p>ab</p>\n");
     assert_eq!(html("{\\rtf1 a\\bin3 xyzb}"), "<p>ab</p>\n");
 }
 
@@ -314,7 +314,6 @@ fn corpus_rtfs_convert() {
         let result = convert(&bytes);
         let ok = match &result {
             Err(ConvertError::Encrypted) => has("encrypted"),
-            Err(ConvertError::NoText(m)) if has("images") => m.contains("only pictures"),
             _ if has("broken") => true,
             Ok(c) => c.html.contains("</p>") || c.html.contains("</td>") || c.html.contains("</h"),
             Err(_) => false,
@@ -367,4 +366,90 @@ fn old_style_numbering_and_markers_outside_lists() {
     let table = "{\\rtf1{\\listtext 1.\\tab}\\pard\\ls1 Item\\par\\pard\\intbl Cell\\cell\\row\\pard After\\par}";
     let out = html(table);
     assert!(out.starts_with("<ol>\n<li>Item</li>\n</ol>\n<table>"), "{out}");
+}
+
+#[test]
+fn paragraph_styles_named_heading_become_headings() {
+    let rtf = "{\\rtf1{\\stylesheet{\\s0 Normal;}{\\s1\\sbasedon0 Heading 1;}{\\s2 heading 2,h2;}\
+               {\\s3 \\u220\\'dcberschrift 3;}{\\s4 Titre 4;}{\\s5 Text Body;}{\\*\\cs10 heading 1 Char;}}\
+               \\pard\\s1 One\\par\\pard\\s2 Two\\par\\pard\\s3 Three\\par\\pard\\s4 Four\\par\\pard\\s5 Body\\par\
+               \\pard\\s10 Char\\par\\pard Plain\\par}";
+    assert_eq!(
+        html(rtf),
+        "<h1>One</h1>\n<h2>Two</h2>\n<h3>Three</h3>\n<h4>Four</h4>\n<p>Body</p>\n<p>Char</p>\n<p>Plain</p>\n"
+    );
+}
+
+#[test]
+fn a_paragraph_style_with_an_outline_level_is_a_heading() {
+    let rtf = "{\\rtf1{\\stylesheet{\\s7\\outlinelevel1 Chapter title;}{\\s8\\outlinelevel9 Body;}}\
+               \\pard\\plain\\s7 Up\\par\\pard\\s8 Down\\par}";
+    assert_eq!(html(rtf), "<h2>Up</h2>\n<p>Down</p>\n");
+    // A style's outline level inside the style sheet does not leak into the body.
+    assert_eq!(html("{\\rtf1{\\stylesheet{\\s1\\outlinelevel0 x;}}Text\\par}"), "<p>Text</p>\n");
+}
+
+/// A picture's `\pict` group with its bytes in hex, as Word writes it.
+fn pict(kind: &str, bytes: &[u8]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{{\\pict\\picw10\\pich10{kind}{{\\*\\blipuid 0123}}\r\n{}\r\n{}}}",
+        &hex[..hex.len() / 2],
+        &hex[hex.len() / 2..]
+    )
+}
+
+#[test]
+fn png_and_jpeg_pictures_are_kept_in_their_place() {
+    let png = b"\x89PNG\r\n\x1a\n-fake-png".to_vec();
+    let jpeg = b"\xFF\xD8\xFF\xE0-fake-jpeg".to_vec();
+    let rtf = format!(
+        "{{\\rtf1 Before {{\\*\\shppict{}}}{{\\nonshppict{}}} after\\par {}\\par}}",
+        pict("\\pngblip", &png),
+        pict("\\wmetafile8", b"wmf"),
+        pict("\\jpegblip", &jpeg)
+    );
+    let converted = convert(rtf.as_bytes()).expect("converts");
+    assert_eq!(
+        converted.html,
+        "<p>Before <img src=\"redline-image:0\" alt=\"\"> after</p>\n<p><img src=\"redline-image:1\" alt=\"\"></p>\n"
+    );
+    assert_eq!(converted.images.len(), 2);
+    assert_eq!((converted.images[0].content_type.as_str(), &converted.images[0].bytes), ("image/png", &png));
+    assert_eq!((converted.images[1].content_type.as_str(), &converted.images[1].bytes), ("image/jpeg", &jpeg));
+    assert!(converted.warnings.is_empty(), "{:?}", converted.warnings);
+}
+
+#[test]
+fn binary_picture_data_is_read_too() {
+    let mut rtf = b"{\\rtf1 {\\pict\\pngblip\\bin12 ".to_vec();
+    rtf.extend_from_slice(b"\x89PNG\r\n\x1a\n{}\\x");
+    rtf.extend_from_slice(b"} after}");
+    let converted = convert(&rtf).expect("converts");
+    assert_eq!(converted.images[0].bytes, b"\x89PNG\r\n\x1a\n{}\\x");
+    assert_eq!(converted.html, "<p><img src=\"redline-image:0\" alt=\"\"> after</p>\n");
+}
+
+#[test]
+fn metafiles_and_false_pictures_keep_their_place_with_a_warning() {
+    let rtf = format!(
+        "{{\\rtf1 A {} B {} C\\par}}",
+        pict("\\wmetafile8", b"\x01\x00\x09\x00"),
+        pict("\\pngblip", b"not a png at all")
+    );
+    let converted = convert(rtf.as_bytes()).expect("converts");
+    assert_eq!(converted.html, "<p>A [picture not shown] B [picture not shown] C</p>\n");
+    assert!(converted.images.is_empty());
+    assert_eq!(converted.warnings.len(), 2, "{:?}", converted.warnings);
+    assert!(converted.warnings[0].contains("WMF"), "{:?}", converted.warnings);
+}
+
+#[test]
+fn a_document_of_only_a_picture_converts() {
+    let rtf = format!("{{\\rtf1 {}}}", pict("\\jpegblip", b"\xFF\xD8\xFF\xE0jpeg"));
+    let converted = convert(rtf.as_bytes()).expect("converts");
+    assert_eq!(converted.images.len(), 1);
+    // Pictures in skipped destinations (a header) stay out.
+    let rtf = format!("{{\\rtf1 {{\\header {}}}Text}}", pict("\\jpegblip", b"\xFF\xD8\xFF\xE0jpeg"));
+    assert!(convert(rtf.as_bytes()).expect("converts").images.is_empty());
 }

@@ -10,10 +10,11 @@ impl Parser<'_> {
         let mut paragraph = std::mem::take(&mut self.paragraph);
         self.paragraph.in_table = paragraph.in_table;
         self.paragraph.outline = paragraph.outline;
+        self.paragraph.style = paragraph.style;
         self.paragraph.list = paragraph.list;
         self.paragraph.level = paragraph.level;
         let marker = std::mem::take(&mut self.list_marker);
-        let is_item = paragraph.list && paragraph.outline.is_none() && !paragraph.in_table;
+        let is_item = paragraph.list && paragraph.heading().is_none() && !paragraph.in_table;
         if !is_item && !marker.trim().is_empty() && self.group.dest != Dest::Footnote {
             // A number without a list (or in a table or heading): kept as text, as written.
             paragraph.runs.insert(0, (Look::default(), marker.clone()));
@@ -56,7 +57,7 @@ impl Parser<'_> {
             return;
         }
         self.close_lists();
-        let (open, close) = match paragraph.outline {
+        let (open, close) = match paragraph.heading() {
             Some(level) => {
                 let level = level.min(5) + 1;
                 (format!("<h{level}>"), format!("</h{level}>\n"))
@@ -162,10 +163,6 @@ impl Parser<'_> {
                 self.html.push_str(note);
             }
         }
-        let mut warnings = Vec::new();
-        if self.skipped_pictures {
-            warnings.push("the RTF's pictures were not imported".to_owned());
-        }
-        (self.html, warnings, self.has_text)
+        (self.html, self.warnings, self.has_text)
     }
 }

@@ -14,6 +14,7 @@ use redline_ports::documents::ConvertError;
 use super::lexer::{Lexer, Token};
 use super::paragraph::{Look, Paragraph, Table};
 use super::{MAX_DEPTH, MAX_URL};
+use crate::images::{Pictures, MAX_PICTURE_BYTES};
 
 /// Where the text of a group goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,10 @@ enum Dest {
     Footnote,
     /// `\listtext` / `\pntext`: the number or bullet Word wrote before a list item.
     ListText,
+    /// The style sheet: its entries' numbers, names and outline levels.
+    StyleSheet,
+    /// A `\pict`: the picture's data (hex or `\bin`).
+    Picture,
 }
 
 /// Character formatting.
@@ -91,11 +96,103 @@ pub(super) struct Parser<'a> {
     instruction: String,
     links: Vec<String>,
     has_text: bool,
-    pub(super) skipped_pictures: bool,
     /// The text of the last `\listtext` (kept short).
     list_marker: String,
     /// The lists open in the body, outermost first; each has one `<li>` open.
     lists: Vec<&'static str>,
+
+    /// Paragraph style number → heading level (0: `<h1>`), from the style sheet.
+    styles: HashMap<i32, u8>,
+    /// The style sheet entry being read.
+    style: StyleEntry,
+    /// The `\pict` being read.
+    picture: Picture,
+    pub(super) pictures: Pictures,
+    pub(super) warnings: Vec<String>,
+}
+
+/// A style sheet entry: `{\s1 \outlinelevel0 … heading 1;}`.
+#[derive(Debug, Default)]
+struct StyleEntry {
+    number: Option<i32>,
+    outline: Option<u8>,
+    name: String,
+}
+
+/// The formats a `\pict` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PictureKind {
+    Png,
+    Jpeg,
+    /// WMF, EMF, a Mac PICT, an OS/2 metafile or a device-dependent bitmap.
+    Other(&'static str),
+}
+
+/// A picture being read: its kind and its bytes (hex digits decoded, or `\bin` data).
+#[derive(Debug, Default)]
+struct Picture {
+    kind: Option<PictureKind>,
+    data: Vec<u8>,
+    /// A hex digit waiting for its pair.
+    half: Option<u8>,
+    /// More than [`MAX_PICTURE_BYTES`]: the rest is not kept.
+    too_big: bool,
+}
+
+impl Picture {
+    fn push(&mut self, bytes: &[u8]) {
+        if self.data.len() + bytes.len() > MAX_PICTURE_BYTES {
+            self.too_big = true;
+            return;
+        }
+        self.data.extend_from_slice(bytes);
+    }
+
+    fn hex(&mut self, text: &[u8]) {
+        for digit in text.iter().filter_map(|b| (*b as char).to_digit(16)) {
+            match self.half.take() {
+                None => self.half = Some(digit as u8),
+                Some(high) => {
+                    if self.data.len() >= MAX_PICTURE_BYTES {
+                        self.too_big = true;
+                        return;
+                    }
+                    self.data.push(high << 4 | digit as u8);
+                }
+            }
+        }
+    }
+}
+
+/// The heading level (0: `<h1>`) a paragraph style's name gives: "heading 1" and its
+/// translations (the names Word and LibreOffice write), any case; aliases after a comma and
+/// the closing `;` are ignored.
+fn heading_level(name: &str) -> Option<u8> {
+    const NAMES: [&str; 19] = [
+        "heading",
+        "überschrift",
+        "titre",
+        "titolo",
+        "título",
+        "titulo",
+        "encabezado",
+        "kop",
+        "nagłówek",
+        "заголовок",
+        "rubrik",
+        "otsikko",
+        "overskrift",
+        "nadpis",
+        "címsor",
+        "başlık",
+        "intestazione",
+        "cabeçalho",
+        "heading level",
+    ];
+    let name = name.split([';', ',']).next()?.trim().to_lowercase();
+    let (word, number) = name.rsplit_once(' ')?;
+    let level: u8 = number.parse().ok().filter(|n| (1..=9).contains(n))?;
+    NAMES.contains(&word.trim()).then_some(level - 1)
 }
 
 impl<'a> Parser<'a> {
@@ -133,9 +230,13 @@ impl<'a> Parser<'a> {
             instruction: String::new(),
             links: Vec::new(),
             has_text: false,
-            skipped_pictures: false,
             list_marker: String::new(),
             lists: Vec::new(),
+            styles: HashMap::new(),
+            style: StyleEntry::default(),
+            picture: Picture::default(),
+            pictures: Pictures::default(),
+            warnings: Vec::new(),
         }
     }
 
@@ -185,6 +286,14 @@ impl<'a> Parser<'a> {
         let inner = std::mem::replace(&mut self.group, outer);
         match inner.dest {
             Dest::FontTable => self.table_font = None,
+            Dest::StyleSheet if self.group.dest == Dest::StyleSheet => {
+                let entry = std::mem::take(&mut self.style);
+                let level = entry.outline.or_else(|| heading_level(&entry.name));
+                if let (Some(level), true) = (level, self.styles.len() < 10_000) {
+                    self.styles.insert(entry.number.unwrap_or(0), level);
+                }
+            }
+            Dest::Picture if self.group.dest != Dest::Picture => self.end_picture(),
             Dest::FieldInstruction if self.group.dest != Dest::FieldInstruction => {
                 let instruction = std::mem::take(&mut self.instruction);
                 if let Some(url) = hyperlink(&instruction) {
@@ -208,7 +317,12 @@ impl<'a> Parser<'a> {
             bytes = &bytes[n..];
         }
         match self.group.dest {
-            Dest::Body | Dest::Footnote | Dest::FieldInstruction | Dest::ListText if !bytes.is_empty() => {}
+            Dest::Body | Dest::Footnote | Dest::FieldInstruction | Dest::ListText | Dest::StyleSheet
+                if !bytes.is_empty() => {}
+            Dest::Picture => {
+                self.picture.hex(bytes);
+                return;
+            }
             Dest::ColorTable => {
                 // Entries end with `;`; one without components is the automatic colour.
                 for _ in bytes.iter().filter(|b| **b == b';') {
@@ -268,7 +382,38 @@ impl<'a> Parser<'a> {
                     self.list_marker.push_str(text);
                 }
             }
-            Dest::FontTable | Dest::ColorTable | Dest::Skip => {}
+            Dest::StyleSheet => {
+                if self.style.name.len() < 256 {
+                    self.style.name.push_str(text);
+                }
+            }
+            Dest::FontTable | Dest::ColorTable | Dest::Skip | Dest::Picture => {}
+        }
+    }
+
+    /// The end of a `\pict`: a PNG or JPEG joins the paragraph as a picture; any other kind
+    /// keeps its place as a visible note, with a warning.
+    fn end_picture(&mut self) {
+        let picture = std::mem::take(&mut self.picture);
+        let kept = match picture.kind {
+            _ if picture.too_big => Err(crate::images::Refused::TooBig.warning("RTF")),
+            Some(PictureKind::Png | PictureKind::Jpeg) => {
+                self.pictures.add(picture.data).map_err(|refused| refused.warning("RTF"))
+            }
+            Some(PictureKind::Other(kind)) => {
+                Err(format!("a picture in a format browsers do not show ({kind}) was kept as a note in its place"))
+            }
+            None => Err("a picture of an unknown format was kept as a note in its place".to_owned()),
+        };
+        let look = self.look();
+        match kept {
+            Ok(placeholder) => self.paragraph.push_image(&look, &placeholder),
+            Err(warning) => {
+                self.paragraph.push(&look, crate::images::NOT_SHOWN);
+                if self.warnings.len() < 32 && !self.warnings.contains(&warning) {
+                    self.warnings.push(warning);
+                }
+            }
         }
     }
 
@@ -278,6 +423,7 @@ impl<'a> Parser<'a> {
         Look {
             link: format.link.checked_sub(1),
             // Black text and white highlights are the defaults: no span for them.
+            image: None,
             color: color(format.color).filter(|c| *c != [0, 0, 0]),
             background: color(format.background).filter(|c| *c != [255, 255, 255]),
             bold: format.bold,

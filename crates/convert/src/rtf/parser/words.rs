@@ -1,15 +1,18 @@
 //! What each control word does: destinations it starts or skips, document and font-table
 //! settings, character formatting, special characters, and paragraph, list and table marks.
 
-use super::{Dest, Format, Parser};
+use super::{Dest, Format, Parser, PictureKind};
 use crate::rtf::codepage::{codepage_for_charset, encoding_for_codepage};
 
 impl Parser<'_> {
     pub(super) fn word(&mut self, name: &[u8], param: Option<i32>) {
         let first = std::mem::replace(&mut self.group.first, false);
         if name == b"bin" {
-            // Binary data: never text, whatever the destination.
-            self.lexer.skip(usize::try_from(param.unwrap_or(0)).unwrap_or(0));
+            // Binary data: never text, whatever the destination; a picture's bytes in `\pict`.
+            let data = self.lexer.take(usize::try_from(param.unwrap_or(0)).unwrap_or(0));
+            if self.group.dest == Dest::Picture {
+                self.picture.push(data);
+            }
             return;
         }
         if self.skip > 0 && name != b"u" {
@@ -30,7 +33,8 @@ impl Parser<'_> {
                 self.destination(Dest::FieldInstruction);
                 self.instruction.clear();
             }
-            b"fldrslt" | b"field" | b"shprslt" | b"result" => {}
+            b"fldrslt" | b"field" | b"shprslt" | b"result" | b"shppict" => {}
+            b"stylesheet" => self.destination(Dest::StyleSheet),
             b"listtext" | b"pntext" => {
                 if self.group.dest == Dest::Body {
                     self.group.dest = Dest::ListText;
@@ -49,11 +53,22 @@ impl Parser<'_> {
                 }
             }
             b"pict" => {
-                self.skipped_pictures = true;
-                self.group.dest = Dest::Skip;
+                if matches!(self.group.dest, Dest::Body | Dest::Footnote) && !self.group.hidden {
+                    self.group.dest = Dest::Picture;
+                    self.picture = Default::default();
+                } else {
+                    self.group.dest = Dest::Skip;
+                }
             }
-            b"stylesheet"
-            | b"info"
+            b"pngblip" if self.group.dest == Dest::Picture => self.picture.kind = Some(PictureKind::Png),
+            b"jpegblip" if self.group.dest == Dest::Picture => self.picture.kind = Some(PictureKind::Jpeg),
+            b"emfblip" if self.group.dest == Dest::Picture => self.picture.kind = Some(PictureKind::Other("EMF")),
+            b"wmetafile" if self.group.dest == Dest::Picture => self.picture.kind = Some(PictureKind::Other("WMF")),
+            b"macpict" if self.group.dest == Dest::Picture => self.picture.kind = Some(PictureKind::Other("PICT")),
+            b"pmmetafile" | b"dibitmap" | b"wbitmap" if self.group.dest == Dest::Picture => {
+                self.picture.kind = Some(PictureKind::Other("bitmap"));
+            }
+            b"info"
             | b"header"
             | b"headerl"
             | b"headerr"
@@ -204,6 +219,7 @@ impl Parser<'_> {
             b"pard" if self.group.dest != Dest::ListText => {
                 self.paragraph.in_table = false;
                 self.paragraph.outline = None;
+                self.paragraph.style = None;
                 self.paragraph.list = false;
                 self.paragraph.level = 0;
             }
@@ -220,7 +236,12 @@ impl Parser<'_> {
             }
             b"intbl" => self.paragraph.in_table = true,
             b"itap" => self.paragraph.in_table = number > 0,
+            b"outlinelevel" if self.group.dest == Dest::StyleSheet => {
+                self.style.outline = u8::try_from(number).ok().filter(|l| *l < 9);
+            }
             b"outlinelevel" => self.paragraph.outline = u8::try_from(number).ok().filter(|l| *l < 9),
+            b"s" if self.group.dest == Dest::StyleSheet => self.style.number = param,
+            b"s" if self.group.dest == Dest::Body => self.paragraph.style = self.styles.get(&number).copied(),
             b"cell" if self.group.dest == Dest::Body => self.end_cell(),
             b"nestcell" if self.group.dest == Dest::Body => {
                 self.paragraph.in_table = true;
