@@ -41,6 +41,8 @@ pub struct Config {
     pub jobs: JobsConfig,
     /// Blob store, mail, signed links and export caps.
     pub outbound: crate::outbound::OutboundConfig,
+    /// `REDLINE_FONT_DIRS`: font folders PDF exports fall back to besides `/usr/share/fonts`.
+    pub font_dirs: Vec<PathBuf>,
 }
 
 /// Which language model answers chat turns.
@@ -155,6 +157,12 @@ impl Config {
                 10,
             )?),
             log_format: get("REDLINE_LOG_FORMAT").unwrap_or("text").to_owned(),
+            font_dirs: get("REDLINE_FONT_DIRS")
+                .unwrap_or("")
+                .split(':')
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .collect(),
             data_dir,
             llm,
             jobs,
