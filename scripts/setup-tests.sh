@@ -6,6 +6,8 @@
 #     under CI=true.
 #   - cargo-deny and cargo-machete: built from crates.io when missing.
 #   - Node.js, npm and Chromium (Debian's packages, when root) for the web app's tests.
+#   - poppler-utils (pdftotext, pdffonts) and fonts-noto-cjk (Debian's packages, when root) for
+#     the PDF export's mixed-script test (crates/export/tests/pdf_scripts.rs).
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
 #     tests; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
 #     conformance suite is present, its requirements.
@@ -68,6 +70,14 @@ fi
 if [ ! -x /usr/bin/chromium ]; then
   if as_root; then say "installing Chromium from Debian's packages"; apt_install chromium; fi
   [ -x /usr/bin/chromium ] || warn "Chromium is missing at /usr/bin/chromium (apt-get install chromium): the web app's browser tests are skipped"
+fi
+
+# --- The PDF export's mixed-script test: poppler-utils, fonts-noto-cjk --------------------------
+cjk_font=/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdffonts >/dev/null 2>&1 || [ ! -f "$cjk_font" ]; then
+  if as_root; then say "installing poppler-utils and fonts-noto-cjk from Debian's packages"; apt_install poppler-utils fonts-noto-cjk; fi
+  { command -v pdftotext >/dev/null 2>&1 && command -v pdffonts >/dev/null 2>&1 && [ -f "$cjk_font" ]; } \
+    || warn "poppler-utils or fonts-noto-cjk is missing (apt-get install poppler-utils fonts-noto-cjk): the PDF export's mixed-script test is skipped"
 fi
 
 # --- Python --------------------------------------------------------------------------------
