@@ -153,9 +153,9 @@ fn sticks(c: char) -> bool {
         | 0xE0100..=0xE01EF)
 }
 
-/// Characters that are never drawn and need no font.
+/// Characters that are never drawn and need no font (controls, format characters).
 fn ignorable(c: char) -> bool {
-    matches!(u32::from(c), 0x00AD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0xFEFF)
+    c.is_control() || matches!(u32::from(c), 0x00AD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0xFEFF)
 }
 
 /// A run of one font and one level: byte range of the text.
@@ -297,6 +297,22 @@ mod tests {
         let isolated = shaper.shape(&fonts, out[0].font, "م", true);
         assert_ne!(glyphs.last().map(|g| g.gid), isolated.first().map(|g| g.gid));
         assert!(glyphs.iter().all(|g| g.gid != 0));
+    }
+
+    #[test]
+    fn controls_and_format_characters_need_no_font() {
+        let fonts = Fonts::new(SystemFonts::from_dirs(Vec::new())).expect("fonts");
+        let mut out = Vec::new();
+        let text = "a\u{1}b\u{200B}c";
+        runs(&fonts, FontId::REGULAR, text, &|_| 0, &mut out);
+        assert_eq!(out.len(), 1, "one run: the shaper hides them");
+        let glyphs = Shaper::default().shape(&fonts, out[0].font, &text[out[0].start..out[0].end], false);
+        assert!(glyphs.iter().all(|g| g.gid != 0));
+        let shown: Vec<&Cluster> = glyphs.iter().map(|g| &g.text).filter(|t| **t != Cluster::None).collect();
+        for c in ['a', 'b', 'c'] {
+            assert!(shown.contains(&&Cluster::One(c)), "{c}: {shown:?}");
+        }
+        assert!(fonts.warnings().is_empty(), "{:?}", fonts.warnings());
     }
 
     #[test]

@@ -289,7 +289,8 @@ fn show_glyphs(s: &mut String, glyphs: &[Gl], size: f32, u: &mut UsedFont) {
             Cluster::None => {}
         }
         let _ = write!(s, "<{new:04X}>");
-        adjust(s, g.hmtx - g.adv + g.dx);
+        // The viewer advances by the `W` entry: `hmtx` rounded to 1/1000 em.
+        adjust(s, (g.hmtx * 1000.0).round() / 1000.0 - g.adv + g.dx);
     }
     if open {
         s.push_str("] TJ ");
