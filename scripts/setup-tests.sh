@@ -8,6 +8,8 @@
 #   - Node.js, npm and Chromium (Debian's packages, when root) for the web app's tests.
 #   - poppler-utils (pdftoppm) and tesseract-ocr with tesseract-ocr-eng (Debian's packages,
 #     when root) for the scanned-PDF OCR tests.
+#   - poppler-utils (pdftotext, pdffonts) and fonts-noto-cjk (Debian's packages, when root) for
+#     the PDF export's mixed-script test (crates/export/tests/pdf_scripts.rs).
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
 #     tests; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
 #     conformance suite is present, its requirements.
@@ -87,6 +89,14 @@ if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/nul
   if as_root; then say "installing Tesseract (English) from Debian's packages"; apt_install tesseract-ocr tesseract-ocr-eng; fi
   tesseract --list-langs 2>/dev/null | grep -qx eng \
     || warn "tesseract with English is missing (apt-get install tesseract-ocr tesseract-ocr-eng): the scanned-PDF OCR tests are skipped"
+fi
+
+# --- The PDF export's mixed-script test: poppler-utils, fonts-noto-cjk --------------------------
+cjk_font=/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdffonts >/dev/null 2>&1 || [ ! -f "$cjk_font" ]; then
+  if as_root; then say "installing poppler-utils and fonts-noto-cjk from Debian's packages"; apt_install poppler-utils fonts-noto-cjk; fi
+  { command -v pdftotext >/dev/null 2>&1 && command -v pdffonts >/dev/null 2>&1 && [ -f "$cjk_font" ]; } \
+    || warn "poppler-utils or fonts-noto-cjk is missing (apt-get install poppler-utils fonts-noto-cjk): the PDF export's mixed-script test is skipped"
 fi
 
 # --- Python --------------------------------------------------------------------------------

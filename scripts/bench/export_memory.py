@@ -11,6 +11,8 @@ VmHWM (the kernel's high-water mark of resident memory) is read from /proc/<pid>
 before and after POST /v1/documents/export {format: pdf}; the export is timed by the client.
 Set OUT=file.pdf to keep the last file (to compare two builds' output byte for byte).
 Set ONE=1 to put all the words in one paragraph (one section of the same size) instead.
+Set MIXED=1 for the mixed document of docs/export.md instead: SECTIONS paragraphs with a table
+(10 rows of 3 cells, a header row) and a three-level list after every 100 of them (4000: 1.3 MB).
 """
 import json
 import os
@@ -71,6 +73,19 @@ def measure(binary, sections):
         paragraphs = (" ".join(rng.choice(WORDS) for _ in range(45)) for _ in range(sections))
         if os.environ.get("ONE"):
             html = "<p>" + " ".join(paragraphs) + "</p>"
+        elif os.environ.get("MIXED"):
+            def words(n):
+                return " ".join(rng.choice(WORDS) for _ in range(n))
+            parts = []
+            for i, p in enumerate(paragraphs):
+                parts.append("<p>" + p + "</p>")
+                if i % 100 == 99:
+                    rows = "".join("<tr>" + "".join(f"<td>{words(4)}</td>" for _ in range(3)) + "</tr>" for _ in range(10))
+                    parts.append("<table><thead><tr><th>One</th><th>Two</th><th>Three</th></tr></thead><tbody>" + rows + "</tbody></table>")
+                    inner = "<ul>" + "".join(f"<li>{words(6)}</li>" for _ in range(3)) + "</ul>"
+                    middle = "<ol>" + "".join(f"<li>{words(6)}{inner}</li>" for _ in range(3)) + "</ol>"
+                    parts.append("<ul>" + "".join(f"<li>{words(6)}{middle}</li>" for _ in range(3)) + "</ul>")
+            html = "".join(parts)
         else:
             html = "".join("<p>" + p + "</p>" for p in paragraphs)
         call("PUT", "/v1/documents/bench", {"html": html}, key)
@@ -82,8 +97,8 @@ def measure(binary, sections):
         if os.environ.get("OUT"):
             with open(os.environ["OUT"], "wb") as f:
                 f.write(pdf)
-        shape = "one section of" if os.environ.get("ONE") else "sections,"
-        print(f"{sections} paragraphs' words, {shape} HTML {len(html) / 1e6:.1f} MB: PDF {len(pdf) / 1e6:.1f} MB in {took:.1f} s; "
+        shape = "one section of" if os.environ.get("ONE") else "mixed," if os.environ.get("MIXED") else "sections,"
+        print(f"{sections} paragraphs' words, {shape} HTML {len(html) / 1e6:.1f} MB: PDF {len(pdf) / 1e6:.1f} MB in {took:.2f} s; "
               f"VmHWM {before} MB before the export, {after} MB after (+{after - before} MB)")
     finally:
         server.terminate()

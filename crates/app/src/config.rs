@@ -49,6 +49,8 @@ pub struct Config {
     pub trusted_proxies: redline_http::client_addr::TrustedProxies,
     /// How the text of scanned PDF pages is read.
     pub ocr: OcrConfig,
+    /// `REDLINE_FONT_DIRS`: font folders PDF exports fall back to besides `/usr/share/fonts`.
+    pub font_dirs: Vec<PathBuf>,
 }
 
 /// The OCR of scanned PDF pages: Tesseract's command line.
@@ -176,6 +178,12 @@ impl Config {
                 10,
             )?),
             log_format: get("REDLINE_LOG_FORMAT").unwrap_or("text").to_owned(),
+            font_dirs: get("REDLINE_FONT_DIRS")
+                .unwrap_or("")
+                .split(':')
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .collect(),
             data_dir,
             llm,
             jobs,
@@ -318,6 +326,10 @@ impl Config {
             ),
             ("REDLINE_OCR_LANGS", self.ocr.languages.clone()),
             ("REDLINE_OCR_TIMEOUT_SECS", secs(self.ocr.timeout)),
+            (
+                "REDLINE_FONT_DIRS",
+                self.font_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":"),
+            ),
         ]);
         let mut out: Vec<(String, String)> = out.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         for (name, value) in &self.outbound.aws_settings {

@@ -2,6 +2,7 @@
 //! cases and binds the listener; `run_until_stopped` serves until SIGTERM/SIGINT and drains.
 
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -87,7 +88,13 @@ impl Services {
         let exports = Arc::new(Exports::new(
             ExportPorts {
                 documents: db.clone(),
-                exporter: Arc::new(redline_export::FileExporter::new()),
+                exporter: Arc::new(
+                    redline_export::FileExporter::new().with_font_dirs(
+                        std::iter::once(PathBuf::from(redline_export::SYSTEM_FONT_DIR))
+                            .chain(config.font_dirs.iter().cloned())
+                            .collect(),
+                    ),
+                ),
                 blobs,
                 files: db.clone(),
                 identity: db.clone(),

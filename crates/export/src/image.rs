@@ -77,9 +77,22 @@ fn data_url(src: &str) -> Option<Vec<u8>> {
 /// The picture `src` refers to, when it can be had here and is a PNG, JPEG, GIF or BMP
 /// whose size can be read.
 pub(crate) fn resolve(src: &str, images: &dyn ImageSource) -> Option<Picture> {
-    let bytes = if let Some(id) = image_id(src) { images.image(id)?.1 } else { data_url(src)? };
+    picture(bytes_of(src, images)?)
+}
+
+/// `bytes` as a picture, when they are a PNG, JPEG, GIF or BMP whose size can be read.
+pub(crate) fn picture(bytes: Vec<u8>) -> Option<Picture> {
     let (kind, width, height) = sniff(&bytes)?;
     Some(Picture { kind, bytes, width, height })
+}
+
+/// The bytes `src` refers to, when they can be had here (any type).
+pub(crate) fn bytes_of(src: &str, images: &dyn ImageSource) -> Option<Vec<u8>> {
+    if let Some(id) = image_id(src) {
+        Some(images.image(id)?.1)
+    } else {
+        data_url(src)
+    }
 }
 
 /// The type and pixel size of an image file.

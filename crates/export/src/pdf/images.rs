@@ -1,12 +1,12 @@
-//! Pictures as PDF image XObjects: JPEGs are embedded as they are (`DCTDecode`), PNGs are
-//! decoded to 8-bit samples (their alpha channel becoming a soft mask). Other types are
-//! shown by their alt text.
+//! Pictures as PDF image XObjects: JPEGs are embedded as they are (`DCTDecode`); PNG, GIF
+//! (its first frame) and WebP are decoded to 8-bit samples (an alpha channel becoming a
+//! soft mask). Other types (BMP) are shown by their alt text.
 
 use std::io::Cursor;
 
 use crate::image::{jpeg_info, Kind, Picture};
 
-/// Largest decoded PNG accepted, in bytes of samples.
+/// Largest decoded picture accepted, in bytes of samples.
 const MAX_SAMPLES: usize = 128 << 20;
 /// Decoded samples of all the pictures of one document (a small PNG can decode to a lot).
 pub(crate) const SAMPLE_BUDGET: usize = 384 << 20;
@@ -40,8 +40,84 @@ pub(crate) fn prepare(pic: Picture, budget: &mut usize) -> Option<PdfImage> {
             })
         }
         Kind::Png => decode_png(&pic.bytes, budget),
-        Kind::Gif | Kind::Bmp => None,
+        Kind::Gif => decode_gif(&pic.bytes, budget),
+        Kind::Bmp => None,
     }
+}
+
+/// Takes `size` bytes of samples from the budget, if they fit in it and in one picture's cap.
+fn take(budget: &mut usize, size: usize) -> bool {
+    if size > MAX_SAMPLES || size > *budget {
+        return false;
+    }
+    *budget -= size;
+    true
+}
+
+/// RGBA samples as an image (alpha as a soft mask when not opaque).
+fn from_rgba(rgba: &[u8], width: u32, height: u32) -> Option<PdfImage> {
+    let pixels = (width as usize).checked_mul(height as usize)?;
+    let (samples, alpha) = split_alpha(rgba, 3, pixels)?;
+    Some(PdfImage { width, height, data: Data::Raw { samples, gray: false, alpha } })
+}
+
+/// The first frame of a GIF, placed on its logical screen.
+fn decode_gif(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    options.set_memory_limit(gif::MemoryLimit::Bytes(std::num::NonZeroU64::new(MAX_SAMPLES as u64)?));
+    let mut decoder = options.read_info(Cursor::new(bytes)).ok()?;
+    let (width, height) = (u32::from(decoder.width()), u32::from(decoder.height()));
+    let canvas = (width as usize).checked_mul(height as usize)?.checked_mul(4)?;
+    let (left, top, fw, fh) = {
+        let frame = decoder.next_frame_info().ok()??;
+        (usize::from(frame.left), usize::from(frame.top), usize::from(frame.width), usize::from(frame.height))
+    };
+    if canvas == 0 || !take(budget, canvas + decoder.buffer_size()) {
+        return None;
+    }
+    let mut frame = vec![0; decoder.buffer_size()];
+    decoder.read_into_buffer(&mut frame).ok()?;
+    let mut rgba = vec![0u8; canvas];
+    let w = width as usize;
+    for row in 0..fh {
+        let y = top + row;
+        if y >= height as usize || left >= w {
+            break;
+        }
+        let n = fw.min(w - left);
+        let src = frame.get(row * fw * 4..(row * fw + n) * 4)?;
+        rgba[(y * w + left) * 4..(y * w + left + n) * 4].copy_from_slice(src);
+    }
+    from_rgba(&rgba, width, height)
+}
+
+/// A WebP picture (its first frame when animated), when its samples fit in `budget`.
+pub(crate) fn decode_webp(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {
+    let mut decoder = image_webp::WebPDecoder::new(Cursor::new(bytes)).ok()?;
+    decoder.set_memory_limit(MAX_SAMPLES);
+    let (width, height) = decoder.dimensions();
+    let size = decoder.output_buffer_size()?;
+    if width == 0 || height == 0 || !take(budget, size) {
+        return None;
+    }
+    let mut buf = vec![0; size];
+    decoder.read_image(&mut buf).ok()?;
+    if decoder.has_alpha() {
+        from_rgba(&buf, width, height)
+    } else {
+        let pixels = (width as usize).checked_mul(height as usize)?;
+        (buf.len() == pixels * 3).then_some(PdfImage {
+            width,
+            height,
+            data: Data::Raw { samples: buf, gray: false, alpha: None },
+        })
+    }
+}
+
+/// Whether `bytes` are a WebP file.
+pub(crate) fn is_webp(bytes: &[u8]) -> bool {
+    bytes.len() > 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP"
 }
 
 fn decode_png(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {
@@ -49,10 +125,9 @@ fn decode_png(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {
     decoder.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = decoder.read_info().ok()?;
     let size = reader.output_buffer_size()?;
-    if size > MAX_SAMPLES || size > *budget {
+    if !take(budget, size) {
         return None;
     }
-    *budget -= size;
     let mut buf = vec![0; size];
     let info = reader.next_frame(&mut buf).ok()?;
     buf.truncate(info.buffer_size());

@@ -2,18 +2,22 @@
 //! positioned drawing operations. Pagination (in `mod.rs`) only stacks lines, so every
 //! block kind (paragraph lines, list items, table rows) is a line or a run of lines.
 //!
-//! Inline content is broken greedily at spaces (over-long words at any character);
-//! runs keep their font, size, colour, decorations and link. Right-to-left scripts and
-//! complex shaping are not handled (glyphs are placed one after the other).
+//! Inline content is shaped (`shape.rs`) and broken greedily at the line break
+//! opportunities of UAX #14 (`unicode-linebreak`: at spaces, between CJK characters, after
+//! hyphens; over-long words at any glyph); runs keep their font, size, colour, decorations,
+//! link and bidi level, and each line puts them in visual order (`line.rs`).
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use redline_ports::ImageSource;
 
+use unicode_linebreak::BreakOpportunity;
+
 use super::fonts::{FontId, Fonts, ASCENT, DESCENT};
 use super::images::{self, PdfImage};
 use super::line::LineBuilder;
+use super::shape::{self, Gl, Shaper};
 use super::Nested;
 use crate::image;
 use crate::model::{item_number, Align, Block, ImageRef, Inline, List, Rgb, Script, Style};
@@ -38,14 +42,16 @@ pub(crate) const TABLE_GAP: f32 = 9.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Op {
-    /// Glyphs from `(x, y)`, `y` the baseline; each glyph with the character it shows.
+    /// Shaped glyphs from `(x, y)`, `y` the baseline; `skew` slants a font that has no
+    /// italic of its own.
     Text {
         x: f32,
         y: f32,
         font: FontId,
         size: f32,
         color: Rgb,
-        glyphs: Vec<(u16, char)>,
+        skew: bool,
+        glyphs: Vec<Gl>,
     },
     Fill {
         x: f32,
@@ -129,6 +135,8 @@ impl Line {
 pub(crate) struct TextBase {
     pub size: f32,
     pub bold: bool,
+    /// A right-to-left paragraph (its first strong character is).
+    pub rtl: bool,
 }
 
 /// Where blocks are laid out.
@@ -153,8 +161,11 @@ pub(crate) struct Piece {
     pub strike: bool,
     pub background: Option<Rgb>,
     pub link: Option<Rc<str>>,
-    pub glyphs: Vec<(u16, char)>,
+    pub glyphs: Vec<Gl>,
     pub width: f32,
+    /// Bidi level (odd: right to left; the glyphs are already in visual order).
+    pub level: u8,
+    pub skew: bool,
     /// A picture instead of glyphs: (image index, height).
     pub image: Option<(usize, f32)>,
 }
@@ -178,6 +189,7 @@ pub(crate) struct ParaLook {
 
 pub(crate) struct Layout<'a> {
     pub fonts: &'a Fonts,
+    shaper: Shaper,
     images: &'a dyn ImageSource,
     pub pictures: Vec<PdfImage>,
     picture_index: HashMap<String, Option<usize>>,
@@ -189,6 +201,7 @@ impl<'a> Layout<'a> {
     pub(crate) fn new(fonts: &'a Fonts, images: &'a dyn ImageSource) -> Self {
         Layout {
             fonts,
+            shaper: Shaper::default(),
             images,
             pictures: Vec::new(),
             picture_index: HashMap::new(),
@@ -202,7 +215,12 @@ impl<'a> Layout<'a> {
             return *known;
         }
         let budget = &mut self.sample_budget;
-        let found = image::resolve(src, self.images).and_then(|pic| images::prepare(pic, budget)).map(|img| {
+        let found = match image::bytes_of(src, self.images) {
+            Some(bytes) if images::is_webp(&bytes) => images::decode_webp(&bytes, budget),
+            Some(bytes) => image::picture(bytes).and_then(|pic| images::prepare(pic, budget)),
+            None => None,
+        };
+        let found = found.map(|img| {
             self.pictures.push(img);
             self.pictures.len() - 1
         });
@@ -239,34 +257,43 @@ impl<'a> Layout<'a> {
             glyphs: Vec::new(),
             width: 0.0,
             image: None,
+            level: 0,
+            skew: false,
         }
     }
 
-    /// `text` in the look of `proto`, split where the font that has the glyphs changes.
-    fn shape(&self, text: &str, proto: &Piece, out: &mut Vec<Piece>) {
-        let mut current: Option<Piece> = None;
-        for c in text.chars() {
-            let g = self.fonts.glyph(proto.font, c);
-            match &mut current {
-                Some(p) if p.font == g.font => {
-                    p.glyphs.push((g.gid, c));
-                    p.width += g.advance * p.size;
-                }
-                _ => {
-                    if let Some(p) = current.take() {
-                        out.push(p);
-                    }
-                    let mut p = proto.clone();
-                    p.font = g.font;
-                    p.glyphs.push((g.gid, c));
-                    p.width = g.advance * p.size;
-                    current = Some(p);
-                }
+    /// `text` in the look of `proto`, shaped in runs of one font and one bidi level
+    /// (`level_at` answers the level of a byte of `text`).
+    fn shape(&self, text: &str, proto: &Piece, level_at: &dyn Fn(usize) -> u8, out: &mut Vec<Piece>) {
+        let mut runs = Vec::new();
+        shape::runs(self.fonts, proto.font, text, level_at, &mut runs);
+        for run in runs {
+            let glyphs = self.shaper.shape(self.fonts, run.font, &text[run.start..run.end], run.level % 2 == 1);
+            if glyphs.is_empty() {
+                continue;
             }
-        }
-        if let Some(p) = current {
+            let mut p = proto.clone();
+            p.font = run.font;
+            p.level = run.level;
+            p.skew = proto.font.italic() && !self.fonts.get(run.font).italic;
+            p.width = glyphs.iter().map(|g| g.adv).sum::<f32>() * p.size;
+            p.glyphs = glyphs.to_vec();
             out.push(p);
         }
+    }
+
+    /// Left-to-right text in the look of `proto`.
+    fn shape_ltr(&self, text: &str, proto: &Piece, out: &mut Vec<Piece>) {
+        self.shape(text, proto, &|_| 0, out);
+    }
+
+    /// The width of `text` in `font` at `size` points.
+    pub(crate) fn text_width(&self, text: &str, font: FontId, size: f32) -> f32 {
+        let mut proto = self.piece(&Style::default(), TextBase { size, bold: false, rtl: false });
+        proto.font = font;
+        let mut pieces = Vec::new();
+        self.shape_ltr(text, &proto, &mut pieces);
+        pieces.iter().map(|p| p.width).sum()
     }
 
     /// Inline content as atoms. Pictures are sized to fit `max_w` × `max_h`.
@@ -290,17 +317,30 @@ impl<'a> Layout<'a> {
             match inline {
                 Inline::Text(text, style) => {
                     let proto = self.piece(style, base);
-                    for (i, part) in text.split(' ').enumerate() {
-                        if i > 0 {
+                    let levels = shape::levels(text, base.rtl);
+                    let level_of = |i: usize| levels.as_ref().map_or(0, |l| l.get(i).copied().unwrap_or(0));
+                    let mut last = 0;
+                    for (pos, opportunity) in unicode_linebreak::linebreaks(text) {
+                        let (seg_start, seg) = (last, &text[last..pos]);
+                        last = pos;
+                        let body = seg.trim_end_matches([' ', '\t', '\n', '\r']);
+                        if !body.is_empty() {
+                            self.shape(body, &proto, &|i| level_of(seg_start + i), &mut word);
+                        }
+                        let trailing = &seg[body.len()..];
+                        let inside = pos < text.len();
+                        if trailing.contains('\n') || (opportunity == BreakOpportunity::Mandatory && inside) {
+                            flush(&mut word, f);
+                            f(Atom::Break);
+                        } else if !trailing.is_empty() {
                             flush(&mut word, f);
                             let mut space = Vec::new();
-                            self.shape(" ", &proto, &mut space);
+                            self.shape(" ", &proto, &|_| level_of(seg_start + body.len()), &mut space);
                             if let Some(p) = space.pop() {
                                 f(Atom::Space(p));
                             }
-                        }
-                        if !part.is_empty() {
-                            self.shape(part, &proto, &mut word);
+                        } else if inside {
+                            flush(&mut word, f);
                         }
                     }
                 }
@@ -336,7 +376,7 @@ impl<'a> Layout<'a> {
                 let proto = self.piece(&style, base);
                 let mut pieces = Vec::new();
                 let alt = if img.alt.is_empty() { String::new() } else { format!("[{}]", img.alt) };
-                self.shape(&alt, &proto, &mut pieces);
+                self.shape_ltr(&alt, &proto, &mut pieces);
                 let w = pieces.iter().map(|p| p.width).sum();
                 Atom::Word(pieces, w)
             }
@@ -353,10 +393,10 @@ impl<'a> Layout<'a> {
         max_h: f32,
         out: &mut dyn Lines,
     ) {
-        let fonts = self.fonts;
-        let mut breaker =
-            Breaker { line: LineBuilder { pieces: Vec::new(), used: 0.0, width, look }, space: None, fonts };
-        self.each_atom(content, look.base, width, max_h, &mut |atom| breaker.take(atom, out));
+        let base = TextBase { rtl: shape::paragraph_rtl(content), ..look.base };
+        let look = ParaLook { base, ..look };
+        let mut breaker = Breaker { line: LineBuilder { pieces: Vec::new(), used: 0.0, width, look }, space: None };
+        self.each_atom(content, base, width, max_h, &mut |atom| breaker.take(atom, out));
         if !breaker.line.pieces.is_empty() {
             breaker.line.finish(out);
         }
@@ -409,15 +449,22 @@ impl<'a> Layout<'a> {
         let gap = if ctx.tight { 3.0 } else { 7.0 };
         match block {
             Block::Paragraph { align, content } => {
-                let look =
-                    ParaLook { base: TextBase { size: BODY_SIZE, bold: false }, align: *align, kind: Kind::Content };
+                let look = ParaLook {
+                    base: TextBase { size: BODY_SIZE, bold: false, rtl: false },
+                    align: *align,
+                    kind: Kind::Content,
+                };
                 self.paragraph(content, look, width, ctx.max_h, out);
                 out.put(Line::spacer(gap));
             }
             Block::Heading { level, align, content } => {
                 let size = HEADING_SIZES[usize::from((*level).clamp(1, 6)) - 1];
                 out.put(Line::spacer(size * 0.6));
-                let look = ParaLook { base: TextBase { size, bold: true }, align: *align, kind: Kind::KeepWithNext };
+                let look = ParaLook {
+                    base: TextBase { size, bold: true, rtl: false },
+                    align: *align,
+                    kind: Kind::KeepWithNext,
+                };
                 self.paragraph(content, look, width, ctx.max_h, out);
                 out.put(Line::spacer(4.0));
             }
@@ -439,13 +486,20 @@ impl<'a> Layout<'a> {
     }
 
     fn code(&mut self, text: &str, width: f32, out: &mut dyn Lines) {
-        let proto = self.piece(&Style { code: true, ..Style::default() }, TextBase { size: CODE_SIZE, bold: false });
+        let base = TextBase { size: CODE_SIZE, bold: false, rtl: false };
+        let proto = self.piece(&Style { code: true, ..Style::default() }, base);
         let line_h = CODE_SIZE * (ASCENT + DESCENT + LEADING);
         let inner = (width - 8.0).max(CODE_SIZE);
         for source in text.split('\n') {
             let expanded = source.replace('\t', "    ");
             let mut pieces = Vec::new();
-            self.shape(&expanded, &proto, &mut pieces);
+            let levels = shape::levels(&expanded, false);
+            self.shape(
+                &expanded,
+                &proto,
+                &|i| levels.as_ref().map_or(0, |l| l.get(i).copied().unwrap_or(0)),
+                &mut pieces,
+            );
             // Break at any glyph: code keeps its spaces.
             let mut rows: Vec<Vec<Piece>> = vec![Vec::new()];
             let mut row_w = 0.0;
@@ -453,8 +507,8 @@ impl<'a> Layout<'a> {
                 let glyphs = std::mem::take(&mut piece.glyphs);
                 let empty = Piece { width: 0.0, ..piece };
                 let mut part = empty.clone();
-                for (gid, c) in glyphs {
-                    let adv = self.fonts.glyph(part.font, c).advance * part.size;
+                for g in glyphs {
+                    let adv = g.adv * part.size;
                     if row_w + adv > inner && row_w > 0.0 {
                         if !part.glyphs.is_empty() {
                             let done = std::mem::replace(&mut part, empty.clone());
@@ -465,7 +519,7 @@ impl<'a> Layout<'a> {
                         rows.push(Vec::new());
                         row_w = 0.0;
                     }
-                    part.glyphs.push((gid, c));
+                    part.glyphs.push(g);
                     part.width += adv;
                     row_w += adv;
                 }
@@ -475,13 +529,15 @@ impl<'a> Layout<'a> {
                     }
                 }
             }
-            for row in rows {
+            for mut row in rows {
+                shape::reorder(&mut row, |p| p.level);
                 let mut ops = vec![Op::Fill { x: 0.0, y: 0.0, w: width, h: line_h, color: CODE_BG }];
                 let baseline = CODE_SIZE * (ASCENT + LEADING / 2.0);
                 let mut x = 4.0;
                 for p in row {
                     let w = p.width;
-                    ops.push(Op::Text { x, y: baseline, font: p.font, size: p.size, color: BLACK, glyphs: p.glyphs });
+                    let (font, size, skew) = (p.font, p.size, p.skew);
+                    ops.push(Op::Text { x, y: baseline, font, size, color: BLACK, skew, glyphs: p.glyphs });
                     x += w;
                 }
                 out.put(Line { height: line_h, ops, kind: Kind::Content });
@@ -490,7 +546,7 @@ impl<'a> Layout<'a> {
     }
 
     fn list(&mut self, list: &List, width: f32, ctx: Ctx, out: &mut Vec<Line>) {
-        let base = TextBase { size: BODY_SIZE, bold: false };
+        let base = TextBase { size: BODY_SIZE, bold: false, rtl: false };
         let proto = self.piece(&Style::default(), base);
         let markers: Vec<String> = (0..list.items.len())
             .map(|i| {
@@ -501,7 +557,7 @@ impl<'a> Layout<'a> {
                 }
             })
             .collect();
-        let widest = markers.iter().map(|m| self.fonts.width(proto.font, base.size, m)).fold(0.0f32, f32::max);
+        let widest = markers.iter().map(|m| self.text_width(m, proto.font, base.size)).fold(0.0f32, f32::max);
         let indent = (widest + 8.0).max(18.0).min(width / 2.0);
         let inner_ctx = Ctx { tight: true, lists: ctx.lists + 1, ..ctx };
         let inner_w = (width - indent).max(20.0);
@@ -519,7 +575,7 @@ impl<'a> Layout<'a> {
                 line.translate(indent);
             }
             let mut glyphs = Vec::new();
-            self.shape(marker, &proto, &mut glyphs);
+            self.shape_ltr(marker, &proto, &mut glyphs);
             let marker_w: f32 = glyphs.iter().map(|p| p.width).sum();
             if let Some(first) = out[start..].iter_mut().find(|l| l.kind != Kind::Spacer) {
                 let baseline = first
@@ -533,7 +589,8 @@ impl<'a> Layout<'a> {
                 let mut x = indent - 6.0 - marker_w;
                 for (i, p) in glyphs.into_iter().enumerate() {
                     let w = p.width;
-                    let op = Op::Text { x, y: baseline, font: p.font, size: p.size, color: BLACK, glyphs: p.glyphs };
+                    let (font, size, skew) = (p.font, p.size, p.skew);
+                    let op = Op::Text { x, y: baseline, font, size, color: BLACK, skew, glyphs: p.glyphs };
                     first.ops.insert(i, op);
                     x += w;
                 }
@@ -560,13 +617,12 @@ impl Lines for Vec<Line> {
 
 /// Greedy line breaking over atoms as they come: the line being filled and the space that
 /// would go before the next word.
-struct Breaker<'f> {
+struct Breaker {
     line: LineBuilder,
     space: Option<Piece>,
-    fonts: &'f Fonts,
 }
 
-impl Breaker<'_> {
+impl Breaker {
     fn take(&mut self, atom: Atom, out: &mut dyn Lines) {
         let width = self.line.width;
         match atom {
@@ -620,15 +676,15 @@ impl Breaker<'_> {
             let glyphs = std::mem::take(&mut piece.glyphs);
             let empty = Piece { width: 0.0, ..piece };
             let mut part = empty.clone();
-            for (gid, c) in glyphs {
-                let adv = self.fonts.glyph(part.font, c).advance * part.size;
+            for g in glyphs {
+                let adv = g.adv * part.size;
                 if line.used + part.width + adv > width && (!line.pieces.is_empty() || !part.glyphs.is_empty()) {
                     if !part.glyphs.is_empty() {
                         line.push(std::mem::replace(&mut part, empty.clone()));
                     }
                     line.finish(out);
                 }
-                part.glyphs.push((gid, c));
+                part.glyphs.push(g);
                 part.width += adv;
             }
             if !part.glyphs.is_empty() {

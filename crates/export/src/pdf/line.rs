@@ -1,8 +1,10 @@
-//! Setting one line: the baseline from the tallest run or picture, alignment, backgrounds,
+//! Setting one line: runs in visual order (bidi rule L2), the baseline from the tallest run
+//! or picture, alignment (a right-to-left paragraph starts at the right), backgrounds,
 //! underline and strike-through, link areas; runs of one look drawn as one text operation.
 
 use super::fonts::{ASCENT, DESCENT};
 use super::layout::{Line, Lines, Op, ParaLook, Piece, LEADING};
+use super::shape::reorder;
 use crate::model::Align;
 
 /// The line being filled.
@@ -31,8 +33,9 @@ impl LineBuilder {
 }
 
 /// Positions a line's pieces: baseline, alignment, decorations and link areas.
-fn set_line(pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> Line {
+fn set_line(mut pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> Line {
     let ParaLook { base, align, kind } = look;
+    reorder(&mut pieces, |p| p.level);
     let mut ascent = 0.0f32;
     let mut descent = 0.0f32;
     let mut largest = 0.0f32;
@@ -56,10 +59,10 @@ fn set_line(pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> Line
     let gap = largest.max(if pieces.is_empty() { base.size } else { 0.0 }) * LEADING;
     let baseline = ascent + gap / 2.0;
     let height = ascent + descent + gap;
-    let mut x = match align {
-        Align::Center => ((width - line_w) / 2.0).max(0.0),
-        Align::End => (width - line_w).max(0.0),
-        Align::Start | Align::Justify => 0.0,
+    let mut x = match (align, base.rtl) {
+        (Align::Center, _) => ((width - line_w) / 2.0).max(0.0),
+        (Align::End, false) | (Align::Start | Align::Justify, true) => (width - line_w).max(0.0),
+        (Align::Start | Align::Justify, false) | (Align::End, true) => 0.0,
     };
     let mut ops: Vec<Op> = Vec::with_capacity(pieces.len() * 2);
     let mut texts: Vec<Op> = Vec::with_capacity(pieces.len());
@@ -82,12 +85,20 @@ fn set_line(pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> Line
             }
             // Runs of one look are drawn as one text operation.
             match texts.last_mut() {
-                Some(Op::Text { font, size, color, y: ty, glyphs, .. })
-                    if *font == p.font && *size == p.size && *color == p.color && *ty == y =>
+                Some(Op::Text { font, size, color, y: ty, glyphs, skew, .. })
+                    if *font == p.font && *size == p.size && *color == p.color && *ty == y && *skew == p.skew =>
                 {
                     glyphs.extend(p.glyphs);
                 }
-                _ => texts.push(Op::Text { x, y, font: p.font, size: p.size, color: p.color, glyphs: p.glyphs }),
+                _ => texts.push(Op::Text {
+                    x,
+                    y,
+                    font: p.font,
+                    size: p.size,
+                    color: p.color,
+                    skew: p.skew,
+                    glyphs: p.glyphs,
+                }),
             }
         }
         if let Some(uri) = p.link {

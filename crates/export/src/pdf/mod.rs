@@ -1,49 +1,105 @@
-//! PDF: A4 pages of real text in embedded DejaVu fonts (subset, Identity-H, with a
-//! `ToUnicode` map so that the text can be selected and extracted), headings larger and
-//! bold, wrapped paragraphs, list markers, bordered tables, PNG and JPEG pictures, link
-//! annotations, the title in the document information.
+//! PDF: A4 pages of shaped text (rustybuzz, bidi, UAX #14 line breaks) in embedded fonts
+//! (the bundled set, then the system's, per character; subset, Identity-H, with a
+//! `ToUnicode` map so that the text can be selected and extracted in logical order),
+//! headings larger and bold, wrapped paragraphs, list markers, bordered tables, pictures,
+//! link annotations, the title in the document information.
 //!
-//! `layout.rs` turns blocks into lines, this module stacks the lines into pages, and
-//! `writer.rs` writes the objects with lopdf.
+//! `layout.rs` turns blocks into lines (`shape.rs` shapes their text with the fonts of
+//! `fonts.rs` and `system.rs`), this module stacks the lines into pages, and `writer.rs`
+//! writes the objects with lopdf.
 
 mod fonts;
 mod images;
 mod layout;
 mod line;
+mod shape;
+mod system;
 mod table;
 mod writer;
+
+use std::sync::Arc;
 
 use redline_ports::ImageSource;
 
 use crate::model::Block;
 use fonts::Fonts;
 use layout::{Ctx, Kind, Layout, Line};
+pub use system::{SystemFonts, SYSTEM_FONT_DIR};
 
 /// A4 in points.
 pub(crate) const PAGE_W: f32 = 595.28;
 pub(crate) const PAGE_H: f32 = 841.89;
 /// 2 cm.
 pub(crate) const MARGIN: f32 = 56.69;
+/// The text area of the default page (the widest a table is measured at).
 pub(crate) const CONTENT_W: f32 = PAGE_W - 2.0 * MARGIN;
+#[cfg(test)]
 pub(crate) const CONTENT_H: f32 = PAGE_H - 2.0 * MARGIN;
 
-pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) -> Result<Vec<u8>, String> {
-    let fonts = Fonts::new()?;
+/// The page of a PDF export, in points (1/72 inch): A4 with 2 cm margins by default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageSetup {
+    pub width: f32,
+    pub height: f32,
+    /// The same on all four sides.
+    pub margin: f32,
+}
+
+impl Default for PageSetup {
+    fn default() -> Self {
+        PageSetup { width: PAGE_W, height: PAGE_H, margin: MARGIN }
+    }
+}
+
+impl PageSetup {
+    /// US Letter with 1 inch margins.
+    pub const LETTER: PageSetup = PageSetup { width: 612.0, height: 792.0, margin: 72.0 };
+
+    /// Within bounds: sides of 144–14,400 pt (2 in to 200 in, the PDF limit), a text area of
+    /// at least 72 pt each way.
+    pub(crate) fn clamped(self) -> PageSetup {
+        let side = |v: f32, default: f32| if v.is_finite() { v.clamp(144.0, 14_400.0) } else { default };
+        let (width, height) = (side(self.width, PAGE_W), side(self.height, PAGE_H));
+        let most = (width.min(height) - 72.0) / 2.0;
+        let margin = if self.margin.is_finite() { self.margin.clamp(0.0, most) } else { MARGIN.min(most) };
+        PageSetup { width, height, margin }
+    }
+
+    pub(crate) fn content_w(self) -> f32 {
+        self.width - 2.0 * self.margin
+    }
+
+    pub(crate) fn content_h(self) -> f32 {
+        self.height - 2.0 * self.margin
+    }
+}
+
+/// The PDF and its warnings (characters no font has, by the font package to install).
+pub(crate) fn export(
+    blocks: &[Block],
+    title: &str,
+    images: &dyn ImageSource,
+    system: Arc<SystemFonts>,
+    page: PageSetup,
+) -> Result<(Vec<u8>, Vec<String>), String> {
+    let page = page.clamped();
+    let fonts = Fonts::new(system)?;
     let mut layout = Layout::new(&fonts, images);
-    let mut pager = Pager::new(writer::PdfWriter::new());
-    let ctx = Ctx { tight: false, lists: 0, max_h: CONTENT_H };
+    let mut pager = Pager::sized(writer::PdfWriter::new(page), page.content_h());
+    let (content_w, content_h) = (page.content_w(), page.content_h());
+    let ctx = Ctx { tight: false, lists: 0, max_h: content_h };
     let mut lines = Vec::new();
     for block in blocks {
         match block {
             // Top-level tables go to the pages row by row, to cut a tall row where the page ends.
             Block::Table(table) => {
-                layout.table(table, CONTENT_W, ctx, &mut pager);
+                layout.table(table, content_w, ctx, &mut pager);
                 pager.push(Line::spacer(layout::TABLE_GAP));
             }
             // Paragraphs, headings and code go to the pages line by line as they are set.
-            _ if layout.flow(block, CONTENT_W, ctx, &mut pager) => {}
+            _ if layout.flow(block, content_w, ctx, &mut pager) => {}
             _ => {
-                layout.block(block, CONTENT_W, ctx, &mut lines);
+                layout.block(block, content_w, ctx, &mut lines);
                 for line in lines.drain(..) {
                     pager.push(line);
                 }
@@ -51,7 +107,8 @@ pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) ->
         }
     }
     let pictures = std::mem::take(&mut layout.pictures);
-    pager.finish().finish(&fonts, pictures, title)
+    let bytes = pager.finish().finish(&fonts, pictures, title)?;
+    Ok((bytes, fonts.warnings()))
 }
 
 /// A page: its lines and where each starts, measured down from the top margin.
@@ -81,11 +138,20 @@ pub(crate) struct Pager<S> {
     y: f32,
     /// Headings (and the space after them) waiting for the next content line.
     held: Vec<Line>,
+    /// Set at the top of every new page (a table's header rows).
+    repeat: Option<Line>,
+    /// The height of the text area.
+    content_h: f32,
 }
 
 impl<S: PageSink> Pager<S> {
+    #[cfg(test)]
     pub(crate) fn new(sink: S) -> Self {
-        Pager { page: Vec::new(), sink, y: 0.0, held: Vec::new() }
+        Pager::sized(sink, CONTENT_H)
+    }
+
+    pub(crate) fn sized(sink: S, content_h: f32) -> Self {
+        Pager { page: Vec::new(), sink, y: 0.0, held: Vec::new(), repeat: None, content_h }
     }
 
     fn at_top(&self) -> bool {
@@ -99,24 +165,28 @@ impl<S: PageSink> Pager<S> {
     /// The height the next content line may have to fit on the page it will be placed on.
     pub(crate) fn room(&self) -> f32 {
         let held = self.held_height();
-        let here = CONTENT_H - self.y - held;
+        let here = self.content_h - self.y - held;
         if here >= MIN_ROOM || self.at_top() {
             here
         } else {
-            CONTENT_H - held
+            self.content_h - held - self.repeat.as_ref().map_or(0.0, |l| l.height)
         }
     }
 
     fn new_page(&mut self) {
         self.sink.page(std::mem::take(&mut self.page));
         self.y = 0.0;
+        if let Some(line) = self.repeat.clone() {
+            self.y = line.height;
+            self.page.push((0.0, line));
+        }
     }
 
     fn place(&mut self, line: Line) {
         if line.kind == Kind::Spacer && self.at_top() {
             return;
         }
-        if !self.at_top() && self.y + line.height > CONTENT_H {
+        if !self.at_top() && self.y + line.height > self.content_h {
             if line.kind == Kind::Spacer {
                 return;
             }
@@ -133,8 +203,8 @@ impl<S: PageSink> Pager<S> {
             Kind::Spacer if !self.held.is_empty() => self.held.push(line),
             Kind::Spacer => self.place(line),
             Kind::Content => {
-                let need = (self.held_height() + line.height).min(CONTENT_H);
-                if !self.at_top() && self.y + need > CONTENT_H {
+                let need = (self.held_height() + line.height).min(self.content_h);
+                if !self.at_top() && self.y + need > self.content_h {
                     self.new_page();
                 }
                 for held in std::mem::take(&mut self.held) {
@@ -166,6 +236,8 @@ pub(crate) trait LineSink {
     /// The tallest the next line should be.
     fn room(&self) -> f32;
     fn emit(&mut self, line: Line);
+    /// A line to set at the top of each new page from now on (`None`: no more).
+    fn repeat(&mut self, _line: Option<Line>) {}
 }
 
 impl<S: PageSink> LineSink for Pager<S> {
@@ -175,6 +247,10 @@ impl<S: PageSink> LineSink for Pager<S> {
 
     fn emit(&mut self, line: Line) {
         self.push(line);
+    }
+
+    fn repeat(&mut self, line: Option<Line>) {
+        self.repeat = line;
     }
 }
 
@@ -256,7 +332,7 @@ mod tests {
     #[test]
     fn a_long_paragraph_flows_onto_the_pages_as_its_lines_are_set() {
         use crate::model::{Inline, Style};
-        let fonts = Fonts::new().expect("fonts");
+        let fonts = Fonts::new(SystemFonts::from_dirs(Vec::new())).expect("fonts");
         let mut layout = Layout::new(&fonts, &NoImages);
         let text: String = (0..20_000).map(|i| format!("word{} ", i % 97)).collect();
         let block = Block::Paragraph { align: Default::default(), content: vec![Inline::Text(text, Style::default())] };

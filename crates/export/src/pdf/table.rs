@@ -4,7 +4,8 @@
 //!
 //! Rows linked by `rowspan` make one band that moves to the next page whole. A band taller
 //! than a page is set row by row, and a row taller than a page is cut between lines of its
-//! cells, each cell continuing at the top of the next slice.
+//! cells, each cell continuing at the top of the next slice. Header rows (`<thead>` rows, or
+//! leading rows of `<th>` cells) are repeated at the top of every page the table continues on.
 
 use std::collections::HashMap;
 
@@ -52,8 +53,11 @@ impl Layout<'_> {
     /// Lays out a table into `sink`: bands that fit whole, rows cut to the sink's room.
     pub(crate) fn table(&mut self, table: &Table, width: f32, ctx: Ctx, sink: &mut dyn LineSink) {
         if !table.caption.is_empty() {
-            let look =
-                ParaLook { base: TextBase { size: 10.0, bold: true }, align: Align::Start, kind: Kind::KeepWithNext };
+            let look = ParaLook {
+                base: TextBase { size: 10.0, bold: true, rtl: false },
+                align: Align::Start,
+                kind: Kind::KeepWithNext,
+            };
             let mut lines = Vec::new();
             self.paragraph(&table.caption, look, width, ctx.max_h, &mut lines);
             lines.push(Line::spacer(2.0));
@@ -110,7 +114,14 @@ impl Layout<'_> {
             }
         }
 
+        let headers = table
+            .rows
+            .iter()
+            .take_while(|row| row.header || (!row.cells.is_empty() && row.cells.iter().all(|c| c.header)))
+            .count();
         let mut sheet = Sheet { grid: &grid, boxes, box_at, xs, heights };
+        let mut header: Option<Line> = None;
+        let mut repeating = false;
         let mut r = 0;
         while r < grid.nrows() {
             let mut end = r;
@@ -124,7 +135,13 @@ impl Layout<'_> {
                 k += 1;
             }
             let band_h: f32 = sheet.heights[r..=end].iter().sum();
-            if band_h <= ctx.max_h {
+            if r == 0 && end + 1 == headers && headers < grid.nrows() && band_h <= ctx.max_h / 3.0 {
+                // The header band goes with the first row, and is repeated from the next page on.
+                let mut line = sheet.band(r, end);
+                line.kind = Kind::KeepWithNext;
+                header = Some(Line { kind: Kind::Content, ..line.clone() });
+                sink.emit(line);
+            } else if band_h <= ctx.max_h {
                 sink.emit(sheet.band(r, end));
             } else {
                 for k in r..=end {
@@ -132,6 +149,15 @@ impl Layout<'_> {
                 }
             }
             r = end + 1;
+            if !repeating && r > headers {
+                if let Some(line) = header.take() {
+                    sink.repeat(Some(line));
+                    repeating = true;
+                }
+            }
+        }
+        if repeating {
+            sink.repeat(None);
         }
     }
 
@@ -163,7 +189,7 @@ impl Layout<'_> {
                     _ => BODY_SIZE,
                 };
                 let bold = matches!(block, Block::Heading { .. });
-                let atoms = self.atoms(content, TextBase { size, bold }, super::CONTENT_W, ctx.max_h);
+                let atoms = self.atoms(content, TextBase { size, bold, rtl: false }, super::CONTENT_W, ctx.max_h);
                 let (mut lo, mut hi, mut line) = (0.0f32, 0.0f32, 0.0f32);
                 for atom in atoms {
                     match atom {
@@ -202,7 +228,7 @@ impl Layout<'_> {
                 (lo + 16.0, hi + 16.0)
             }
             Block::Code(text) => {
-                let widest = text.split('\n').map(|l| self.fonts.width(FontId::Mono, 9.0, l)).fold(0.0f32, f32::max);
+                let widest = text.split('\n').map(|l| self.text_width(l, FontId::MONO, 9.0)).fold(0.0f32, f32::max);
                 let hi = widest + 8.0;
                 (hi.min(80.0), hi)
             }

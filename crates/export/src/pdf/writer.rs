@@ -1,24 +1,27 @@
 //! The PDF objects, written with lopdf: pages with compressed content streams, link
-//! annotations, Type0/CIDFontType2 fonts (subset with `subsetter`, glyph ids as CIDs, a
-//! `ToUnicode` CMap), image XObjects, the catalog and the document information.
+//! annotations, Type0 fonts (subset with `subsetter`, glyph ids as CIDs: CIDFontType2 for
+//! TrueType outlines, CIDFontType0 with an OpenType `FontFile3` for CFF ones, a `ToUnicode`
+//! CMap mapping each glyph to the text it shows), image XObjects, the catalog and the
+//! document information. Shaped glyph positions are written as `TJ` adjustments and rises.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use lopdf::{dictionary, Dictionary, Document, Object, ObjectId, Stream, StringFormat};
 use subsetter::GlyphRemapper;
 use ttf_parser::GlyphId;
 
-use super::fonts::{FontId, Fonts, ALL_FONTS};
+use super::fonts::{FontId, Fonts, Loaded};
 use super::images::{Data, PdfImage};
 use super::layout::Op;
-use super::{Page, PageSink, MARGIN, PAGE_H, PAGE_W};
+use super::shape::{Cluster, Gl};
+use super::{Page, PageSetup, PageSink};
 use crate::model::Rgb;
 
 /// Glyphs used per font: new glyph ids (the subset's) and the text each shows.
 struct UsedFont {
     remapper: GlyphRemapper,
-    unicode: BTreeMap<u16, char>,
+    unicode: BTreeMap<u16, String>,
 }
 
 /// Writes the pages as the pager finishes them (each page's content compressed at once, so a
@@ -28,22 +31,23 @@ pub(crate) struct PdfWriter {
     doc: Document,
     pages_id: ObjectId,
     resources_id: ObjectId,
-    used: [Option<UsedFont>; 5],
+    used: HashMap<FontId, UsedFont>,
     page_ids: Vec<ObjectId>,
+    setup: PageSetup,
     /// The first failure (a page that could not be compressed), reported by [`Self::finish`].
     failed: Option<String>,
 }
 
 impl PdfWriter {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(setup: PageSetup) -> Self {
         let mut doc = Document::with_version("1.7");
         let pages_id = doc.new_object_id();
         let resources_id = doc.new_object_id();
-        PdfWriter { doc, pages_id, resources_id, used: Default::default(), page_ids: Vec::new(), failed: None }
+        PdfWriter { doc, pages_id, resources_id, used: HashMap::new(), page_ids: Vec::new(), setup, failed: None }
     }
 
     fn add_page(&mut self, page: &Page) -> Result<(), String> {
-        let (content, annots) = page_content(page, &mut self.used);
+        let (content, annots) = page_content(page, &mut self.used, self.setup);
         let mut stream = Stream::new(Dictionary::new(), content.into_bytes());
         stream.compress().map_err(|e| format!("compressing a page failed: {e}"))?;
         let doc = &mut self.doc;
@@ -52,7 +56,7 @@ impl PdfWriter {
         let mut dict = dictionary! {
             "Type" => "Page",
             "Parent" => self.pages_id,
-            "MediaBox" => vec![0.into(), 0.into(), PAGE_W.into(), PAGE_H.into()],
+            "MediaBox" => vec![0.into(), 0.into(), self.setup.width.into(), self.setup.height.into()],
             "Resources" => self.resources_id,
             "Contents" => content_id,
         };
@@ -64,15 +68,16 @@ impl PdfWriter {
     }
 
     pub(crate) fn finish(self, fonts: &Fonts, pictures: Vec<PdfImage>, title: &str) -> Result<Vec<u8>, String> {
-        let PdfWriter { mut doc, pages_id, resources_id, mut used, page_ids, failed } = self;
+        let PdfWriter { mut doc, pages_id, resources_id, mut used, page_ids, failed, .. } = self;
         if let Some(e) = failed {
             return Err(e);
         }
         let mut font_dict = Dictionary::new();
-        for font in ALL_FONTS {
-            if let Some(u) = used[font.index()].take() {
-                let id = embed_font(&mut doc, fonts, font, u)?;
-                font_dict.set(format!("F{}", font.index()), id);
+        for (i, loaded) in fonts.all().iter().enumerate() {
+            let font = FontId(u16::try_from(i).unwrap_or(u16::MAX));
+            if let Some(u) = used.remove(&font) {
+                let id = embed_font(&mut doc, loaded, font, u)?;
+                font_dict.set(format!("F{}", font.0), id);
             }
         }
         let mut xobjects = Dictionary::new();
@@ -166,11 +171,12 @@ fn ascii_uri(uri: &str) -> Vec<u8> {
 }
 
 /// The content stream and link annotations of a page.
-fn page_content(page: &Page, used: &mut [Option<UsedFont>; 5]) -> (String, Vec<Dictionary>) {
+fn page_content(page: &Page, used: &mut HashMap<FontId, UsedFont>, setup: PageSetup) -> (String, Vec<Dictionary>) {
+    let margin = setup.margin;
     let mut s = String::new();
     let mut annots = Vec::new();
     // Page coordinates of a point `dy` below the top of a line placed at `line_y`.
-    let top = PAGE_H - MARGIN;
+    let top = setup.height - margin;
     for (line_y, line) in page {
         for op in &line.ops {
             match op {
@@ -179,7 +185,7 @@ fn page_content(page: &Page, used: &mut [Option<UsedFont>; 5]) -> (String, Vec<D
                         s,
                         "{} rg {} {} {} {} re f",
                         rgb(*color),
-                        num(MARGIN + x),
+                        num(margin + x),
                         num(top - line_y - y - h),
                         num(*w),
                         num(*h)
@@ -191,35 +197,30 @@ fn page_content(page: &Page, used: &mut [Option<UsedFont>; 5]) -> (String, Vec<D
                         "{} w {} RG {} {} {} {} re S",
                         num(*width),
                         rgb(*color),
-                        num(MARGIN + x),
+                        num(margin + x),
                         num(top - line_y - y - h),
                         num(*w),
                         num(*h)
                     );
                 }
-                Op::Text { x, y, font, size, color, glyphs } => {
-                    let u = used[font.index()].get_or_insert_with(|| {
+                Op::Text { x, y, font, size, color, skew, glyphs } => {
+                    let u = used.entry(*font).or_insert_with(|| {
                         let mut remapper = GlyphRemapper::new();
                         remapper.remap(0);
                         UsedFont { remapper, unicode: BTreeMap::new() }
                     });
-                    let mut hex = String::with_capacity(glyphs.len() * 4);
-                    for (gid, c) in glyphs {
-                        let new = u.remapper.remap(*gid);
-                        if *gid != 0 {
-                            u.unicode.entry(new).or_insert(*c);
-                        }
-                        let _ = write!(hex, "{new:04X}");
-                    }
-                    let _ = writeln!(
+                    let _ = write!(
                         s,
-                        "BT /F{} {} Tf {} rg 1 0 0 1 {} {} Tm <{hex}> Tj ET",
-                        font.index(),
+                        "BT /F{} {} Tf {} rg {} {} {} Tm ",
+                        font.0,
                         num(*size),
                         rgb(*color),
-                        num(MARGIN + x),
+                        if *skew { "1 0 0.2 1" } else { "1 0 0 1" },
+                        num(margin + x),
                         num(top - line_y - y)
                     );
+                    show_glyphs(&mut s, glyphs, *size, u);
+                    s.push_str("ET\n");
                 }
                 Op::Image { x, y, w, h, image } => {
                     let _ = writeln!(
@@ -227,12 +228,12 @@ fn page_content(page: &Page, used: &mut [Option<UsedFont>; 5]) -> (String, Vec<D
                         "q {} 0 0 {} {} {} cm /Im{image} Do Q",
                         num(*w),
                         num(*h),
-                        num(MARGIN + x),
+                        num(margin + x),
                         num(top - line_y - y - h)
                     );
                 }
                 Op::Link { x, y, w, h, uri } => {
-                    let (x0, y0) = (MARGIN + x, top - line_y - y - h);
+                    let (x0, y0) = (margin + x, top - line_y - y - h);
                     annots.push(dictionary! {
                         "Type" => "Annot",
                         "Subtype" => "Link",
@@ -251,33 +252,86 @@ fn page_content(page: &Page, used: &mut [Option<UsedFont>; 5]) -> (String, Vec<D
     (s, annots)
 }
 
+/// Shows shaped glyphs: `TJ` arrays whose numbers move each glyph from the advance the viewer
+/// takes from the font to the shaped one (kerning, marks), and `Ts` rises for vertical offsets.
+fn show_glyphs(s: &mut String, glyphs: &[Gl], size: f32, u: &mut UsedFont) {
+    let mut rise = 0.0f32;
+    let mut open = false;
+    let adjust = |s: &mut String, n: f32| {
+        let n = (n * 1000.0).round();
+        if n != 0.0 {
+            let _ = write!(s, " {n} ");
+        }
+    };
+    for g in glyphs {
+        if (g.dy - rise).abs() > 1e-4 {
+            if open {
+                s.push_str("] TJ ");
+                open = false;
+            }
+            rise = g.dy;
+            let _ = write!(s, "{} Ts ", num(rise * size));
+        }
+        if !open {
+            s.push('[');
+            open = true;
+        }
+        // A positive number moves left: `-dx` before the glyph, back after it.
+        adjust(s, -g.dx);
+        let new = u.remapper.remap(g.gid);
+        match &g.text {
+            Cluster::One(c) => {
+                u.unicode.entry(new).or_insert_with(|| c.to_string());
+            }
+            Cluster::Many(text) => {
+                u.unicode.entry(new).or_insert_with(|| text.to_string());
+            }
+            Cluster::None => {}
+        }
+        let _ = write!(s, "<{new:04X}>");
+        // The viewer advances by the `W` entry: `hmtx` rounded to 1/1000 em.
+        adjust(s, (g.hmtx * 1000.0).round() / 1000.0 - g.adv + g.dx);
+    }
+    if open {
+        s.push_str("] TJ ");
+    }
+    if rise != 0.0 {
+        s.push_str("0 Ts ");
+    }
+}
+
 /// A subset tag (`ABCDEF+`) derived from the glyphs kept.
 fn subset_tag(font: FontId, remapper: &GlyphRemapper) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ font.index() as u64;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ u64::from(font.0);
     for gid in remapper.remapped_gids() {
         h = (h ^ u64::from(gid)).wrapping_mul(0x0100_0000_01b3);
     }
     (0..6).map(|i| char::from(b'A' + ((h >> (i * 5)) % 26) as u8)).collect()
 }
 
-fn embed_font(doc: &mut Document, fonts: &Fonts, font: FontId, used: UsedFont) -> Result<ObjectId, String> {
-    let face = fonts.face(font);
-    let subset = subsetter::subset(font.data(), 0, &used.remapper)
-        .map_err(|e| format!("subsetting {} failed: {e}", font.postscript_name()))?;
-    let units = f32::from(face.units_per_em().max(1));
+fn embed_font(doc: &mut Document, loaded: &Loaded, font: FontId, used: UsedFont) -> Result<ObjectId, String> {
+    let face = &loaded.face;
+    let subset = subsetter::subset(loaded.data, loaded.index, &used.remapper)
+        .map_err(|e| format!("subsetting {} failed: {e}", loaded.name))?;
+    let units = loaded.units;
     let scale = |v: f32| (v * 1000.0 / units).round() as i64;
-    let name = format!("{}+{}", subset_tag(font, &used.remapper), font.postscript_name());
+    let name = format!("{}+{}", subset_tag(font, &used.remapper), loaded.name);
 
-    let mut file = Stream::new(dictionary! { "Length1" => subset.len() as i64 }, subset);
+    let file_dict = if loaded.cff {
+        dictionary! { "Subtype" => "OpenType" }
+    } else {
+        dictionary! { "Length1" => subset.len() as i64 }
+    };
+    let mut file = Stream::new(file_dict, subset);
     file.compress().map_err(|e| format!("compressing a font failed: {e}"))?;
     let file_id = doc.add_object(file);
 
     let bbox = face.global_bounding_box();
     let mut flags = 32;
-    if font == FontId::Mono {
+    if loaded.mono {
         flags |= 1;
     }
-    if matches!(font, FontId::Italic | FontId::BoldItalic) {
+    if loaded.italic {
         flags |= 64;
     }
     let descriptor_id = doc.add_object(dictionary! {
@@ -294,8 +348,8 @@ fn embed_font(doc: &mut Document, fonts: &Fonts, font: FontId, used: UsedFont) -
         "Ascent" => scale(f32::from(face.ascender())),
         "Descent" => scale(f32::from(face.descender())),
         "CapHeight" => scale(f32::from(face.capital_height().unwrap_or(face.ascender()))),
-        "StemV" => if matches!(font, FontId::Bold | FontId::BoldItalic) { 120 } else { 80 },
-        "FontFile2" => file_id,
+        "StemV" => if loaded.bold { 120 } else { 80 },
+        if loaded.cff { "FontFile3" } else { "FontFile2" } => file_id,
     });
 
     let widths: Vec<Object> = used
@@ -303,9 +357,9 @@ fn embed_font(doc: &mut Document, fonts: &Fonts, font: FontId, used: UsedFont) -
         .remapped_gids()
         .map(|old| Object::Integer(scale(f32::from(face.glyph_hor_advance(GlyphId(old)).unwrap_or(0)))))
         .collect();
-    let cid_font_id = doc.add_object(dictionary! {
+    let mut cid_font = dictionary! {
         "Type" => "Font",
-        "Subtype" => "CIDFontType2",
+        "Subtype" => if loaded.cff { "CIDFontType0" } else { "CIDFontType2" },
         "BaseFont" => Object::Name(name.clone().into_bytes()),
         "CIDSystemInfo" => dictionary! {
             "Registry" => Object::string_literal("Adobe"),
@@ -314,8 +368,11 @@ fn embed_font(doc: &mut Document, fonts: &Fonts, font: FontId, used: UsedFont) -
         },
         "FontDescriptor" => descriptor_id,
         "W" => vec![0.into(), Object::Array(widths)],
-        "CIDToGIDMap" => "Identity",
-    });
+    };
+    if !loaded.cff {
+        cid_font.set("CIDToGIDMap", "Identity");
+    }
+    let cid_font_id = doc.add_object(cid_font);
 
     let mut cmap = Stream::new(Dictionary::new(), to_unicode(&used.unicode).into_bytes());
     cmap.compress().map_err(|e| format!("compressing a font map failed: {e}"))?;
@@ -332,19 +389,18 @@ fn embed_font(doc: &mut Document, fonts: &Fonts, font: FontId, used: UsedFont) -
 }
 
 /// The `ToUnicode` CMap: each glyph id to the character it was used for.
-fn to_unicode(map: &BTreeMap<u16, char>) -> String {
+fn to_unicode(map: &BTreeMap<u16, String>) -> String {
     let mut s = String::from(
         "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n\
          /CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n\
          /CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n\
          1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n",
     );
-    let entries: Vec<(&u16, &char)> = map.iter().collect();
+    let entries: Vec<(&u16, &String)> = map.iter().collect();
     for chunk in entries.chunks(100) {
         let _ = writeln!(s, "{} beginbfchar", chunk.len());
         for (gid, c) in chunk {
-            let mut units = [0u16; 2];
-            let hex: String = c.encode_utf16(&mut units).iter().map(|u| format!("{u:04X}")).collect();
+            let hex: String = c.encode_utf16().map(|u| format!("{u:04X}")).collect();
             let _ = writeln!(s, "<{gid:04X}> <{hex}>");
         }
         s.push_str("endbfchar\n");
@@ -420,7 +476,8 @@ mod tests {
         assert_eq!(text_string("Plain"), Object::String(b"Plain".to_vec(), StringFormat::Literal));
         assert_eq!(text_string("é"), Object::String(vec![0xFE, 0xFF, 0x00, 0xE9], StringFormat::Hexadecimal));
         assert_eq!(ascii_uri("https://x.test/é"), b"https://x.test/%C3%A9");
-        let cmap = to_unicode(&BTreeMap::from([(1, 'A'), (2, '😀')]));
+        let cmap = to_unicode(&BTreeMap::from([(1, "A".to_string()), (2, "😀".to_string()), (3, "fi".to_string())]));
         assert!(cmap.contains("<0001> <0041>") && cmap.contains("<0002> <D83DDE00>"), "{cmap}");
+        assert!(cmap.contains("<0003> <00660069>"), "{cmap}");
     }
 }
