@@ -6,8 +6,9 @@
 #     under CI=true.
 #   - cargo-deny and cargo-machete: built from crates.io when missing.
 #   - Node.js, npm and Chromium (Debian's packages, when root) for the web app's tests.
+#   - pandoc and LibreOffice Writer (Debian's packages, when root): readers of the DOCX exports.
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
-#     tests; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
+#     tests; python-docx, a reader of the DOCX exports; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
 #     conformance suite is present, its requirements.
 # Under CI=true anything missing is a failure; elsewhere it is a warning and the tests that
 # need it say they were skipped.
@@ -68,6 +69,16 @@ fi
 if [ ! -x /usr/bin/chromium ]; then
   if as_root; then say "installing Chromium from Debian's packages"; apt_install chromium; fi
   [ -x /usr/bin/chromium ] || warn "Chromium is missing at /usr/bin/chromium (apt-get install chromium): the web app's browser tests are skipped"
+fi
+
+# --- Document readers that judge the exports (crates/export/tests/readers.rs) ---------------
+if ! command -v pandoc >/dev/null 2>&1; then
+  if as_root; then say "installing pandoc from Debian's packages"; apt_install pandoc; fi
+  command -v pandoc >/dev/null 2>&1 || warn "pandoc is missing (apt-get install pandoc): the DOCX reader checks are skipped"
+fi
+if ! command -v soffice >/dev/null 2>&1; then
+  if as_root; then say "installing LibreOffice Writer from Debian's packages"; apt_install libreoffice-writer-nogui; fi
+  command -v soffice >/dev/null 2>&1 || warn "LibreOffice is missing (apt-get install libreoffice-writer-nogui): the DOCX opening check is skipped"
 fi
 
 # --- Python --------------------------------------------------------------------------------

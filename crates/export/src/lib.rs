@@ -57,9 +57,9 @@ impl DocumentExporter for FileExporter {
         let failed = |reason: String| ExportError::Render { format: format.as_str(), reason };
         match format {
             ExportFormat::Html => Ok(html::export(html, title, images)),
-            ExportFormat::Markdown => Ok(markdown::export(&build::document(html))),
-            ExportFormat::Txt => Ok(text::export(&build::document(html))),
-            ExportFormat::Docx => docx::export(&build::document(html), title, images).map_err(failed),
+            ExportFormat::Markdown => Ok(markdown::export(&build::doc(html))),
+            ExportFormat::Txt => Ok(text::export(&build::doc(html))),
+            ExportFormat::Docx => docx::export(&build::doc(html), title, images).map_err(failed),
             ExportFormat::Pdf => pdf::export(&build::document(html), title, images).map_err(failed),
         }
     }
