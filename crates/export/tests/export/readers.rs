@@ -109,6 +109,25 @@ fn pandoc_reads_footnotes_rtl_and_internal_links() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn pandoc_reads_the_markdown_notes_as_notes() {
+    let pandoc = Path::new("pandoc");
+    if !reader_present(pandoc, "pandoc (apt-get install pandoc)") {
+        return;
+    }
+    let (dir, _) = exported();
+    let md = FileExporter::new().export(HTML, "Readers", ExportFormat::Markdown, &Images(HashMap::new())).expect("export");
+    let file = dir.join("doc.md");
+    std::fs::write(&file, md).expect("write markdown");
+    let native = run(pandoc, &["-f", "markdown", "-t", "native", file.to_str().expect("path")]);
+    assert_eq!(native.matches("Note").count(), 2, "{native}");
+    assert!(native.contains("Note\n") || native.contains("Note ["), "{native}");
+    let html = run(pandoc, &["-f", "markdown", "-t", "html", "--wrap=none", file.to_str().expect("path")]);
+    assert!(html.contains("role=\"doc-noteref\"><sup>1</sup></a>"), "{html}");
+    assert!(html.contains("The first source."), "{html}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// What python-docx sees, one `key=value` per line.
 const PYTHON_DOCX: &str = r#"
 import sys
