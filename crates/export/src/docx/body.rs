@@ -125,6 +125,8 @@ impl<'a> Body<'a> {
         let rels = std::mem::take(&mut self.rels);
         let link_rels = std::mem::take(&mut self.link_rels);
         let pictures = std::mem::take(&mut self.pictures);
+        // A reference inside a note stays text: Word has no notes of notes.
+        let numbers = std::mem::take(&mut self.notes);
         let mut xml = String::new();
         let mark = "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteRef/></w:r>\
                     <w:r><w:t xml:space=\"preserve\"> </w:t></w:r>";
@@ -143,6 +145,7 @@ impl<'a> Body<'a> {
             let _ = write!(xml, "<w:footnote w:id=\"{}\">{text}</w:footnote>", i + 1);
         }
         self.out = body;
+        self.notes = numbers;
         let note_rels = std::mem::replace(&mut self.rels, rels);
         self.link_rels = link_rels;
         self.pictures = pictures;

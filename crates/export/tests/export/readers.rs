@@ -116,7 +116,8 @@ fn pandoc_reads_the_markdown_notes_as_notes() {
         return;
     }
     let (dir, _) = exported();
-    let md = FileExporter::new().export(HTML, "Readers", ExportFormat::Markdown, &Images(HashMap::new())).expect("export");
+    let md =
+        FileExporter::new().export(HTML, "Readers", ExportFormat::Markdown, &Images(HashMap::new())).expect("export");
     let file = dir.join("doc.md");
     std::fs::write(&file, md).expect("write markdown");
     let native = run(pandoc, &["-f", "markdown", "-t", "native", file.to_str().expect("path")]);
