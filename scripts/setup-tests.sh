@@ -10,8 +10,9 @@
 #     when root) for the scanned-PDF OCR tests.
 #   - poppler-utils (pdftotext, pdffonts) and fonts-noto-cjk (Debian's packages, when root) for
 #     the PDF export's mixed-script test (crates/export/tests/pdf_scripts.rs).
+#   - pandoc and LibreOffice Writer (Debian's packages, when root): readers of the DOCX exports.
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
-#     tests; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
+#     tests; python-docx, a reader of the DOCX exports; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
 #     conformance suite is present, its requirements.
 # Under CI=true anything missing is a failure; elsewhere it is a warning and the tests that
 # need it say they were skipped.
@@ -97,6 +98,16 @@ if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdffonts >/dev/null 2>
   if as_root; then say "installing poppler-utils and fonts-noto-cjk from Debian's packages"; apt_install poppler-utils fonts-noto-cjk; fi
   { command -v pdftotext >/dev/null 2>&1 && command -v pdffonts >/dev/null 2>&1 && [ -f "$cjk_font" ]; } \
     || warn "poppler-utils or fonts-noto-cjk is missing (apt-get install poppler-utils fonts-noto-cjk): the PDF export's mixed-script test is skipped"
+fi
+
+# --- Document readers that judge the exports (crates/export/tests/readers.rs) ---------------
+if ! command -v pandoc >/dev/null 2>&1; then
+  if as_root; then say "installing pandoc from Debian's packages"; apt_install pandoc; fi
+  command -v pandoc >/dev/null 2>&1 || warn "pandoc is missing (apt-get install pandoc): the DOCX reader checks are skipped"
+fi
+if ! command -v soffice >/dev/null 2>&1; then
+  if as_root; then say "installing LibreOffice Writer from Debian's packages"; apt_install libreoffice-writer-nogui; fi
+  command -v soffice >/dev/null 2>&1 || warn "LibreOffice is missing (apt-get install libreoffice-writer-nogui): the DOCX opening check is skipped"
 fi
 
 # --- Python --------------------------------------------------------------------------------

@@ -1,6 +1,11 @@
 //! Markdown (CommonMark with GitHub tables, strikethrough, task lists and footnotes).
+//! Footnotes are written as DPUB-ARIA notes (docs/conversion.md, "Footnotes"): references
+//! `<a href="#fnN" role="doc-noteref">`, the definitions in a `role="doc-endnotes"` section
+//! at the end, numbered in the order of their first reference.
 
-use pulldown_cmark::{html, Options, Parser};
+use std::collections::HashMap;
+
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
 use redline_ports::documents::{ConvertError, Converted};
 
 use crate::decode;
@@ -15,8 +20,80 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_FOOTNOTES;
     let mut out = String::with_capacity(text.len() * 2);
-    html::push_html(&mut out, Parser::new_ext(text, options));
+    let mut notes = Notes::default();
+    let mut body: Vec<Event<'_>> = Vec::new();
+    // The definition being read, and its events.
+    let mut defining: Option<(CowStr<'_>, Vec<Event<'_>>)> = None;
+    for event in Parser::new_ext(text, options) {
+        match event {
+            Event::Start(Tag::FootnoteDefinition(label)) if defining.is_none() => defining = Some((label, Vec::new())),
+            Event::End(TagEnd::FootnoteDefinition) if defining.is_some() => {
+                if let Some((label, events)) = defining.take() {
+                    notes.definitions.entry(label.to_string()).or_insert(events);
+                }
+            }
+            Event::FootnoteReference(label) => {
+                let (n, first) = notes.number(&label);
+                let id = if first { format!(" id=\"fnref{n}\"") } else { String::new() };
+                let html = format!("<a href=\"#fn{n}\"{id} role=\"doc-noteref\"><sup>{n}</sup></a>");
+                match &mut defining {
+                    Some((_, events)) => events.push(Event::InlineHtml(html.into())),
+                    None => body.push(Event::InlineHtml(html.into())),
+                }
+            }
+            other => match &mut defining {
+                Some((_, events)) => events.push(other),
+                None => body.push(other),
+            },
+        }
+    }
+    html::push_html(&mut out, body.into_iter());
+    notes.write(&mut out);
     Ok(Converted { html: out, ..Converted::default() })
+}
+
+/// Footnotes met while reading: numbers by label (in order of first reference) and the
+/// events of each definition.
+#[derive(Default)]
+struct Notes<'a> {
+    numbers: HashMap<String, usize>,
+    order: Vec<String>,
+    definitions: HashMap<String, Vec<Event<'a>>>,
+}
+
+impl<'a> Notes<'a> {
+    /// The number of the note `label`, and whether this is its first reference.
+    fn number(&mut self, label: &str) -> (usize, bool) {
+        if let Some(&n) = self.numbers.get(label) {
+            return (n, false);
+        }
+        self.order.push(label.to_string());
+        let n = self.order.len();
+        self.numbers.insert(label.to_string(), n);
+        (n, true)
+    }
+
+    /// The notes section: referenced notes in order, then definitions never referenced.
+    fn write(mut self, out: &mut String) {
+        let mut unreferenced: Vec<String> =
+            self.definitions.keys().filter(|l| !self.numbers.contains_key(*l)).cloned().collect();
+        unreferenced.sort();
+        for label in unreferenced {
+            self.number(&label);
+        }
+        if self.order.is_empty() {
+            return;
+        }
+        out.push_str("<section role=\"doc-endnotes\"><ol>\n");
+        for (i, label) in self.order.iter().enumerate() {
+            out.push_str(&format!("<li id=\"fn{}\">", i + 1));
+            if let Some(events) = self.definitions.remove(label) {
+                html::push_html(out, events.into_iter());
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ol></section>\n");
+    }
 }
 
 #[cfg(test)]
@@ -48,9 +125,18 @@ mod tests {
     }
 
     #[test]
-    fn footnotes_get_a_reference_and_a_definition() {
-        let out = convert(b"Claim.[^src]\n\n[^src]: The source.\n").unwrap().html;
-        assert!(out.contains("<sup class=\"footnote-reference\"><a href=\"#src\">1</a></sup>"), "{out}");
-        assert!(out.contains("The source."), "{out}");
+    fn footnotes_are_dpub_notes() {
+        let out =
+            convert(b"Claim.[^src] Again.[^src] Other.[^b]\n\n[^b]: Bee.\n\n[^src]: The *source*.\n\n[^x]: Loose.\n")
+                .unwrap()
+                .html;
+        assert!(out.contains("Claim.<a href=\"#fn1\" id=\"fnref1\" role=\"doc-noteref\"><sup>1</sup></a>"), "{out}");
+        assert!(out.contains("Again.<a href=\"#fn1\" role=\"doc-noteref\"><sup>1</sup></a>"), "{out}");
+        assert!(out.contains("<a href=\"#fn2\" id=\"fnref2\" role=\"doc-noteref\"><sup>2</sup></a>"), "{out}");
+        let notes = out.split("<section role=\"doc-endnotes\">").nth(1).expect("a notes section");
+        assert!(notes.contains("<li id=\"fn1\"><p>The <em>source</em>.</p>\n</li>"), "{out}");
+        assert!(notes.contains("<li id=\"fn2\"><p>Bee.</p>\n</li>"), "{out}");
+        assert!(notes.contains("<li id=\"fn3\"><p>Loose.</p>\n</li>"), "{out}");
+        assert!(!out.contains("footnote-definition"), "{out}");
     }
 }

@@ -8,7 +8,7 @@ use html5ever::Attribute;
 use markup5ever_rcdom::{Handle, NodeData};
 
 use crate::css;
-use crate::model::{Align, Block, Cell, Inline, List, Numbering, Row, Style, Table, MAX_BLOCK_NESTING};
+use crate::model::{Align, Block, Cell, Doc, Inline, List, Note, Numbering, Row, Style, Table, MAX_BLOCK_NESTING};
 use crate::parse;
 use crate::styles::{attr, block_align, element_style, image, numbering};
 use crate::table::MAX_COLUMNS;
@@ -55,12 +55,161 @@ const CONTAINERS: [&str; 22] = [
 /// Table parts met outside a table (or below the nesting limit): containers too.
 const TABLE_PARTS: [&str; 7] = ["tr", "td", "th", "thead", "tbody", "tfoot", "caption"];
 
-/// The blocks of an HTML fragment.
+/// The blocks of an HTML fragment, its notes (if any) as a numbered list at the end: for
+/// the writers without a place of their own for notes.
 pub(crate) fn document(html: &str) -> Vec<Block> {
+    let doc = doc(html);
+    let mut blocks = doc.blocks;
+    if !doc.notes.is_empty() {
+        blocks.push(Block::Rule);
+        let items = doc.notes.into_iter().map(|n| n.blocks).collect();
+        blocks.push(Block::List(List { numbering: Numbering::Decimal, start: 1, items }));
+    }
+    blocks
+}
+
+/// The document of an HTML fragment with its notes apart: the `li`s of a top-level element
+/// with `role="doc-endnotes"` (how the sanitizer keeps notes, docs/conversion.md). Notes
+/// that nothing references stay in the blocks, as a numbered list at the end.
+pub(crate) fn doc(html: &str) -> Doc {
     let fragment = parse::parse_fragment(html);
+    let root = fragment.root();
     let mut flow = Flow::default();
-    children(&fragment.root(), &mut flow, &Style::default(), 0, 0);
-    flow.finish()
+    let mut notes: Vec<Note> = Vec::new();
+    let mut loose: Vec<Vec<Block>> = Vec::new();
+    let kids: Vec<Handle> = root.children.borrow().clone();
+    for child in &kids {
+        if has_role(child, "doc-endnotes") {
+            flow.flush();
+            collect_notes(child, &mut notes, &mut loose);
+        } else {
+            walk(child, &mut flow, &Style::default(), 1, 0);
+        }
+    }
+    let mut blocks = flow.finish();
+    let referenced = note_refs(&blocks);
+    let mut kept = Vec::new();
+    for id in referenced {
+        if let Some(i) = notes.iter().position(|n| n.id == id) {
+            kept.push(notes.remove(i));
+        }
+    }
+    loose.extend(notes.into_iter().map(|n| n.blocks));
+    if !loose.is_empty() {
+        blocks.push(Block::List(List { numbering: Numbering::Decimal, start: 1, items: loose }));
+    }
+    let numbers: std::collections::HashMap<std::rc::Rc<str>, usize> =
+        kept.iter().enumerate().map(|(i, n)| (n.id.clone(), i + 1)).collect();
+    number_note_refs(&mut blocks, &numbers);
+    for note in &mut kept {
+        number_note_refs(&mut note.blocks, &numbers);
+    }
+    Doc { blocks, notes: kept }
+}
+
+/// Each reference to a note becomes one run whose text is the note's number (its place in
+/// `Doc::notes`, from 1); a reference to a note the document does not hold is plain text.
+/// (Recursion is bounded by `MAX_BLOCK_NESTING`.)
+fn number_note_refs(blocks: &mut [Block], numbers: &std::collections::HashMap<std::rc::Rc<str>, usize>) {
+    let fix = |content: &mut Vec<Inline>| {
+        let mut previous: Option<std::rc::Rc<str>> = None;
+        content.retain_mut(|inline| {
+            let Inline::Text(text, style) = inline else {
+                previous = None;
+                return true;
+            };
+            let Some(id) = style.note.clone() else {
+                previous = None;
+                return true;
+            };
+            let Some(n) = numbers.get(&id) else {
+                style.note = None;
+                previous = None;
+                return true;
+            };
+            if previous.as_ref() == Some(&id) {
+                return false;
+            }
+            *text = n.to_string();
+            previous = Some(id);
+            true
+        });
+    };
+    for block in blocks {
+        match block {
+            Block::Heading { content, .. } | Block::Paragraph { content, .. } => fix(content),
+            Block::List(list) => list.items.iter_mut().for_each(|item| number_note_refs(item, numbers)),
+            Block::Quote(inner) => number_note_refs(inner, numbers),
+            Block::Table(t) => {
+                fix(&mut t.caption);
+                for cell in t.rows.iter_mut().flat_map(|r| r.cells.iter_mut()) {
+                    number_note_refs(&mut cell.blocks, numbers);
+                }
+            }
+            Block::Code(_) | Block::Rule => {}
+        }
+    }
+}
+
+fn has_role(node: &Handle, role: &str) -> bool {
+    match &node.data {
+        NodeData::Element { attrs, .. } => attr(&attrs.borrow(), "role").is_some_and(|r| r.trim() == role),
+        _ => false,
+    }
+}
+
+/// The `li`s below a notes element (not those inside another `li`): notes by their `id`,
+/// `loose` when they have none.
+fn collect_notes(node: &Handle, notes: &mut Vec<Note>, loose: &mut Vec<Vec<Block>>) {
+    let mut stack: Vec<(Handle, usize)> = node.children.borrow().iter().rev().map(|c| (c.clone(), 2)).collect();
+    while let Some((n, depth)) = stack.pop() {
+        let NodeData::Element { name, attrs, .. } = &n.data else { continue };
+        if &*name.local != "li" {
+            if depth < MAX_WALK_DEPTH {
+                stack.extend(n.children.borrow().iter().rev().map(|c| (c.clone(), depth + 1)));
+            }
+            continue;
+        }
+        let id = attr(&attrs.borrow(), "id").map(str::trim).filter(|id| !id.is_empty()).map(std::rc::Rc::<str>::from);
+        let mut inner = Flow::default();
+        children(&n, &mut inner, &Style::default(), depth, 1);
+        let blocks = inner.finish();
+        match id {
+            Some(id) if !notes.iter().any(|note| note.id == id) => notes.push(Note { id, blocks }),
+            _ if !blocks.is_empty() => loose.push(blocks),
+            _ => {}
+        }
+    }
+}
+
+/// The note ids that runs reference, in order of first reference.
+fn note_refs(blocks: &[Block]) -> Vec<std::rc::Rc<str>> {
+    let mut out: Vec<std::rc::Rc<str>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<&Block> = blocks.iter().rev().collect();
+    let mut visit = |content: &[Inline], out: &mut Vec<std::rc::Rc<str>>| {
+        for inline in content {
+            if let Inline::Text(_, Style { note: Some(id), .. }) = inline {
+                if seen.insert(id.clone()) {
+                    out.push(id.clone());
+                }
+            }
+        }
+    };
+    while let Some(block) = stack.pop() {
+        match block {
+            Block::Heading { content, .. } | Block::Paragraph { content, .. } => visit(content, &mut out),
+            Block::List(list) => stack.extend(list.items.iter().rev().flat_map(|i| i.iter().rev())),
+            Block::Quote(inner) => stack.extend(inner.iter().rev()),
+            Block::Table(t) => {
+                visit(&t.caption, &mut out);
+                stack
+                    .extend(t.rows.iter().rev().flat_map(|r| r.cells.iter().rev()).flat_map(|c| c.blocks.iter().rev()));
+            }
+            Block::Code(_) | Block::Rule => {}
+        }
+    }
+    out
 }
 
 pub(crate) fn is_html_space(c: char) -> bool {
@@ -220,7 +369,7 @@ fn walk(node: &Handle, flow: &mut Flow, style: &Style, depth: usize, nest: usize
         _ => return,
     };
     let tag: &str = &name;
-    if SKIPPED.contains(&tag) {
+    if SKIPPED.contains(&tag) || has_role(node, "doc-backlink") {
         return;
     }
     if depth >= MAX_WALK_DEPTH {
@@ -228,7 +377,7 @@ fn walk(node: &Handle, flow: &mut Flow, style: &Style, depth: usize, nest: usize
         return;
     }
     let own = element_style(tag, &attrs, style);
-    let align = block_align(&attrs);
+    let align = block_align(&attrs, own.dir);
     let nested_ok = nest < MAX_BLOCK_NESTING;
     match tag {
         "br" => flow.push_break(),
@@ -397,9 +546,14 @@ fn table(node: &Handle, style: &Style, depth: usize, nest: usize) -> Table {
 
 fn row(tr: &Handle, header: bool, style: &Style, depth: usize, nest: usize) -> Row {
     let mut cells = Vec::new();
-    let tr_style = match &tr.data {
-        NodeData::Element { attrs, .. } => element_style("tr", &attrs.borrow(), style),
-        _ => style.clone(),
+    let (tr_style, tr_align) = match &tr.data {
+        NodeData::Element { attrs, .. } => {
+            let attrs = attrs.borrow();
+            let tr_style = element_style("tr", &attrs, style);
+            let align = block_align(&attrs, tr_style.dir);
+            (tr_style, align)
+        }
+        _ => (style.clone(), None),
     };
     let kids: Vec<Handle> = tr.children.borrow().clone();
     for td in &kids {
@@ -420,7 +574,8 @@ fn row(tr: &Handle, header: bool, style: &Style, depth: usize, nest: usize) -> R
                 .filter_map(|(_, v)| css::background_color(v))
                 .last()
         });
-        let mut inner = Flow::default();
+        let align = block_align(&attrs, cell_style.dir).or(tr_align).unwrap_or_default();
+        let mut inner = Flow { align, ..Flow::default() };
         children(td, &mut inner, &cell_style, depth + 1, nest);
         cells.push(Cell { header: tag == "th" || header, colspan, rowspan, background, blocks: inner.finish() });
     }

@@ -172,6 +172,22 @@ pub(crate) fn display_px(img: &ImageRef, width: u32, height: u32) -> (f32, f32) 
     }
 }
 
+/// As [`display_px`], with a percentage width (`width_pct`) taken of `avail_px`, the
+/// width of the text the picture sits in.
+pub(crate) fn display_px_in(img: &ImageRef, width: u32, height: u32, avail_px: f32) -> (f32, f32) {
+    match img.width_pct {
+        Some(pct) if img.width.is_none() => {
+            let w = (avail_px * pct / 100.0).max(1.0);
+            let h = match img.height {
+                Some(h) => h as f32,
+                None => w * height as f32 / (width as f32).max(1.0),
+            };
+            (w, h)
+        }
+        _ => display_px(img, width, height),
+    }
+}
+
 /// `(w, h)` scaled down (never up) to fit `max_w` × `max_h`, keeping the ratio.
 pub(crate) fn fit(w: f32, h: f32, max_w: f32, max_h: f32) -> (f32, f32) {
     let scale = (max_w / w).min(max_h / h).min(1.0);
@@ -226,7 +242,14 @@ mod tests {
 
     #[test]
     fn sizes() {
-        let img = |w, h| ImageRef { src: String::new(), alt: String::new(), width: w, height: h, link: None };
+        let img = |w, h| ImageRef {
+            src: String::new(),
+            alt: String::new(),
+            width: w,
+            height: h,
+            width_pct: None,
+            link: None,
+        };
         assert_eq!(display_px(&img(None, None), 200, 100), (200.0, 100.0));
         assert_eq!(display_px(&img(Some(50), None), 200, 100), (50.0, 25.0));
         assert_eq!(display_px(&img(None, Some(50)), 200, 100), (100.0, 50.0));

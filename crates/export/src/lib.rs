@@ -88,9 +88,9 @@ impl FileExporter {
         let done = |bytes: Vec<u8>| Rendered { bytes, warnings: Vec::new() };
         match format {
             ExportFormat::Html => Ok(done(html::export(html, title, images))),
-            ExportFormat::Markdown => Ok(done(markdown::export(&build::document(html)))),
-            ExportFormat::Txt => Ok(done(text::export(&build::document(html)))),
-            ExportFormat::Docx => docx::export(&build::document(html), title, images).map(done).map_err(failed),
+            ExportFormat::Markdown => Ok(done(markdown::export(&build::doc(html)))),
+            ExportFormat::Txt => Ok(done(text::export(&build::doc(html)))),
+            ExportFormat::Docx => docx::export(&build::doc(html), title, images).map(done).map_err(failed),
             ExportFormat::Pdf => {
                 let system = self.fonts.clone().unwrap_or_else(SystemFonts::shared);
                 let document = build::document(html);

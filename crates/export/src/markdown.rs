@@ -1,13 +1,22 @@
 //! Markdown (CommonMark with GFM tables and strikethrough): `#` headings, `-` and `1.` list
 //! items nested by indentation, `**bold**`, `*italic*`, `~~strike~~`, `` `code` ``, links,
 //! `![alt](url)` images and fenced code. Text is escaped so that it reads back as text.
-//! Colours, underline and sizes have no Markdown form and are dropped.
+//! Notes are footnotes: `[^1]` where referenced, `[^1]: …` at the end. Colours, underline
+//! and sizes have no Markdown form and are dropped.
 
-use crate::model::{Block, Inline, List, Script, Style, Table};
+use crate::model::{Block, Doc, Inline, List, Script, Style, Table};
 use crate::table::{Grid, Slot};
 
-pub(crate) fn export(blocks: &[Block]) -> Vec<u8> {
-    let mut out = render_blocks(blocks);
+pub(crate) fn export(doc: &Doc) -> Vec<u8> {
+    let mut out = render_blocks(&doc.blocks);
+    // Notes as footnote definitions (`[^1]: …`), their further lines indented.
+    for (i, note) in doc.notes.iter().enumerate() {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        let body = render_blocks(&note.blocks);
+        out.push_str(&format!("[^{}]: {}", i + 1, prefix_lines(&body, "    ", "").trim_start()));
+    }
     if !out.is_empty() {
         out.push('\n');
     }
@@ -285,6 +294,12 @@ fn inlines(content: &[Inline], mode: Mode) -> String {
     };
     for inline in content {
         match inline {
+            Inline::Text(text, style) if style.note.is_some() => {
+                close_all(&mut out, &mut open);
+                out.push_str(&pending);
+                pending.clear();
+                out.push_str(&format!("[^{}]", text.trim()));
+            }
             Inline::Text(text, style) => {
                 let core = text.trim_matches(' ');
                 if core.is_empty() {
@@ -392,10 +407,9 @@ fn escape_into(out: &mut String, text: &str, mode: Mode) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::document;
 
     fn md(html: &str) -> String {
-        String::from_utf8(export(&document(html))).unwrap_or_default()
+        String::from_utf8(export(&crate::build::doc(html))).unwrap_or_default()
     }
 
     #[test]

@@ -36,6 +36,13 @@ pub(crate) enum Align {
     Justify,
 }
 
+/// A writing direction (HTML `dir`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Ltr,
+    Rtl,
+}
+
 /// The formatting of a run of text.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Style {
@@ -51,8 +58,18 @@ pub(crate) struct Style {
     pub mark: bool,
     /// Font size in points, when the HTML sets one.
     pub size_pt: Option<f32>,
-    /// The target of the enclosing link (`http`, `https` or `mailto`).
+    /// The target of the enclosing link (`http`, `https`, `mailto` or `tel`).
     pub link: Option<Rc<str>>,
+    /// The direction set by the nearest `dir="ltr"`/`dir="rtl"` around the run (`None`:
+    /// none, or `auto`: the text decides, see [`paragraph_dir`]).
+    pub dir: Option<Dir>,
+    /// The id (as in the HTML, `#` left off) an internal link `href="#…"` points at.
+    pub anchor: Option<Rc<str>>,
+    /// A footnote reference (`role="doc-noteref"`): the id of the note it points at. The
+    /// run's text is the note's mark as the HTML writes it.
+    pub note: Option<Rc<str>>,
+    /// Ids of elements that start at this run (link targets: bookmarks in DOCX).
+    pub ids: Vec<Rc<str>>,
 }
 
 /// An image as the HTML references it; the writers resolve `src` (see `image.rs`).
@@ -63,6 +80,8 @@ pub(crate) struct ImageRef {
     /// Size in CSS pixels from the `width`/`height` attributes.
     pub width: Option<u32>,
     pub height: Option<u32>,
+    /// Width as a percentage of the text width (`width="50%"`, `style="width: 50%"`).
+    pub width_pct: Option<f32>,
     pub link: Option<Rc<str>>,
 }
 
@@ -141,6 +160,65 @@ pub(crate) enum Block {
     Rule,
 }
 
+/// A footnote or endnote: the `li` of a `role="doc-endnotes"` list.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Note {
+    /// The `id` of the note's `li` (the target of its references).
+    pub id: Rc<str>,
+    pub blocks: Vec<Block>,
+}
+
+/// The document: its blocks, and its notes when the HTML holds a `role="doc-endnotes"` part.
+/// A note no reference points at stays in `blocks` (as a list at the end), so nothing is lost.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Doc {
+    pub blocks: Vec<Block>,
+    /// Referenced notes, in the order of their first reference.
+    pub notes: Vec<Note>,
+}
+
+/// Whether a character is of a right-to-left script (Hebrew, Arabic, Syriac, Thaana, NKo,
+/// Samaritan, Mandaic and their presentation forms; the RTL planes of the SMP).
+pub(crate) fn is_rtl_char(c: char) -> bool {
+    matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF | 0x10800..=0x10FFF | 0x1E800..=0x1EFFF)
+}
+
+/// A character of a left-to-right script (a letter not of an RTL script).
+fn is_ltr_char(c: char) -> bool {
+    c.is_alphabetic() && !is_rtl_char(c)
+}
+
+/// Whether inline content contains right-to-left letters.
+pub(crate) fn has_rtl(text: &str) -> bool {
+    text.chars().any(is_rtl_char)
+}
+
+/// A paragraph's direction: the `dir` of its first text when one is set around it;
+/// otherwise (no `dir`, or `dir="auto"`) the direction of its first strong character, as
+/// HTML's `dir="auto"` decides (left to right when it has none).
+pub(crate) fn paragraph_dir(content: &[Inline]) -> Dir {
+    let texts = content.iter().filter_map(|i| match i {
+        Inline::Text(t, s) => Some((t, s)),
+        _ => None,
+    });
+    for (i, (text, style)) in texts.enumerate() {
+        if i == 0 {
+            if let Some(dir) = style.dir {
+                return dir;
+            }
+        }
+        for c in text.chars() {
+            if is_rtl_char(c) {
+                return Dir::Rtl;
+            }
+            if is_ltr_char(c) {
+                return Dir::Ltr;
+            }
+        }
+    }
+    Dir::Ltr
+}
+
 /// The number of an ordered list item as its list writes it (`3`, `c`, `iii`).
 pub(crate) fn item_number(numbering: Numbering, n: i64) -> String {
     match numbering {
@@ -214,6 +292,17 @@ pub(crate) fn plain_text(content: &[Inline]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn directions() {
+        let t = |s: &str, dir| Inline::Text(s.into(), Style { dir, ..Style::default() });
+        assert_eq!(paragraph_dir(&[t("123 שלום abc", None)]), Dir::Rtl);
+        assert_eq!(paragraph_dir(&[t("123 abc שלום", None)]), Dir::Ltr);
+        assert_eq!(paragraph_dir(&[t("abc", Some(Dir::Rtl))]), Dir::Rtl);
+        assert_eq!(paragraph_dir(&[t("مرحبا", Some(Dir::Ltr))]), Dir::Ltr);
+        assert_eq!(paragraph_dir(&[Inline::Break, t("42", None), t("مرحبا", None)]), Dir::Rtl);
+        assert_eq!(paragraph_dir(&[]), Dir::Ltr);
+    }
 
     #[test]
     fn numbers() {

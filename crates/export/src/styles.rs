@@ -7,24 +7,32 @@ use html5ever::Attribute;
 
 use crate::build::is_html_space;
 use crate::css;
-use crate::model::{Align, ImageRef, Numbering, Script, Style};
+use crate::model::{Align, Dir, ImageRef, Numbering, Script, Style};
+
+/// The most ids a run carries (those of the elements around it, innermost last).
+const MAX_IDS: usize = 8;
 
 pub(crate) fn attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a str> {
     attrs.iter().find(|a| a.name.ns.is_empty() && &*a.name.local == name).map(|a| &*a.value)
 }
 
-/// `text-align` of a block.
-pub(crate) fn block_align(attrs: &[Attribute]) -> Option<Align> {
-    let style = attr(attrs, "style")?;
-    css::declarations(style).filter(|(n, _)| n == "text-align").last().and_then(|(_, v)| {
-        match v.to_ascii_lowercase().as_str() {
-            "center" => Some(Align::Center),
-            "right" | "end" => Some(Align::End),
-            "left" | "start" => Some(Align::Start),
-            "justify" => Some(Align::Justify),
-            _ => None,
-        }
-    })
+/// The alignment of a block (`style="text-align: …"`, else the `align` attribute), in the
+/// block's direction `dir`: `left` and `right` are the start and the end of a left-to-right
+/// block, the end and the start of a right-to-left one.
+pub(crate) fn block_align(attrs: &[Attribute], dir: Option<Dir>) -> Option<Align> {
+    let from_style = attr(attrs, "style")
+        .and_then(|style| css::declarations(style).filter(|(n, _)| n == "text-align").last().map(|(_, v)| v));
+    let value = from_style.or_else(|| attr(attrs, "align"))?.trim().to_ascii_lowercase();
+    let rtl = dir == Some(Dir::Rtl);
+    match value.as_str() {
+        "center" | "middle" => Some(Align::Center),
+        "end" => Some(Align::End),
+        "start" => Some(Align::Start),
+        "right" => Some(if rtl { Align::Start } else { Align::End }),
+        "left" => Some(if rtl { Align::End } else { Align::Start }),
+        "justify" => Some(Align::Justify),
+        _ => None,
+    }
 }
 
 /// The style of an element's content: the parent's, changed by the element and its `style`.
@@ -40,8 +48,18 @@ pub(crate) fn element_style(tag: &str, attrs: &[Attribute], parent: &Style) -> S
         "sub" => s.script = Script::Sub,
         "mark" => s.mark = true,
         "a" => {
-            if let Some(href) = attr(attrs, "href").and_then(link_target) {
+            let href = attr(attrs, "href").unwrap_or("").trim();
+            let noteref = attr(attrs, "role").is_some_and(|r| r.trim() == "doc-noteref");
+            if let Some(id) = href.strip_prefix('#').filter(|id| !id.is_empty()) {
+                if noteref {
+                    s.note = Some(Rc::from(id));
+                } else {
+                    s.anchor = Some(Rc::from(id));
+                    s.link = None;
+                }
+            } else if let Some(href) = link_target(href) {
                 s.link = Some(Rc::from(href.as_str()));
+                s.anchor = None;
             }
         }
         "font" => {
@@ -50,6 +68,17 @@ pub(crate) fn element_style(tag: &str, attrs: &[Attribute], parent: &Style) -> S
             }
         }
         _ => {}
+    }
+    match attr(attrs, "dir").map(|d| d.trim().to_ascii_lowercase()).as_deref() {
+        Some("rtl") => s.dir = Some(Dir::Rtl),
+        Some("ltr") => s.dir = Some(Dir::Ltr),
+        Some("auto") => s.dir = None,
+        _ => {}
+    }
+    if let Some(id) = attr(attrs, "id").map(str::trim).filter(|id| !id.is_empty()) {
+        if s.ids.len() < MAX_IDS {
+            s.ids.push(Rc::from(id));
+        }
     }
     if let Some(style) = attr(attrs, "style") {
         for (name, value) in css::declarations(style) {
@@ -105,12 +134,12 @@ pub(crate) fn element_style(tag: &str, attrs: &[Attribute], parent: &Style) -> S
     s
 }
 
-/// Link targets kept: absolute `http`, `https` and `mailto` URLs.
+/// Link targets kept: absolute `http`, `https`, `mailto` and `tel` URLs.
 /// White space inside is percent-encoded.
 pub(crate) fn link_target(href: &str) -> Option<String> {
     let href = href.trim();
     let scheme = href.split_once(':')?.0.to_ascii_lowercase();
-    if !matches!(scheme.as_str(), "http" | "https" | "mailto") {
+    if !matches!(scheme.as_str(), "http" | "https" | "mailto" | "tel") {
         return None;
     }
     Some(
@@ -136,13 +165,64 @@ pub(crate) fn image(attrs: &[Attribute], style: &Style) -> Option<ImageRef> {
     if src.is_empty() && alt.is_empty() {
         return None;
     }
-    Some(ImageRef {
+    let mut img = ImageRef {
         src,
         alt,
         width: pixels(attr(attrs, "width")),
         height: pixels(attr(attrs, "height")),
+        width_pct: attr(attrs, "width").and_then(percent),
         link: style.link.clone(),
-    })
+    };
+    // `style` wins over the attributes, as in a browser.
+    if let Some(css) = attr(attrs, "style") {
+        for (name, value) in css::declarations(css) {
+            match name.as_str() {
+                "width" => {
+                    if let Some(pct) = percent(value) {
+                        img.width_pct = Some(pct);
+                        img.width = None;
+                    } else if let Some(px) = css_px(value) {
+                        img.width = Some(px);
+                        img.width_pct = None;
+                    }
+                }
+                "height" => {
+                    if let Some(px) = css_px(value) {
+                        img.height = Some(px);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if img.width_pct.is_some() && img.width.is_none() && css_height_only(attrs) {
+        img.height = None;
+    }
+    Some(img)
+}
+
+/// Whether only a percentage width (no pixel height from `style`) sizes the picture: then
+/// the height follows the width (a `height` attribute would distort it).
+fn css_height_only(attrs: &[Attribute]) -> bool {
+    !attr(attrs, "style").is_some_and(|css| css::declarations(css).any(|(n, v)| n == "height" && css_px(v).is_some()))
+}
+
+/// A percentage (`50%`), within 1..=100.
+fn percent(value: &str) -> Option<f32> {
+    let n: f32 = value.trim().strip_suffix('%')?.trim().parse().ok()?;
+    (n.is_finite() && n > 0.0).then(|| n.clamp(1.0, 100.0))
+}
+
+/// A CSS length in CSS pixels (`px`, `pt`, `cm`, `mm`, `in`; a bare number is pixels).
+fn css_px(value: &str) -> Option<u32> {
+    let v = value.trim().to_ascii_lowercase();
+    let (number, factor) = [("px", 1.0), ("pt", 96.0 / 72.0), ("cm", 96.0 / 2.54), ("mm", 96.0 / 25.4), ("in", 96.0)]
+        .iter()
+        .find_map(|(unit, f)| v.strip_suffix(unit).map(|n| (n.trim().to_string(), *f)))
+        .unwrap_or((v.clone(), 1.0));
+    let n: f64 = number.parse().ok()?;
+    let px = n * factor;
+    (px.is_finite() && px >= 1.0).then(|| px.min(100_000.0) as u32)
 }
 
 pub(crate) fn numbering(tag: &str, attrs: &[Attribute]) -> Numbering {
@@ -187,5 +267,17 @@ mod tests {
         assert_eq!(link_target("mailto:a@b.test"), Some("mailto:a@b.test".to_string()));
         assert_eq!(link_target("javascript:alert(1)"), None);
         assert_eq!(link_target("/relative"), None);
+        assert_eq!(link_target("tel:+1555"), Some("tel:+1555".to_string()));
+    }
+
+    #[test]
+    fn lengths_and_alignment() {
+        assert_eq!(css_px("120px"), Some(120));
+        assert_eq!(css_px("72pt"), Some(96));
+        assert_eq!(css_px("2.54cm"), Some(96));
+        assert_eq!(css_px("auto"), None);
+        assert_eq!(percent("50%"), Some(50.0));
+        assert_eq!(percent("500%"), Some(100.0));
+        assert_eq!(percent("50"), None);
     }
 }

@@ -1,12 +1,32 @@
 //! Plain text: headings and paragraphs separated by blank lines, `- ` (or `1. `) list
 //! items indented by nesting, table rows with tab-separated cells, links as
-//! `text (url)`, images as `[alt]`.
+//! `text (url)`, images as `[alt]`, note references as `[1]` and the notes at the end.
 
-use crate::model::{item_number, Block, Inline, List, Table};
+use crate::model::{item_number, Block, Doc, Inline, List, Table};
 use crate::table::{Grid, Slot};
 
-pub(crate) fn export(blocks: &[Block]) -> Vec<u8> {
-    let mut out = render_blocks(blocks);
+pub(crate) fn export(doc: &Doc) -> Vec<u8> {
+    let mut out = render_blocks(&doc.blocks);
+    // Notes at the end, each after its mark: `[1] …`.
+    if !doc.notes.is_empty() {
+        let notes: Vec<String> = doc
+            .notes
+            .iter()
+            .enumerate()
+            .map(|(i, note)| {
+                let lines: Vec<String> = render_blocks(&note.blocks)
+                    .split('\n')
+                    .enumerate()
+                    .map(|(j, l)| if j == 0 || l.is_empty() { l.to_string() } else { format!("    {l}") })
+                    .collect();
+                format!("[{}] {}", i + 1, lines.join("\n"))
+            })
+            .collect();
+        if !out.is_empty() {
+            out.push_str("\n\n---\n\n");
+        }
+        out.push_str(&notes.join("\n"));
+    }
     if !out.is_empty() {
         out.push('\n');
     }
@@ -114,6 +134,7 @@ fn inline_text(content: &[Inline], br: &str) -> String {
             }
         }
         match inline {
+            Inline::Text(t, style) if style.note.is_some() => out.push_str(&format!("[{}]", t.trim())),
             Inline::Text(t, _) => out.push_str(t),
             Inline::Break => out.push_str(br),
             Inline::Image(img) => {
@@ -130,10 +151,9 @@ fn inline_text(content: &[Inline], br: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::document;
 
     fn txt(html: &str) -> String {
-        String::from_utf8(export(&document(html))).unwrap_or_default()
+        String::from_utf8(export(&crate::build::doc(html))).unwrap_or_default()
     }
 
     #[test]

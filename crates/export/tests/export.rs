@@ -2,6 +2,13 @@
 //! structurally (DOCX parts, PDF text and objects) or exactly (Markdown, text); the
 //! conformance suite's document; hostile input; and a property test that nothing panics.
 
+// Footnotes, ids, direction and alignment through the writers; third-party readers of
+// the DOCX.
+#[path = "export/notes.rs"]
+mod notes;
+#[path = "export/readers.rs"]
+mod readers;
+
 use std::collections::HashMap;
 use std::io::{Cursor, Read};
 use std::time::{Duration, Instant};

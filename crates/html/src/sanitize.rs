@@ -17,7 +17,7 @@ use crate::images::REMOTE_IMAGE_CLASS;
 use crate::sections::{CONTAINERS, RENAMED_BLOCKS};
 
 /// Elements kept besides the section elements.
-const OTHER_TAGS: [&str; 30] = [
+const OTHER_TAGS: [&str; 31] = [
     "li",
     "thead",
     "tbody",
@@ -48,6 +48,7 @@ const OTHER_TAGS: [&str; 30] = [
     "kbd",
     "img",
     "figcaption",
+    "font",
 ];
 
 /// Elements removed with everything inside them. Every other element not allowed is
@@ -143,6 +144,7 @@ pub(crate) fn builder() -> Builder<'static> {
         "col" => hashset!["span"],
         "colgroup" => hashset!["span"],
         "ol" => hashset!["start", "type"],
+        "font" => hashset!["color"],
     ];
     let mut b = Builder::empty();
     b.tags(tags)
@@ -150,11 +152,11 @@ pub(crate) fn builder() -> Builder<'static> {
         .tag_attributes(tag_attributes)
         .tag_attribute_values(HashMap::new())
         .set_tag_attribute_values(HashMap::new())
-        .generic_attributes(hashset!["dir", "lang", "style", "data-chunk-id"])
+        .generic_attributes(hashset!["dir", "lang", "style", "data-chunk-id", "id", "role"])
         // The placeholder of a remote picture keeps its class through a second sanitizing.
         .allowed_classes(hashmap!["span" => hashset![REMOTE_IMAGE_CLASS]])
         // `data` only for `img src` (checked in `filter_attribute`).
-        .url_schemes(hashset!["http", "https", "mailto", "data"])
+        .url_schemes(hashset!["http", "https", "mailto", "tel", "data"])
         .url_relative(UrlRelative::PassThrough)
         .link_rel(Some("noopener noreferrer"))
         .strip_comments(true)
@@ -166,7 +168,15 @@ pub(crate) fn builder() -> Builder<'static> {
 /// Runs after ammonia's own checks (scheme allow-list) on every kept attribute.
 fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Option<Cow<'u, str>> {
     let ok = match attribute {
-        "href" => url_ok(value, &["http", "https", "mailto"]),
+        "href" => {
+            if let Some(fragment) = trim_url(value).strip_prefix('#') {
+                return Some(Cow::Owned(format!("#{}", prefixed_id(fragment)?)));
+            }
+            url_ok(value, &["http", "https", "mailto", "tel"])
+        }
+        "id" => return prefixed_id(value).map(Cow::Owned),
+        "role" => return NOTE_ROLES.contains(&value.trim()).then(|| Cow::Owned(value.trim().to_owned())),
+        "color" => element == "font" && safe_color(value),
         // A picture from elsewhere keeps its address here: `images::fix_images` turns it
         // into a placeholder that shows it.
         "src" => element == "img" && (url_ok(value, &["http", "https"]) || data_image_ok(value)),
@@ -177,6 +187,34 @@ fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Optio
         _ => true,
     };
     ok.then_some(Cow::Borrowed(value))
+}
+
+/// The prefix of every kept `id` (and of the `#…` links to them), so that a document's ids
+/// cannot clobber the page's own (GitHub's `user-content-`).
+pub const ID_PREFIX: &str = "user-content-";
+
+/// The longest `id` kept (without the prefix).
+const MAX_ID_LEN: usize = 128;
+
+/// The DPUB-ARIA roles of footnotes kept on any element (docs/conversion.md, "Footnotes").
+pub const NOTE_ROLES: [&str; 5] = ["doc-noteref", "doc-endnotes", "doc-endnote", "doc-footnote", "doc-backlink"];
+
+/// An id under [`ID_PREFIX`]: added once, never twice (a stored document is sanitized again
+/// on every save). Ids with white space, control characters or more than [`MAX_ID_LEN`]
+/// characters are dropped.
+pub(crate) fn prefixed_id(id: &str) -> Option<String> {
+    let bare = id.strip_prefix(ID_PREFIX).unwrap_or(id);
+    let ok = !bare.is_empty()
+        && bare.chars().count() <= MAX_ID_LEN
+        && !bare.chars().any(|c| c.is_whitespace() || c.is_control());
+    ok.then(|| format!("{ID_PREFIX}{bare}"))
+}
+
+/// `<font color>`: a `#hex` colour or a colour name.
+fn safe_color(value: &str) -> bool {
+    let v = value.trim();
+    let hex = v.strip_prefix('#').is_some_and(|h| matches!(h.len(), 3 | 6) && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    hex || (!v.is_empty() && v.len() <= 32 && v.bytes().all(|b| b.is_ascii_alphabetic()))
 }
 
 /// What the URL parser (and browsers) ignore around a URL.
@@ -322,6 +360,17 @@ mod tests {
         assert!(!data_image_ok("data:image/png,<svg onload=alert(1)>"));
         assert!(!data_image_ok("data:image/png;base64,<script>"));
         assert!(!data_image_ok("https://x/y.png"));
+    }
+
+    #[test]
+    fn ids_are_prefixed_once() {
+        assert_eq!(prefixed_id("fn1").as_deref(), Some("user-content-fn1"));
+        assert_eq!(prefixed_id("user-content-fn1").as_deref(), Some("user-content-fn1"));
+        assert_eq!(prefixed_id("a b"), None);
+        assert_eq!(prefixed_id(""), None);
+        assert_eq!(prefixed_id("user-content-"), None);
+        assert_eq!(prefixed_id(&"x".repeat(129)), None);
+        assert!(safe_color("#ff0000") && safe_color("Red") && !safe_color("red;x") && !safe_color("#ff00"));
     }
 
     #[test]

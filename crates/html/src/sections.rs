@@ -179,7 +179,11 @@ fn rename_blocks(root: &Handle) -> bool {
             let tag = &*name.local;
             if name.ns != ns!(html) {
                 stack.push((child.clone(), false));
-            } else if top && CONTAINERS.contains(&tag) {
+            } else if tag == "font" {
+                *child = font_to_span(child);
+                changed = true;
+                stack.push((child.clone(), false));
+            } else if top && CONTAINERS.contains(&tag) && !is_endnotes(child) {
                 stack.push((child.clone(), true));
             } else if let Some(new_tag) = renamed(tag) {
                 *child = rename(child, new_tag);
@@ -191,6 +195,36 @@ fn rename_blocks(root: &Handle) -> bool {
         }
     }
     changed
+}
+
+/// A `<font>` as a `<span>`: its `color` (checked by the sanitizer) becomes the first
+/// declaration of its `style` (where a `color` of the style itself still wins).
+fn font_to_span(node: &Handle) -> Handle {
+    let span = rename(node, "span");
+    if let NodeData::Element { attrs, .. } = &span.data {
+        let mut attrs = attrs.borrow_mut();
+        let color = attrs.iter().position(|a| &*a.name.local == "color").map(|i| attrs.remove(i).value);
+        if let Some(color) = color.filter(|c| !c.trim().is_empty()) {
+            let style = match attrs.iter().position(|a| &*a.name.local == "style") {
+                Some(i) => format!("color: {}; {}", color.trim(), attrs.remove(i).value),
+                None => format!("color: {}", color.trim()),
+            };
+            attrs.push(Attribute {
+                name: QualName::new(None, ns!(), LocalName::from("style")),
+                value: StrTendril::from(sanitize::filter_style(&style)),
+            });
+        }
+    }
+    span
+}
+
+/// Whether `node` is the notes of the document (`role="doc-endnotes"`): at the top it is
+/// not unwrapped but kept whole, as one section (a `div`), so that the notes stay together
+/// and recognisable (docs/conversion.md, "Footnotes").
+fn is_endnotes(node: &Handle) -> bool {
+    let NodeData::Element { attrs, .. } = &node.data else { return false };
+    let found = attrs.borrow().iter().any(|a| &*a.name.local == "role" && a.value.trim() == "doc-endnotes");
+    found
 }
 
 /// Drops white space at both ends of a run.

@@ -1,4 +1,7 @@
 mod common;
+// Ids, internal links and footnotes.
+#[path = "sections/anchors.rs"]
+mod anchors;
 
 use std::time::Instant;
 

@@ -426,3 +426,26 @@ async fn an_uploads_file_name_is_neutralised_and_its_problems_are_the_files() {
         app.send(app.get(&format!("/v1/documents/{sid}")).bearer_auth(&key)).await.expect_status(404);
     }
 }
+
+/// Footnotes of an upload become DPUB-ARIA notes, their ids under `user-content-`, the notes
+/// one section at the end; saving the document back leaves the ids as they are
+/// (docs/api.md, "Documents").
+#[tokio::test]
+async fn uploaded_footnotes_are_notes_whose_ids_survive_a_save() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let r =
+        upload(&app, &key, "notes", "notes.md", b"# Top\n\nA claim.[^src] [Up](#top)\n\n[^src]: The source.\n").await;
+    r.expect_status(200);
+    let html = r.json["html"].as_str().unwrap_or_default().to_string();
+    assert_eq!(r.json["section_count"], 3, "{html}");
+    assert!(html.contains("href=\"#user-content-fn1\""), "{html}");
+    assert!(html.contains("id=\"user-content-fnref1\""), "{html}");
+    assert!(html.contains("href=\"#user-content-top\""), "{html}");
+    let last = html.trim_end().rsplit("<div data-chunk-id=").next().unwrap_or_default();
+    assert!(last.contains("role=\"doc-endnotes\"") && last.contains("<li id=\"user-content-fn1\">"), "{html}");
+    let saved = save(&app, &key, "notes", &html).await;
+    saved.expect_status(200);
+    assert_eq!(saved.json["html"].as_str().unwrap_or_default(), html);
+    assert!(!html.contains("user-content-user-content"), "{html}");
+}

@@ -408,16 +408,16 @@ impl<'b> Ctx<'b> {
         }
         let Some(id) = attr(e, "id") else { return };
         let key = (kind, id.into_owned());
-        let n = match self.note_numbers.get(&key) {
-            Some(&n) => n,
+        let (n, first) = match self.note_numbers.get(&key) {
+            Some(&n) => (n, false),
             None => {
                 self.notes.push(key.clone());
                 let n = self.notes.len() as u32;
                 self.note_numbers.insert(key, n);
-                n
+                (n, true)
             }
         };
-        p.inline.note_mark(n);
+        p.inline.note_mark(n, first);
     }
 
     fn run_inner(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
@@ -512,15 +512,32 @@ impl<'b> Ctx<'b> {
     fn graphic_inner(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
         let base = x.depth();
         let mut alt = String::new();
+        // A drawn shape (DrawingML `wps:wsp`, VML `v:rect`, …) that holds no picture, text
+        // box, chart or diagram is lost: said in a warning.
+        let mut shape = false;
+        let mut kept = false;
         loop {
             let (e, is_start) = match x.next()? {
                 Ev::Start(e) => (e, true),
                 Ev::Empty(e) => (e, false),
-                Ev::End if x.depth() < base => return Ok(()),
+                Ev::End if x.depth() < base => {
+                    if shape && !kept {
+                        self.warnings.add("a drawn shape was skipped");
+                    }
+                    return Ok(());
+                }
                 Ev::Eof => return Ok(()),
                 _ => continue,
             };
-            match local(&e) {
+            let name = local(&e);
+            match name {
+                "wsp" | "rect" | "roundrect" | "oval" | "line" | "polyline" | "arc" | "curve" | "shape" | "cxnSp" => {
+                    shape = true
+                }
+                "blip" | "imagedata" | "txbxContent" | "chart" | "relIds" => kept = true,
+                _ => {}
+            }
+            match name {
                 "docPr" | "cNvPr" => {
                     if let Some(a) = attr(&e, "descr").or_else(|| attr(&e, "title")).filter(|a| !a.trim().is_empty()) {
                         alt = a.into_owned();
@@ -549,6 +566,8 @@ impl<'b> Ctx<'b> {
                     }
                 }
                 "txbxContent" if is_start => {
+                    self.warnings
+                        .add("text boxes were turned into ordinary paragraphs, after the paragraph they sit in");
                     let mut blocks = Blocks::new(true);
                     self.blocks(x, &mut blocks)?;
                     p.after.push_str(&blocks.finish());

@@ -212,10 +212,14 @@ impl Inline {
         self.content = true;
     }
 
-    /// A footnote or endnote mark: `<sup>[n]</sup>`.
-    pub(super) fn note_mark(&mut self, n: u32) {
+    /// A footnote or endnote reference, as DPUB-ARIA writes it (docs/conversion.md,
+    /// "Footnotes"): `<a href="#fnN" role="doc-noteref"><sup>N</sup></a>`; the first
+    /// reference to a note also carries the id `fnrefN`.
+    pub(super) fn note_mark(&mut self, n: u32, first: bool) {
         self.switch(None, &Format::default());
-        let _ = write!(self.html, "<sup>[{n}]</sup>");
+        self.close_link();
+        let id = if first { format!(" id=\"fnref{n}\"") } else { String::new() };
+        let _ = write!(self.html, "<a href=\"#fn{n}\"{id} role=\"doc-noteref\"><sup>{n}</sup></a>");
         self.content = true;
     }
 

@@ -8,13 +8,14 @@
 //! What it renders: headings (from paragraph styles, including localised style ids, and
 //! outline levels), nested bulleted and numbered lists, tables with column and row spans and
 //! cell shading, bold/italic/underline/strike/super-/subscript, text colour, highlight and
-//! shading, hyperlinks, footnotes and endnotes (marks `[n]` in the text, the notes at the
-//! end), embedded PNG/JPEG/GIF/BMP/WebP pictures (as `<img src="redline-image:N">` plus an
+//! shading, hyperlinks, footnotes and endnotes (DPUB-ARIA note references in the text, the
+//! notes in a `role="doc-endnotes"` section at the end), embedded PNG/JPEG/GIF/BMP/WebP pictures (as `<img src="redline-image:N">` plus an
 //! [`ExtractedImage`]), line breaks, tabs, soft hyphens, content controls, text boxes (their
 //! blocks follow the paragraph they are anchored in), tracked changes as accepted.
 //!
 //! What it leaves out (with a warning): SVG, EMF/WMF and linked pictures, charts, SmartArt,
-//! comments; equations become plain text. Headers and footers are not read.
+//! comments, page headers and footers, drawn shapes; equations become plain text; text
+//! boxes are flattened into paragraphs (also with a warning).
 
 mod body;
 mod html;
@@ -99,6 +100,16 @@ impl Warnings {
     }
 }
 
+/// Whether a header or footer part shows something: text or a picture.
+fn has_content(xml: &str) -> bool {
+    let text = xml.split("<w:t").skip(1).any(|rest| {
+        let rest =
+            rest.strip_prefix('>').or_else(|| rest.strip_prefix(' ').and_then(|r| r.split_once('>').map(|x| x.1)));
+        rest.is_some_and(|r| !r.split('<').next().unwrap_or("").trim().is_empty())
+    });
+    text || xml.contains("<w:drawing") || xml.contains("<w:pict")
+}
+
 pub(crate) fn corrupt(reason: impl Into<String>) -> ConvertError {
     ConvertError::Corrupt { format: "DOCX".into(), reason: reason.into() }
 }
@@ -181,6 +192,19 @@ pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, Co
         (NoteKind::End, rels.first_of("endnotes").unwrap_or("word/endnotes.xml").to_owned()),
     ];
 
+    // Page headers and footers have no place in the document model: said, not dropped silently.
+    for (kind, warning) in [
+        ("header", "page headers were not imported (a Redline document has no page headers)"),
+        ("footer", "page footers were not imported (a Redline document has no page footers)"),
+    ] {
+        for part in rels.all_of(kind) {
+            if pkg.read_xml(&part).ok().flatten().is_some_and(|t| has_content(&t)) {
+                early.add(warning);
+                break;
+            }
+        }
+    }
+
     let mut ctx = Ctx::new(pkg, styles, numbering, rels);
     ctx.warnings = early;
     let mut out = Blocks::new(true);
@@ -202,21 +226,14 @@ pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, Co
             let result = ctx.render_notes(*kind, &notes_text, part, &mut rendered);
             optional(result, &mut ctx.warnings, "footnotes or endnotes")?;
         }
-        let mut notes_html = String::new();
+        // The notes as DPUB-ARIA endnotes (docs/conversion.md, "Footnotes").
+        let mut notes_html = String::from("<section role=\"doc-endnotes\"><ol>\n");
         for (i, key) in ctx.notes.iter().enumerate() {
             let n = i + 1;
             let body = rendered.get(key).map(String::as_str).unwrap_or("");
-            match body.strip_prefix("<p>") {
-                Some(rest) => {
-                    notes_html.push_str(&format!("<p>[{n}] "));
-                    notes_html.push_str(rest);
-                }
-                None => {
-                    notes_html.push_str(&format!("<p>[{n}]</p>\n"));
-                    notes_html.push_str(body);
-                }
-            }
+            notes_html.push_str(&format!("<li id=\"fn{n}\">{}</li>\n", body.trim_end()));
         }
+        notes_html.push_str("</ol></section>");
         out.block(&notes_html);
     }
 

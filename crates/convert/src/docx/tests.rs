@@ -358,8 +358,10 @@ fn footnotes_are_marked_and_appended() {
     );
     assert_eq!(
         d.html(),
-        "<p>Claim<sup>[1]</sup> and more<sup>[2]</sup></p>\n<p>Last paragraph</p>\n\
-         <p>[1] The source, <em>p. 4</em></p>\n<p>Second paragraph.</p>\n<p>[2] First note.</p>\n"
+        "<p>Claim<a href=\"#fn1\" id=\"fnref1\" role=\"doc-noteref\"><sup>1</sup></a> and more\
+         <a href=\"#fn2\" id=\"fnref2\" role=\"doc-noteref\"><sup>2</sup></a></p>\n<p>Last paragraph</p>\n\
+         <section role=\"doc-endnotes\"><ol>\n<li id=\"fn1\"><p>The source, <em>p. 4</em></p>\n<p>Second paragraph.</p></li>\n\
+         <li id=\"fn2\"><p>First note.</p></li>\n</ol></section>\n"
     );
 }
 
@@ -929,7 +931,7 @@ fn corpus_converts_without_panics_and_keeps_features() {
             ("highlight", html.contains("background-color: #")),
             ("bold-italic", html.contains("<strong>") || html.contains("<em>")),
             ("hyperlinks", html.contains("<a href=")),
-            ("footnotes", html.contains("<sup>[1]</sup>") && html.contains("<p>[1]")),
+            ("footnotes", html.contains("role=\"doc-noteref\"") && html.contains("<li id=\"fn1\">")),
             ("merged-cells", html.contains("colspan=") || html.contains("rowspan=")),
         ];
         for (feature, ok) in checks {
@@ -948,4 +950,26 @@ fn corpus_converts_without_panics_and_keeps_features() {
         }
     }
     assert!(failures.is_empty(), "corpus failures:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn what_the_model_cannot_keep_is_named_in_the_warnings() {
+    let shape = r#"<w:p><w:r><w:drawing><wp:anchor><wp:docPr id="1" name="Shape 1"/><a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:wsp><wps:spPr><a:prstGeom prst="rect"/></wps:spPr></wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></w:r></w:p>"#;
+    let text_box = r#"<w:p><w:r><w:drawing><wp:anchor><wp:docPr id="2" name="Box"/><a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:wsp><wps:txbx><w:txbxContent><w:p><w:r><w:t>Boxed</w:t></w:r></w:p></w:txbxContent></wps:txbx></wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></w:r></w:p>"#;
+    let mut d = Docx::new(&format!("{}{shape}{text_box}", p("Body"))).rel("rIdH", "header", "header1.xml", false).rel(
+        "rIdF2",
+        "footer",
+        "footer1.xml",
+        false,
+    );
+    d.media.push(("word/header1.xml".into(), format!("<w:hdr {W}>{}</w:hdr>", p("Company name")).into_bytes()));
+    d.media.push(("word/footer1.xml".into(), format!("<w:ftr {W}><w:p/></w:ftr>").into_bytes()));
+    let out = d.convert().unwrap();
+    assert!(out.html.contains("Boxed"), "{}", out.html);
+    let has = |s: &str| out.warnings.iter().any(|w| w.contains(s));
+    assert!(has("page headers were not imported"), "{:?}", out.warnings);
+    assert!(!has("page footers"), "an empty footer is not worth a warning: {:?}", out.warnings);
+    assert!(has("a drawn shape was skipped"), "{:?}", out.warnings);
+    assert!(has("text boxes were turned into ordinary paragraphs"), "{:?}", out.warnings);
+    assert_eq!(out.warnings.iter().filter(|w| w.contains("drawn shape")).count(), 1, "{:?}", out.warnings);
 }

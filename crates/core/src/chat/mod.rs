@@ -16,6 +16,7 @@ mod finished;
 mod history;
 mod jobs;
 mod lifecycle;
+mod notes;
 mod prompt;
 pub mod record;
 mod takeover;

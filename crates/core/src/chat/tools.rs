@@ -218,8 +218,9 @@ pub fn search_sections<'a>(doc: &'a Document, query: &str, limit: usize) -> Vec<
     scored.into_iter().take(limit).map(|(_, _, s)| s).collect()
 }
 
-/// Section HTML for a tool answer, cut to the budget.
-fn sections_json(sections: &[&Section]) -> Value {
+/// Section HTML for a tool answer, cut to the budget; a section that references footnotes
+/// also carries them (`notes`, see `notes.rs`).
+fn sections_json(doc: &Document, sections: &[&Section]) -> Value {
     let mut used = 0usize;
     let mut out = Vec::new();
     let mut omitted = 0usize;
@@ -229,7 +230,12 @@ fn sections_json(sections: &[&Section]) -> Value {
             continue;
         }
         used += s.html.len();
-        out.push(json!({"chunk_id": s.id.as_str(), "html": s.html}));
+        let mut section = json!({"chunk_id": s.id.as_str(), "html": s.html});
+        let notes = super::notes::notes_of(doc, s);
+        if !notes.is_empty() {
+            section["notes"] = json!(notes);
+        }
+        out.push(section);
     }
     json!({"sections": out, "omitted": omitted})
 }
@@ -244,7 +250,7 @@ pub fn read(doc: &Document, chunk_ids: &[String]) -> Value {
             None => unknown.push(id.clone()),
         }
     }
-    let mut v = sections_json(&found);
+    let mut v = sections_json(doc, &found);
     if !unknown.is_empty() {
         v["unknown_chunk_ids"] = json!(unknown);
     }
@@ -269,7 +275,7 @@ pub fn search(doc: &Document, query: &str, limit: usize, offset: usize) -> Value
         used += s.html.len();
         page.push(*s);
     }
-    let mut v = sections_json(&page);
+    let mut v = sections_json(doc, &page);
     v["query"] = json!(query);
     v["offset"] = json!(offset);
     v["total"] = json!(total);

@@ -1,14 +1,15 @@
 //! `word/document.xml`: the blocks as WordprocessingML paragraphs, runs and tables, with the
 //! relationships (links, pictures), media and numbering instances they need.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use redline_ports::ImageSource;
 
 use super::parts::{self, BULLET_NUM, TEXT_H, TEXT_W};
 use crate::image::{self, Picture};
-use crate::model::{Align, Block, ImageRef, Inline, List, Script, Style, Table};
+use crate::model::{self, Align, Block, Dir, ImageRef, Inline, List, Note, Script, Style, Table};
 use crate::table::{Grid, Slot};
 use crate::xml::{escape_xml, push_xml};
 
@@ -47,7 +48,7 @@ struct Ctx {
     lists: usize,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct ParaProps<'s> {
     style: Option<&'s str>,
     num: Option<(usize, usize)>,
@@ -55,6 +56,16 @@ struct ParaProps<'s> {
     hanging: Option<i64>,
     align: Align,
     rule: bool,
+    /// A right-to-left paragraph (`w:bidi`).
+    bidi: bool,
+}
+
+/// Where an inline's link goes.
+#[derive(Clone, Copy, PartialEq)]
+enum Target<'s> {
+    Url(&'s str),
+    /// An id of the document (a bookmark).
+    Anchor(&'s str),
 }
 
 pub(crate) struct Body<'a> {
@@ -70,6 +81,14 @@ pub(crate) struct Body<'a> {
     /// Ordered lists' `w:num`s: (abstract id, level, start).
     pub nums: Vec<(usize, usize, i64)>,
     next_drawing: u32,
+    /// Bookmark names by HTML id, and the names taken.
+    bookmarks: HashMap<Rc<str>, String>,
+    bookmark_names: HashSet<String>,
+    /// Bookmarks written (by name), and the next `w:id` of one.
+    placed: HashSet<String>,
+    next_bookmark: u32,
+    /// Footnote `w:id`s by note id.
+    notes: HashMap<Rc<str>, usize>,
 }
 
 impl<'a> Body<'a> {
@@ -84,7 +103,76 @@ impl<'a> Body<'a> {
             media: Vec::new(),
             nums: Vec::new(),
             next_drawing: 1,
+            bookmarks: HashMap::new(),
+            bookmark_names: HashSet::new(),
+            placed: HashSet::new(),
+            next_bookmark: 0,
+            notes: HashMap::new(),
         }
+    }
+
+    /// Numbers the notes (footnotes 1, 2, … in order) before the body refers to them.
+    pub(crate) fn set_notes(&mut self, notes: &[Note]) {
+        for (i, note) in notes.iter().enumerate() {
+            self.notes.insert(note.id.clone(), i + 1);
+        }
+    }
+
+    /// `word/footnotes.xml`'s `w:footnote` elements for the notes, and the relationships
+    /// their links and pictures need (the part's own, `footnotes.xml.rels`).
+    pub(crate) fn footnotes(&mut self, notes: &[Note]) -> (String, String) {
+        let body = std::mem::take(&mut self.out);
+        let rels = std::mem::take(&mut self.rels);
+        let link_rels = std::mem::take(&mut self.link_rels);
+        let pictures = std::mem::take(&mut self.pictures);
+        // A reference inside a note stays text: Word has no notes of notes.
+        let numbers = std::mem::take(&mut self.notes);
+        let mut xml = String::new();
+        let mark = "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteRef/></w:r>\
+                    <w:r><w:t xml:space=\"preserve\"> </w:t></w:r>";
+        for (i, note) in notes.iter().enumerate() {
+            let ctx = Ctx { width: TEXT_W, quote: 0, lists: 0 };
+            self.blocks(&note.blocks, ctx);
+            let mut text = std::mem::take(&mut self.out);
+            // The mark opens the first paragraph (one of its own when the note starts with
+            // something else).
+            match text.strip_prefix("<w:p><w:pPr>").and_then(|rest| rest.find("</w:pPr>")) {
+                Some(at) => text.insert_str("<w:p><w:pPr>".len() + at + "</w:pPr>".len(), mark),
+                None => {
+                    text.insert_str(0, &format!("<w:p><w:pPr><w:pStyle w:val=\"FootnoteText\"/></w:pPr>{mark}</w:p>"))
+                }
+            }
+            let _ = write!(xml, "<w:footnote w:id=\"{}\">{text}</w:footnote>", i + 1);
+        }
+        self.out = body;
+        self.notes = numbers;
+        let note_rels = std::mem::replace(&mut self.rels, rels);
+        self.link_rels = link_rels;
+        self.pictures = pictures;
+        (xml, note_rels)
+    }
+
+    /// The bookmark name of an HTML id: letters, digits and `_`, at most 40 characters,
+    /// starting with a letter, one name per id.
+    fn bookmark(&mut self, id: &Rc<str>) -> String {
+        if let Some(name) = self.bookmarks.get(id) {
+            return name.clone();
+        }
+        let bare = id.strip_prefix("user-content-").unwrap_or(id);
+        let mut base: String =
+            bare.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(32).collect();
+        if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            base.insert(0, 'b');
+        }
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.bookmark_names.contains(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        self.bookmark_names.insert(name.clone());
+        self.bookmarks.insert(id.clone(), name.clone());
+        name
     }
 
     pub(crate) fn document(&mut self, blocks: &[Block]) {
@@ -197,6 +285,9 @@ impl<'a> Body<'a> {
             self.out
                 .push_str("<w:pBdr><w:bottom w:val=\"single\" w:sz=\"6\" w:space=\"1\" w:color=\"999999\"/></w:pBdr>");
         }
+        if p.bidi {
+            self.out.push_str("<w:bidi/>");
+        }
         if p.left.is_some() || p.hanging.is_some() {
             self.out.push_str("<w:ind");
             if let Some(left) = p.left {
@@ -220,6 +311,8 @@ impl<'a> Body<'a> {
     }
 
     fn paragraph(&mut self, props: &ParaProps<'_>, content: &[Inline], ctx: Ctx) {
+        let bidi = model::paragraph_dir(content) == Dir::Rtl;
+        let props = &ParaProps { bidi, ..*props };
         self.p_open(props);
         self.inlines(content, ctx);
         self.out.push_str("</w:p>");
@@ -438,23 +531,52 @@ impl<'a> Body<'a> {
     }
 
     fn inlines(&mut self, content: &[Inline], ctx: Ctx) {
-        let mut link: Option<&str> = None;
+        let mut link: Option<Target<'_>> = None;
+        let mut last_note: Option<&Rc<str>> = None;
         for inline in content {
             let target = match inline {
-                Inline::Text(_, style) => style.link.as_deref(),
-                Inline::Image(img) => img.link.as_deref(),
+                Inline::Text(_, style) => target_of(style),
+                Inline::Image(img) => img.link.as_deref().map(Target::Url),
                 Inline::Break => link,
             };
+            if let Inline::Text(_, style) = inline {
+                self.bookmarks_at(&style.ids);
+            }
             if target != link {
                 if link.is_some() {
                     self.out.push_str("</w:hyperlink>");
                 }
-                if let Some(url) = target {
-                    let id = self.link_rel(url);
-                    let _ = write!(self.out, "<w:hyperlink r:id=\"{id}\" w:history=\"1\">");
+                match target {
+                    Some(Target::Url(url)) => {
+                        let id = self.link_rel(url);
+                        let _ = write!(self.out, "<w:hyperlink r:id=\"{id}\" w:history=\"1\">");
+                    }
+                    Some(Target::Anchor(anchor)) => {
+                        let name = self.bookmark(&Rc::from(anchor));
+                        let _ = write!(self.out, "<w:hyperlink w:anchor=\"{name}\" w:history=\"1\">");
+                    }
+                    None => {}
                 }
                 link = target;
             }
+            // A note reference: Word's footnote mark replaces the HTML's (one per reference,
+            // which may be several runs).
+            let note = match inline {
+                Inline::Text(_, style) => style.note.as_ref().filter(|id| self.notes.contains_key(*id)),
+                _ => None,
+            };
+            if let Some(id) = note {
+                if last_note != Some(id) {
+                    let n = self.notes[id];
+                    let _ = write!(
+                        self.out,
+                        "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteReference w:id=\"{n}\"/></w:r>"
+                    );
+                }
+                last_note = Some(id);
+                continue;
+            }
+            last_note = None;
             match inline {
                 Inline::Text(text, style) => self.run(text, style, link.is_some()),
                 Inline::Break => self.out.push_str("<w:r><w:br/></w:r>"),
@@ -463,6 +585,19 @@ impl<'a> Body<'a> {
         }
         if link.is_some() {
             self.out.push_str("</w:hyperlink>");
+        }
+    }
+
+    /// Zero-length bookmarks for the ids that start here (each once).
+    fn bookmarks_at(&mut self, ids: &[Rc<str>]) {
+        for id in ids {
+            let name = self.bookmark(id);
+            if self.placed.insert(name.clone()) {
+                let n = self.next_bookmark;
+                self.next_bookmark += 1;
+                let _ =
+                    write!(self.out, "<w:bookmarkStart w:id=\"{n}\" w:name=\"{name}\"/><w:bookmarkEnd w:id=\"{n}\"/>");
+            }
         }
     }
 
@@ -508,19 +643,23 @@ impl<'a> Body<'a> {
             let half = (pt * 2.0).round().clamp(2.0, 3276.0) as u32;
             let _ = write!(self.out, "<w:sz w:val=\"{half}\"/><w:szCs w:val=\"{half}\"/>");
         }
-        if style.mark && style.background.is_none() {
-            self.out.push_str("<w:highlight w:val=\"yellow\"/>");
+        let (highlight, shade) = super::highlight::highlight(style);
+        if let Some(name) = highlight {
+            let _ = write!(self.out, "<w:highlight w:val=\"{name}\"/>");
         }
         if style.underline {
             self.out.push_str("<w:u w:val=\"single\"/>");
         }
-        if let Some(bg) = style.background {
+        if let Some(bg) = shade {
             let _ = write!(self.out, "<w:shd w:val=\"clear\" w:color=\"auto\" w:fill=\"{}\"/>", bg.hex());
         }
         match style.script {
             Script::Normal => {}
             Script::Super => self.out.push_str("<w:vertAlign w:val=\"superscript\"/>"),
             Script::Sub => self.out.push_str("<w:vertAlign w:val=\"subscript\"/>"),
+        }
+        if model::has_rtl(text) {
+            self.out.push_str("<w:rtl/>");
         }
         self.out.push_str("</w:rPr><w:t xml:space=\"preserve\">");
         push_xml(&mut self.out, text);
@@ -553,7 +692,7 @@ impl<'a> Body<'a> {
             }
             return;
         };
-        let (w_px, h_px) = image::display_px(img, pw, ph);
+        let (w_px, h_px) = image::display_px_in(img, pw, ph, ctx.width as f32 / TWIPS_PER_PX);
         let max_w = (ctx.width * EMU_PER_TWIP) as f32;
         let max_h = (TEXT_H * EMU_PER_TWIP) as f32;
         let (cx, cy) = image::fit(w_px * EMU_PER_PX, h_px * EMU_PER_PX, max_w, max_h);
@@ -574,5 +713,13 @@ impl<'a> Body<'a> {
              <a:prstGeom prst=\"rect\"><a:avLst/></a:prstGeom></pic:spPr></pic:pic>\
              </a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
         );
+    }
+}
+
+fn target_of(style: &Style) -> Option<Target<'_>> {
+    match (&style.link, &style.anchor) {
+        (Some(url), _) => Some(Target::Url(url)),
+        (None, Some(anchor)) => Some(Target::Anchor(anchor)),
+        (None, None) => None,
     }
 }

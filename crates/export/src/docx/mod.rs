@@ -3,9 +3,15 @@
 //! and numbered lists through `numbering.xml` (nine levels, each ordered list restarting
 //! its count); tables with `gridSpan` and `vMerge`; bold, italic, underline, strike,
 //! super/subscript, colour (`w:color`), highlight and background shading, font sizes;
-//! links as external relationships; pictures as DrawingML inline pictures.
+//! links as external relationships; pictures as DrawingML inline pictures at their display
+//! size (`width`/`height` attributes or `style`, a percentage of the text width);
+//! right-to-left paragraphs (`w:bidi`, see `model::paragraph_dir`) and runs of RTL text
+//! (`w:rtl`); alignment (`w:jc`, also in table cells); `<mark>` and backgrounds near one of
+//! Word's 16 highlight colours as `w:highlight`; ids as bookmarks and `#…` links as
+//! `w:hyperlink w:anchor`; notes as real footnotes (`footnotes.xml`).
 
 mod body;
+mod highlight;
 mod parts;
 
 use std::io::{Cursor, Write};
@@ -14,13 +20,15 @@ use redline_ports::ImageSource;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::model::Block;
+use crate::model::Doc;
 use body::Body;
 use parts::{NS_R, NS_W, XML_HEAD};
 
-pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) -> Result<Vec<u8>, String> {
+pub(crate) fn export(doc: &Doc, title: &str, images: &dyn ImageSource) -> Result<Vec<u8>, String> {
     let mut body = Body::new(images);
-    body.document(blocks);
+    body.set_notes(&doc.notes);
+    body.document(&doc.blocks);
+    let (footnotes, footnote_rels) = body.footnotes(&doc.notes);
     let document = format!(
         "{XML_HEAD}<w:document xmlns:w=\"{NS_W}\" xmlns:r=\"{NS_R}\" \
          xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\" \
@@ -50,6 +58,8 @@ pub(crate) fn export(blocks: &[Block], title: &str, images: &dyn ImageSource) ->
         ("word/styles.xml", parts::styles()),
         ("word/numbering.xml", parts::numbering(&body.nums)),
         ("word/settings.xml", parts::settings()),
+        ("word/footnotes.xml", parts::footnotes(&footnotes)),
+        ("word/_rels/footnotes.xml.rels", parts::part_rels(&footnote_rels)),
     ];
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
     let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);

@@ -46,6 +46,7 @@ pub(crate) fn content_types(image_extensions: &[&str]) -> String {
         ("/word/styles.xml", format!("{wml}.styles+xml")),
         ("/word/numbering.xml", format!("{wml}.numbering+xml")),
         ("/word/settings.xml", format!("{wml}.settings+xml")),
+        ("/word/footnotes.xml", format!("{wml}.footnotes+xml")),
         ("/docProps/core.xml", "application/vnd.openxmlformats-package.core-properties+xml".to_string()),
         ("/docProps/app.xml", "application/vnd.openxmlformats-officedocument.extended-properties+xml".to_string()),
     ] {
@@ -73,7 +74,28 @@ pub(crate) fn document_rels(extra: &str) -> String {
          <Relationship Id=\"rId1\" Type=\"{REL}/styles\" Target=\"styles.xml\"/>\
          <Relationship Id=\"rId2\" Type=\"{REL}/numbering\" Target=\"numbering.xml\"/>\
          <Relationship Id=\"rId3\" Type=\"{REL}/settings\" Target=\"settings.xml\"/>\
+         <Relationship Id=\"rId4\" Type=\"{REL}/footnotes\" Target=\"footnotes.xml\"/>\
          {extra}</Relationships>"
+    )
+}
+
+/// The relationships of a part other than the document (links and pictures of the notes).
+pub(crate) fn part_rels(extra: &str) -> String {
+    format!("{XML_HEAD}<Relationships xmlns=\"{PKG_REL}\">{extra}</Relationships>")
+}
+
+/// `footnotes.xml`: Word's separator and continuation separator, then the notes
+/// (`w:footnote` elements numbered from 1).
+pub(crate) fn footnotes(notes: &str) -> String {
+    format!(
+        "{XML_HEAD}<w:footnotes xmlns:w=\"{NS_W}\" xmlns:r=\"{NS_R}\" \
+         xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\" \
+         xmlns:a=\"http://schemas.openxmlformats.org/drawingml/2006/main\" \
+         xmlns:pic=\"http://schemas.openxmlformats.org/drawingml/2006/picture\">\
+         <w:footnote w:type=\"separator\" w:id=\"-1\"><w:p><w:pPr><w:spacing w:after=\"0\" w:line=\"240\" w:lineRule=\"auto\"/></w:pPr>\
+         <w:r><w:separator/></w:r></w:p></w:footnote>\
+         <w:footnote w:type=\"continuationSeparator\" w:id=\"0\"><w:p><w:pPr><w:spacing w:after=\"0\" w:line=\"240\" w:lineRule=\"auto\"/></w:pPr>\
+         <w:r><w:continuationSeparator/></w:r></w:p></w:footnote>{notes}</w:footnotes>"
     )
 }
 
@@ -100,6 +122,7 @@ pub(crate) fn settings() -> String {
     format!(
         "{XML_HEAD}<w:settings xmlns:w=\"{NS_W}\"><w:defaultTabStop w:val=\"720\"/>\
          <w:characterSpacingControl w:val=\"doNotCompress\"/>\
+         <w:footnotePr><w:footnote w:id=\"-1\"/><w:footnote w:id=\"0\"/></w:footnotePr>\
          <w:compat><w:compatSetting w:name=\"compatibilityMode\" w:uri=\"http://schemas.microsoft.com/office/word\" w:val=\"15\"/></w:compat>\
          </w:settings>"
     )
@@ -168,6 +191,15 @@ pub(crate) fn styles() -> String {
         "<w:style w:type=\"character\" w:styleId=\"Hyperlink\"><w:name w:val=\"Hyperlink\"/>\
          <w:basedOn w:val=\"DefaultParagraphFont\"/><w:uiPriority w:val=\"99\"/><w:unhideWhenUsed/>\
          <w:rPr><w:color w:val=\"0563C1\"/><w:u w:val=\"single\"/></w:rPr></w:style>",
+    );
+    s.push_str(
+        "<w:style w:type=\"paragraph\" w:styleId=\"FootnoteText\"><w:name w:val=\"footnote text\"/>\
+         <w:basedOn w:val=\"Normal\"/><w:uiPriority w:val=\"99\"/><w:unhideWhenUsed/>\
+         <w:pPr><w:spacing w:after=\"0\" w:line=\"240\" w:lineRule=\"auto\"/></w:pPr>\
+         <w:rPr><w:sz w:val=\"20\"/><w:szCs w:val=\"20\"/></w:rPr></w:style>\
+         <w:style w:type=\"character\" w:styleId=\"FootnoteReference\"><w:name w:val=\"footnote reference\"/>\
+         <w:basedOn w:val=\"DefaultParagraphFont\"/><w:uiPriority w:val=\"99\"/><w:unhideWhenUsed/>\
+         <w:rPr><w:vertAlign w:val=\"superscript\"/></w:rPr></w:style>",
     );
     s.push_str(
         "<w:style w:type=\"character\" w:styleId=\"VerbatimChar\"><w:name w:val=\"Verbatim Char\"/>\
