@@ -326,10 +326,7 @@ impl Config {
             ),
             ("REDLINE_OCR_LANGS", self.ocr.languages.clone()),
             ("REDLINE_OCR_TIMEOUT_SECS", secs(self.ocr.timeout)),
-            (
-                "REDLINE_FONT_DIRS",
-                self.font_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":"),
-            ),
+            ("REDLINE_FONT_DIRS", self.font_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":")),
         ]);
         let mut out: Vec<(String, String)> = out.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         for (name, value) in &self.outbound.aws_settings {
