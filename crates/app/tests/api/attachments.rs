@@ -662,7 +662,8 @@ async fn a_job_run_again_after_a_crash_indexes_once() {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let job = db.job(job_id).await.unwrap().unwrap();
-        if job.status == JobStatus::Completed && job.attempts == 2 {
+        // One interruption counted (a lease that ran out), then a run to the end.
+        if job.status == JobStatus::Completed && job.attempts == 1 {
             break;
         }
         assert!(Instant::now() < deadline, "the job was not run again: {job:?}");
