@@ -41,7 +41,7 @@ if [ ! -x "$chromium" ]; then
   printf '\n!! web: browser tests SKIPPED. Chromium is missing at %s (apt-get install chromium).\n\n' "$chromium" >&2
   # The tests of pure modules need no browser: they still run.
   echo "   web: tests without a browser"
-  node --test crates/web/tests/redline.test.mjs
+  node --test crates/web/tests/redline.test.mjs crates/web/tests/describe.test.mjs
   exit 0
 fi
 echo "   web: browser tests (Chromium $("$chromium" --version 2>/dev/null | awk '{print $2}'))"

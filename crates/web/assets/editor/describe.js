@@ -57,6 +57,10 @@ function statusWords(c) {
     return wait > 0 ? `The AI model failed; trying again in ${Math.ceil(wait / 1000)} s` : 'The AI model failed; trying again';
   }
   if (/^Waiting for approval/i.test(message)) return 'Waiting for your review';
+  // A run that starts again after its server stopped (docs/api.md, "Chat and jobs").
+  if (c.supersedes && typeof c.supersedes === 'object') {
+    return 'The server working on this request restarted, so the AI is starting it again; the steps above no longer count';
+  }
   return message || null;
 }
 
