@@ -130,23 +130,6 @@ fn is_metafile(part: &str) -> bool {
     matches!(ext.as_str(), "emf" | "wmf" | "emz" | "wmz")
 }
 
-/// Sniffs the picture formats a browser shows.
-fn image_type(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(b"\xFF\xD8\xFF") {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.starts_with(b"BM") && bytes.len() > 26 {
-        Some("image/bmp")
-    } else if bytes.len() > 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
-
 impl<'b> Ctx<'b> {
     pub(super) fn new(pkg: Package<'b>, styles: Styles, numbering: Numbering, rels: Rels) -> Self {
         Ctx {
@@ -634,7 +617,7 @@ impl<'b> Ctx<'b> {
                 return Ok(None);
             }
         };
-        let Some(content_type) = image_type(&bytes) else {
+        let Some(content_type) = crate::images::sniff(&bytes) else {
             self.warnings.add(&format!("a picture in an unsupported format ({ext}) was skipped"));
             return Ok(None);
         };
@@ -844,8 +827,8 @@ mod tests {
 
     #[test]
     fn sniffing() {
-        assert_eq!(image_type(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
-        assert_eq!(image_type(b"\xFF\xD8\xFF\xE0"), Some("image/jpeg"));
-        assert_eq!(image_type(b"<svg xmlns=..."), None);
+        assert_eq!(crate::images::sniff(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
+        assert_eq!(crate::images::sniff(b"\xFF\xD8\xFF\xE0"), Some("image/jpeg"));
+        assert_eq!(crate::images::sniff(b"<svg xmlns=..."), None);
     }
 }
