@@ -20,6 +20,7 @@ mod notes;
 mod prompt;
 pub mod record;
 mod takeover;
+pub use takeover::RUN_START;
 pub mod tools;
 mod turn;
 pub mod view;

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::Chat;
 
 /// The message of the status event that starts every run of a turn.
-pub(super) const RUN_START: &str = "Reading the document";
+pub const RUN_START: &str = "Reading the document";
 
 /// The events a run that starts again supersedes: from the start of the last run that was
 /// interrupted through the last event written before this run.

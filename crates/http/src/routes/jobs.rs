@@ -285,6 +285,13 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 return;
             };
             for e in &events {
+                // A run starts: any review it leads to is a new one, even when this stream
+                // never saw the job leave `awaiting_approval` (a quick round in between).
+                if e.kind == "status"
+                    && e.content.get("message").and_then(Value::as_str) == Some(redline_core::chat::RUN_START)
+                {
+                    approval_sent = false;
+                }
                 let item = job_body::value(&EventBody::from(e));
                 if tx.send(frame("intermediate", Some(e.sequence), &item)).await.is_err() {
                     return;

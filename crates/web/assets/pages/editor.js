@@ -356,7 +356,9 @@ export function Editor({ sessionId, me, org }) {
       if (!review) return;
       try {
         const answer = await api('POST', `/v1/chat/${encodeURIComponent(sessionId)}/approve`, body);
-        setReview(null);
+        // Only the review just sent ends here: with feedback, the AI's next proposal may have
+        // arrived (and opened a new review) before this answer did.
+        setReview((r) => (r === review ? null : r));
         if (answer.status === 'pending' || answer.status === 'in_progress') job.resumed();
         await reload();
       } catch (e) {
