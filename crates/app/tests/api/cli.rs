@@ -275,3 +275,65 @@ async fn a_backup_under_write_load_restores_to_a_consistent_database() {
     let listed = restored.sessions_with_key(&key).await;
     listed.expect_status(200);
 }
+
+/// `serve`'s environment once it runs (read from /proc), started with `env` only.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+async fn serve_environment(env: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+        .arg("serve")
+        .env_clear()
+        .env("REDLINE_BIND", format!("127.0.0.1:{port}"))
+        .env("REDLINE_DATA_DIR", dir.path())
+        .env("REDLINE_LOG", "warn")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("redline serve starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let ready = loop {
+        let up = crate::helpers::client().get(format!("http://127.0.0.1:{port}/healthz")).send().await;
+        if up.is_ok_and(|r| r.status().is_success()) {
+            break true;
+        }
+        if child.try_wait().expect("try_wait").is_some() || std::time::Instant::now() > deadline {
+            break false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    // The pid is the same after `serve` executes itself again.
+    let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(ready, "redline serve did not come up");
+    environ
+        .split(|b| *b == 0)
+        .filter_map(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (name, value) = entry.split_once('=')?;
+            Some((name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[tokio::test]
+async fn serve_sets_glibc_malloc_settings_the_operator_left_unset() {
+    let env = serve_environment(&[]).await;
+    assert_eq!(env.get("MALLOC_ARENA_MAX").map(String::as_str), Some("2"));
+    assert_eq!(env.get("MALLOC_MMAP_THRESHOLD_").map(String::as_str), Some("4194304"));
+
+    // An operator's value is kept; the other setting is still added.
+    let env = serve_environment(&[("MALLOC_ARENA_MAX", "4")]).await;
+    assert_eq!(env.get("MALLOC_ARENA_MAX").map(String::as_str), Some("4"));
+    assert_eq!(env.get("MALLOC_MMAP_THRESHOLD_").map(String::as_str), Some("4194304"));
+
+    // GLIBC_TUNABLES decides everything.
+    let env = serve_environment(&[("GLIBC_TUNABLES", "glibc.malloc.arena_max=8")]).await;
+    assert_eq!(env.get("GLIBC_TUNABLES").map(String::as_str), Some("glibc.malloc.arena_max=8"));
+    assert_eq!(env.get("MALLOC_ARENA_MAX"), None);
+    assert_eq!(env.get("MALLOC_MMAP_THRESHOLD_"), None);
+}
