@@ -119,6 +119,7 @@ impl Services {
             Arc::new(redline_storage::bus::LocalBus::default())
         };
         identity.follow_revocations(bus.clone());
+        db.follow_session_changes(bus.clone());
         let chat_config = ChatConfig {
             chat_timeout: config.jobs.chat_timeout,
             lease: config.jobs.lease,

@@ -259,7 +259,8 @@ impl Identity {
 
     /// Announces this replica's revocations on `bus` and follows the others': a key revoked
     /// on any replica leaves this one's cache when the signal arrives. A subscriber that fell
-    /// behind may have missed one, so it forgets every key then.
+    /// behind, or whose link to the other replicas was down, may have missed one, so it
+    /// forgets every key then.
     pub fn follow_revocations(self: &Arc<Self>, bus: Arc<dyn redline_ports::EventBus>) {
         let mut signals = bus.subscribe();
         if self.bus.set(bus).is_err() {
@@ -275,8 +276,10 @@ impl Identity {
                         Some(key) => identity.cache.evict_key(key),
                         None => identity.cache.clear(),
                     },
+                    Ok(Signal::Reconnected) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        identity.cache.clear()
+                    }
                     Ok(_) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => identity.cache.clear(),
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 }
             }

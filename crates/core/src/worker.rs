@@ -140,8 +140,11 @@ impl Workers {
             let wake = async {
                 loop {
                     match signals.recv().await {
-                        Ok(Signal::Queued) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                        Ok(Signal::Job(_) | Signal::Events(_) | Signal::KeyRevoked(_)) => {}
+                        // A queued job, or signals that may have been missed.
+                        Ok(Signal::Queued | Signal::Reconnected)
+                        | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Ok(Signal::Job(_) | Signal::Events(_) | Signal::KeyRevoked(_) | Signal::SessionsChanged(_)) => {
+                        }
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => {
                             std::future::pending::<()>().await;
                         }

@@ -245,6 +245,13 @@ pub enum Signal {
     Queued,
     /// An API key was revoked (its id): every replica forgets what it has cached of it.
     KeyRevoked(String),
+    /// A write changed the owner's `sessions` rows (its `Owner` as text): every replica
+    /// drops its kept session list of that owner.
+    SessionsChanged(String),
+    /// This replica's link to the others' signals was (re)established: signals sent while it
+    /// was down are lost, so whatever is cached of other replicas' writes is forgotten.
+    /// Never sent to other replicas.
+    Reconnected,
 }
 
 /// Carries signals between the parts of one replica and, on PostgreSQL, between replicas

@@ -18,17 +18,21 @@ fn encode(signal: &Signal) -> String {
         Signal::Job(id) => format!("j:{id}"),
         Signal::Events(id) => format!("e:{id}"),
         Signal::KeyRevoked(id) => format!("k:{id}"),
+        Signal::SessionsChanged(owner) => format!("s:{owner}"),
+        Signal::Reconnected => "r".to_owned(),
     }
 }
 
 fn decode(payload: &str) -> Option<Signal> {
     match payload {
         "q" => Some(Signal::Queued),
+        "r" => Some(Signal::Reconnected),
         _ => payload
             .strip_prefix("j:")
             .map(|id| Signal::Job(id.to_owned()))
             .or_else(|| payload.strip_prefix("e:").map(|id| Signal::Events(id.to_owned())))
-            .or_else(|| payload.strip_prefix("k:").map(|id| Signal::KeyRevoked(id.to_owned()))),
+            .or_else(|| payload.strip_prefix("k:").map(|id| Signal::KeyRevoked(id.to_owned())))
+            .or_else(|| payload.strip_prefix("s:").map(|owner| Signal::SessionsChanged(owner.to_owned()))),
     }
 }
 
@@ -76,7 +80,9 @@ impl PgBus {
 #[async_trait::async_trait]
 impl EventBus for PgBus {
     async fn publish(&self, signal: Signal) {
-        let _ = self.notify.send(encode(&signal));
+        if signal != Signal::Reconnected {
+            let _ = self.notify.send(encode(&signal));
+        }
         let _ = self.local.send(signal);
     }
 
@@ -105,6 +111,9 @@ async fn listen_loop(url: String, local: broadcast::Sender<Signal>) {
                 };
                 if ok {
                     backoff = Duration::from_millis(200);
+                    // What other replicas sent before this LISTEN (while the link was down,
+                    // or before it first came up) is lost.
+                    let _ = local.send(Signal::Reconnected);
                     while let Some(message) = messages.next().await {
                         match message {
                             Ok(tokio_postgres::AsyncMessage::Notification(n)) => {
@@ -167,6 +176,8 @@ mod tests {
             Signal::Job("4f0c".into()),
             Signal::Events("4f0c".into()),
             Signal::KeyRevoked("0193".into()),
+            Signal::SessionsChanged("user:0193".into()),
+            Signal::Reconnected,
         ] {
             assert_eq!(decode(&encode(&s)), Some(s));
         }

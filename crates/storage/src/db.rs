@@ -10,7 +10,9 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use futures_util::FutureExt;
-use redline_ports::StoreError;
+use redline_ports::jobs::Signal;
+use redline_ports::{EventBus, StoreError};
+use tokio::sync::broadcast;
 
 use crate::error::{DbError, DbResult};
 
@@ -59,8 +61,11 @@ pub struct Db {
     /// is a FIFO queue that wakes the next writer as soon as the lock is free. The busy
     /// timeout still covers writers of other processes (the `admin` CLI).
     pub(crate) write_gate: tokio::sync::Mutex<()>,
-    /// SQLite only: recent owners' session lists ([`crate::session_cache`]).
-    pub(crate) session_lists: Option<crate::session_cache::SessionLists>,
+    /// Recent owners' session lists ([`crate::session_cache`]): set at opening on SQLite,
+    /// by [`Db::follow_session_changes`] on PostgreSQL.
+    pub(crate) session_lists: std::sync::OnceLock<crate::session_cache::SessionLists>,
+    /// PostgreSQL: where writes of sessions are announced to the other replicas.
+    bus: std::sync::OnceLock<std::sync::Arc<dyn EventBus>>,
 }
 
 /// Runs a SQLite statement on the thread that awaits it, instead of handing it to tokio's
@@ -98,11 +103,44 @@ impl std::fmt::Debug for Db {
 }
 
 impl Db {
-    /// After a write to the owner's `sessions` rows (committed or not).
-    pub(crate) fn sessions_changed(&self, owner: &str) {
-        if let Some(lists) = &self.session_lists {
+    /// After a write to the owner's `sessions` rows (committed or not): this store drops the
+    /// owner's kept list and, on PostgreSQL, tells the other replicas to.
+    pub(crate) async fn sessions_changed(&self, owner: &str) {
+        if let Some(lists) = self.session_lists.get() {
             lists.invalidate(owner);
         }
+        if let Some(bus) = self.bus.get() {
+            bus.publish(Signal::SessionsChanged(owner.to_owned())).await;
+        }
+    }
+
+    /// PostgreSQL: turns on the session-list cache ([`crate::session_cache`]), announcing
+    /// this store's writes of sessions on `bus` and following the other replicas' there. The
+    /// first call counts. On SQLite the cache is on from the opening and this does nothing.
+    pub fn follow_session_changes(self: &std::sync::Arc<Self>, bus: std::sync::Arc<dyn EventBus>) {
+        if !matches!(self.backend, Backend::Pg(_)) {
+            return;
+        }
+        let mut signals = bus.subscribe();
+        if self.bus.set(bus).is_err() {
+            return;
+        }
+        let _ = self.session_lists.set(crate::session_cache::SessionLists::default());
+        let me = std::sync::Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let signal = signals.recv().await;
+                let Some(db) = me.upgrade() else { return };
+                let Some(lists) = db.session_lists.get() else { return };
+                match signal {
+                    Ok(Signal::SessionsChanged(owner)) => lists.invalidate(&owner),
+                    // Signals may have been missed.
+                    Ok(Signal::Reconnected) | Err(broadcast::error::RecvError::Lagged(_)) => lists.clear(),
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
     }
 }
 
@@ -189,11 +227,17 @@ impl Db {
             Backend::Sqlite(_) => Some(sqlite_read_pool(sqlite_path(url), config)?),
             Backend::Pg(_) => None,
         };
-        let session_lists = match &backend {
-            Backend::Sqlite(_) => Some(crate::session_cache::SessionLists::default()),
-            Backend::Pg(_) => None,
+        let session_lists = std::sync::OnceLock::new();
+        if let Backend::Sqlite(_) = &backend {
+            let _ = session_lists.set(crate::session_cache::SessionLists::default());
+        }
+        let db = Self {
+            backend,
+            inline_reads,
+            write_gate: tokio::sync::Mutex::new(()),
+            session_lists,
+            bus: std::sync::OnceLock::new(),
         };
-        let db = Self { backend, inline_reads, write_gate: tokio::sync::Mutex::new(()), session_lists };
         db.migrate().await?;
         Ok(db)
     }

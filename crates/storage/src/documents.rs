@@ -168,7 +168,9 @@ impl DocumentStore for Db {
             .await?;
             Ok(diesel::delete(sessions::table.find((&owner_s, sid))).execute(conn).await?)
         });
-        self.sessions_changed(&owner_s);
+        if !matches!(n, Ok(0)) {
+            self.sessions_changed(&owner_s).await;
+        }
         Ok(n? > 0)
     }
 }
@@ -333,7 +335,7 @@ async fn commit(
         }
         Ok(Ok((Some(new.version_id.clone()), new.section_count, created_at, at)))
     });
-    db.sessions_changed(&owner_s);
+    db.sessions_changed(&owner_s).await;
     Ok(match r? {
         Ok((version_id, section_count, created_at, updated_at)) => {
             // The transaction and its clones of `html` are gone.

@@ -33,8 +33,10 @@
 //! - Write lookups by key with `get_result`, not `first`: SQLite plans with the value of a
 //!   bound `LIMIT`, so a statement that has one is compiled again at every run.
 //! - The session lists of recent owners are kept in memory (`session_cache.rs`), dropped by
-//!   every write of this process to the owner's sessions. PostgreSQL, whose replicas share
-//!   the database, has no such cache.
+//!   every write of this process to the owner's sessions. On PostgreSQL, whose replicas share
+//!   the database, the cache is on once the store follows the bus
+//!   (`Db::follow_session_changes`): every write is announced over `LISTEN/NOTIFY` and each
+//!   replica drops that owner's list when it hears it.
 //! - A version's HTML of 1 MiB or more is written into its rows after them, on the sync
 //!   connection itself (`documents.rs`, `WriteHtml`): the wrapper copies every bound value,
 //!   which would cost a 50 MB upload another 50 MB. Smaller HTML, and all HTML on

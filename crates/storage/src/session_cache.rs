@@ -1,13 +1,20 @@
-//! SQLite only: the first page of the session lists of recent owners, kept in memory
-//! (`GET /v1/sessions` without a cursor).
+//! The first page of the session lists of recent owners, kept in memory (`GET /v1/sessions`
+//! without a cursor).
 //!
 //! The list is read far more often than it changes, and on SQLite reading it cost about half
-//! of the request's server CPU (docs/benchmarks.md §1). Every write to an owner's `sessions`
-//! rows in this process drops that owner's entry once it has committed, and a list read
-//! while a write may have been committing is not kept, so this process always sees its own
-//! writes. Another process writing the same SQLite file (not a deployment Redline supports;
-//! the `admin` CLI writes no sessions) is seen within [`TTL`]. PostgreSQL, where replicas
-//! share the database, has no such cache.
+//! of the request's server CPU (docs/benchmarks.md §1); on PostgreSQL the read is a round trip
+//! to the server. Every write to an owner's `sessions` rows in this process drops that
+//! owner's entry once it has committed, and a list read while a write may have been
+//! committing is not kept, so this process always sees its own writes.
+//!
+//! On SQLite the cache is on from the start: one process serves the file (the `admin` CLI
+//! writes no sessions; another process writing it anyway is seen within [`TTL`]). On
+//! PostgreSQL, where replicas share the database, it is on once the store follows the bus
+//! ([`crate::Db::follow_session_changes`]): each write then also publishes
+//! `Signal::SessionsChanged(owner)`, and every replica drops that owner's entry when the
+//! signal arrives, as it would for its own write. A replica that may have missed signals (its
+//! subscription lagged, or its `LISTEN` connection came up again) drops every entry. A lost
+//! signal (a `NOTIFY` that failed) is covered by [`TTL`].
 //!
 //! The lists live in a `quick_cache` of about [`MAX_OWNERS`] entries (when full, the least
 //! used go first). The write generation is a lock of its own, held from a read's check to its
@@ -76,11 +83,19 @@ impl SessionLists {
         self.lists.insert(owner.to_owned(), (read_at, asked, list));
     }
 
-    /// Call after a write to the owner's sessions has committed (or failed).
+    /// Call after a write to the owner's sessions has committed (or failed), here or on
+    /// another replica.
     pub(crate) fn invalidate(&self, owner: &str) {
         let mut generation = self.generation_lock();
         *generation = generation.wrapping_add(1);
         self.lists.remove(owner);
+    }
+
+    /// Drops every list: writes of other replicas may have gone unannounced.
+    pub(crate) fn clear(&self) {
+        let mut generation = self.generation_lock();
+        *generation = generation.wrapping_add(1);
+        self.lists.clear();
     }
 }
 
@@ -123,6 +138,20 @@ mod tests {
         let g = c.generation();
         c.put("user:a", g, 10, &list(2), Instant::now());
         assert_eq!(c.get("user:a", 10), Some(list(2)));
+    }
+
+    #[test]
+    fn clearing_drops_every_list_and_reads_across_it() {
+        let c = SessionLists::default();
+        let g = c.generation();
+        c.put("user:a", g, 10, &list(2), Instant::now());
+        c.put("user:b", g, 10, &list(1), Instant::now());
+        let read_before = c.generation();
+        c.clear();
+        assert_eq!(c.get("user:a", 10), None);
+        assert_eq!(c.get("user:b", 10), None);
+        c.put("user:a", read_before, 10, &list(2), Instant::now());
+        assert_eq!(c.get("user:a", 10), None, "a list read across the clear is not kept");
     }
 
     #[test]

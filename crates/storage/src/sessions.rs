@@ -21,7 +21,7 @@ impl SessionStore for Db {
         let fetch = page.fetch();
         let key = |s: &SessionSummary| Cursor::new(s.updated_at, s.session_id.clone());
         let kept = match page.after {
-            None => self.session_lists.as_ref().map(|lists| (lists, lists.generation(), Instant::now())),
+            None => self.session_lists.get().map(|lists| (lists, lists.generation(), Instant::now())),
             Some(_) => None,
         };
         if let Some(rows) = kept.and_then(|(lists, _, _)| lists.get(&owner, fetch)) {
@@ -79,7 +79,10 @@ impl SessionStore for Db {
             .on_conflict_do_nothing()
             .execute(conn)
             .await?));
-        self.sessions_changed(&owner);
+        // A session that was there already changed nothing.
+        if !matches!(r, Ok(0)) {
+            self.sessions_changed(&owner).await;
+        }
         r?;
         Ok(())
     }

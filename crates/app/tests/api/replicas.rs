@@ -483,3 +483,61 @@ async fn a_key_revoked_on_one_replica_is_refused_by_the_others_at_once() {
     }
     println!("revocation seen by the other replica after {:?}", revoked.elapsed());
 }
+
+/// Replica B keeps the caller's session list; a document saved on replica A shows in B's
+/// list right after (A announces the write over `LISTEN/NOTIFY`, B drops its kept list). The
+/// deadline is well under the list cache's 1 s TTL, which alone would also refresh B's list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_list_kept_on_one_replica_shows_a_write_on_another_at_once() {
+    let Some(db) = PgDatabase::create("redline_lists").await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let env = vec![
+        ("REDLINE_DATABASE_URL", db.url.clone()),
+        ("REDLINE_SECRET", "shared by the replicas".to_owned()),
+        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+        ("REDLINE_WORKERS", "0".to_owned()),
+    ];
+    let a = Replica::start(&dir.path().join("a"), &env).await;
+    let b = Replica::start(&dir.path().join("b"), &env).await;
+    let key = a.key().await;
+    let listed = |v: &Value| -> Vec<(String, String)> {
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .map(|s| (s["session_id"].as_str().unwrap_or_default().to_owned(), s["version_id"].to_string()))
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for (step, session) in ["first", "second", "first"].into_iter().enumerate() {
+        // B reads the list twice: the second answer comes from its cache.
+        let before = b.call(reqwest::Method::GET, "/v1/sessions", &key, None).await;
+        assert_eq!(before.0, 200, "{}", before.1);
+        assert_eq!(b.call(reqwest::Method::GET, "/v1/sessions", &key, None).await.1, before.1);
+        let (s, saved) = a
+            .call(
+                reqwest::Method::PUT,
+                &format!("/v1/documents/{session}"),
+                &key,
+                Some(json!({"html": format!("<p>Step {step}.</p>")})),
+            )
+            .await;
+        assert!(s == 200 || s == 201, "{s} {saved}");
+        let version = saved["version_id"].to_string();
+        let written = Instant::now();
+        loop {
+            let (s, list) = b.call(reqwest::Method::GET, "/v1/sessions", &key, None).await;
+            assert_eq!(s, 200, "{list}");
+            let list = listed(&list);
+            if list.first() == Some(&(session.to_owned(), version.clone())) {
+                seen.push(written.elapsed());
+                break;
+            }
+            assert!(
+                written.elapsed() < Duration::from_millis(600),
+                "step {step}: replica B still lists {list:?} after the save of {session} ({version}) on A"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    println!("a save on replica A listed by replica B after {seen:?}");
+}

@@ -73,7 +73,7 @@ fn keep_lease(
                 signal = signals.recv() => {
                     let mine = match signal {
                         Ok(Signal::Job(id)) => id == job_id,
-                        Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_)) => false,
+                        Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_) | Signal::SessionsChanged(_) | Signal::Reconnected) => false,
                         Err(_) => true,
                     };
                     if mine {

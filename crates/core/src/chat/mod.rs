@@ -176,7 +176,13 @@ impl Chat {
                         Some(c) => c.evict(&id),
                         None => return,
                     },
-                    Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_))
+                    Ok(
+                        Signal::Events(_)
+                        | Signal::Queued
+                        | Signal::KeyRevoked(_)
+                        | Signal::SessionsChanged(_)
+                        | Signal::Reconnected,
+                    )
                     | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 }

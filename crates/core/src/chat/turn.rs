@@ -86,7 +86,7 @@ fn watch_job(
                 s = signals.recv() => {
                     let mine = match s {
                         Ok(Signal::Job(id)) => id == job_id,
-                        Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_)) => false,
+                        Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_) | Signal::SessionsChanged(_) | Signal::Reconnected) => false,
                         Err(_) => true,
                     };
                     if mine {

@@ -53,11 +53,29 @@ pub async fn list_sessions_is_owner_scoped(db: &Db) {
     assert!(all(db, ann_as_org).await.is_empty());
 }
 
-/// Lists always show what this store wrote before (the SQLite adapter keeps recent lists in
-/// memory and must drop them on every write).
+/// A store as the binary opens it: its session-list cache on (on PostgreSQL, following a bus
+/// of its own, as a replica does), with that bus. On SQLite the cache is on from the opening
+/// and the store is `db` itself.
+async fn replica(db: &Db) -> (std::sync::Arc<Db>, Option<std::sync::Arc<redline_storage::bus::PgBus>>) {
+    if db.backend_name() != "postgres" {
+        return (common::shared(db), None);
+    }
+    let url = common::url_of(db);
+    let store = std::sync::Arc::new(
+        Db::open(&redline_storage::DbConfig::new(url.clone())).await.unwrap_or_else(|e| panic!("open {url}: {e}")),
+    );
+    let bus = std::sync::Arc::new(redline_storage::bus::PgBus::start(&url));
+    store.follow_session_changes(bus.clone());
+    (store, Some(bus))
+}
+
+/// Lists always show what this store wrote before (the store keeps recent lists in memory
+/// and must drop them on every write).
 pub async fn session_lists_follow_the_stores_writes(db: &Db) {
     use redline_ports::documents::NewVersion;
     use redline_ports::DocumentStore;
+    let (store, _bus) = replica(db).await;
+    let db = store.as_ref();
     let ann = Owner::User(UserId::new());
     let sid = |s: &str| redline_domain::SessionId::parse(s).unwrap();
     let version = |id: &str, now: Millis| NewVersion {
@@ -85,6 +103,69 @@ pub async fn session_lists_follow_the_stores_writes(db: &Db) {
     assert_eq!(before.len(), 1);
     db.commit_version(ann, &sid("three"), Some(None), &version("v3", T0 + 3)).await.unwrap();
     assert_eq!(all(db, ann).await.len(), 2);
+}
+
+/// Replicas on one database: a list kept by replica B shows a write of replica A right
+/// after it (on PostgreSQL A announces it over `LISTEN/NOTIFY` and B drops its kept list;
+/// on SQLite one process serves the file, so A and B are one store). The deadline is well
+/// under the cache's 1 s TTL, which alone would also refresh B's list.
+pub async fn session_lists_follow_other_replicas_writes(db: &Db) {
+    use redline_ports::documents::NewVersion;
+    use redline_ports::jobs::Signal;
+    use redline_ports::{DocumentStore, EventBus};
+    use std::time::{Duration, Instant};
+    let (a, a_bus) = replica(db).await;
+    let (b, b_bus) = replica(db).await;
+    if let (Some(a_bus), Some(b_bus)) = (&a_bus, &b_bus) {
+        // B's LISTEN connection comes up in the background: publish on A until B hears.
+        let mut heard = b_bus.subscribe();
+        let up = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                a_bus.publish(Signal::Job("probe".into())).await;
+                if let Ok(Ok(Signal::Job(id))) = tokio::time::timeout(Duration::from_millis(200), heard.recv()).await {
+                    if id == "probe" {
+                        return;
+                    }
+                }
+            }
+        })
+        .await;
+        assert!(up.is_ok(), "replica B never heard replica A");
+    }
+    let ann = Owner::User(UserId::new());
+    let sid = |s: &str| SessionId::parse(s).unwrap();
+    let version = |id: &str, now: Millis| NewVersion {
+        version_id: id.to_owned(),
+        html: "<p>x</p>".to_owned(),
+        section_count: 1,
+        source: "test".to_owned(),
+        title: Some("Title".to_owned()),
+        now,
+    };
+    // B lists (and keeps the list), A writes, B shows the write within the deadline.
+    async fn fresh_on(b: &Db, ann: Owner, want: &[(&str, Option<&str>)], what: &str) {
+        let want: Vec<(String, Option<String>)> =
+            want.iter().map(|(s, v)| ((*s).to_owned(), v.map(str::to_owned))).collect();
+        let deadline = Instant::now() + Duration::from_millis(600);
+        loop {
+            let got: Vec<(String, Option<String>)> =
+                all(b, ann).await.into_iter().map(|s| (s.session_id, s.version_id)).collect();
+            if got == want {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: replica B still lists {got:?}, not {want:?}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    assert!(all(&b, ann).await.is_empty());
+    a.commit_version(ann, &sid("one"), None, &version("v1", T0)).await.unwrap();
+    fresh_on(&b, ann, &[("one", Some("v1"))], "a new session").await;
+    a.commit_version(ann, &sid("one"), Some(Some("v1".to_owned())), &version("v2", T0 + 1)).await.unwrap();
+    fresh_on(&b, ann, &[("one", Some("v2"))], "a new version").await;
+    a.ensure_session(ann, &sid("two"), T0 + 2).await.unwrap();
+    fresh_on(&b, ann, &[("two", None), ("one", Some("v2"))], "an empty session").await;
+    assert!(a.delete_session(ann, &sid("one")).await.unwrap());
+    fresh_on(&b, ann, &[("two", None)], "a deleted session").await;
 }
 
 fn summary(id: String, updated_at: Millis) -> SessionSummary {
