@@ -7,8 +7,6 @@ use std::collections::HashMap;
 
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 
-use crate::escape;
-
 /// The most characters taken from one PDF (past it the PDF is refused as too complex): this
 /// floor plus a multiple of the input's size, at most [`MAX_CHARS`]. (Real PDFs hold fewer
 /// characters than bytes; a form drawn many times can make far more.)
@@ -20,6 +18,13 @@ pub(super) const MAX_CHARS: usize = 20_000_000;
 pub(super) fn char_budget(input_len: usize) -> usize {
     CHARS_FLOOR.saturating_add(input_len.saturating_mul(CHARS_FACTOR)).min(MAX_CHARS)
 }
+
+/// Marks in a line's text around a superscript or a subscript (Unicode noncharacters,
+/// which no PDF's text may bring: [`Collector`] drops them), made tags by [`inline_html`].
+pub(super) const SUP_START: char = '\u{FDD0}';
+pub(super) const SUP_END: char = '\u{FDD1}';
+pub(super) const SUB_START: char = '\u{FDD2}';
+pub(super) const SUB_END: char = '\u{FDD3}';
 
 /// One line of text as laid out on its page.
 #[derive(Debug, Clone)]
@@ -36,6 +41,54 @@ pub(super) struct Line {
     /// The middle of its page, across.
     pub page_mid: f32,
     pub page: u32,
+    /// Its words (runs of text without a gap): where each starts in `text`, its left and right edges.
+    pub runs: Vec<(u32, f32, f32)>,
+}
+
+impl Line {
+    /// The text of run `i` (with the space after it trimmed).
+    pub(super) fn run_text(&self, i: usize) -> &str {
+        let start = self.runs.get(i).map_or(self.text.len(), |r| r.0 as usize);
+        let end = self.runs.get(i + 1).map_or(self.text.len(), |r| r.0 as usize);
+        self.text.get(start..end).unwrap_or("").trim()
+    }
+
+    /// A line of the runs `range` of this one.
+    pub(super) fn part(&self, range: std::ops::Range<usize>) -> Option<Line> {
+        let first = *self.runs.get(range.start)?;
+        let last = *self.runs.get(range.end.checked_sub(1)?)?;
+        let start = first.0 as usize;
+        let end = self.runs.get(range.end).map_or(self.text.len(), |r| r.0 as usize);
+        let text = self.text.get(start..end)?.trim_end().to_owned();
+        if text.is_empty() {
+            return None;
+        }
+        let runs = self.runs[range].iter().map(|r| (r.0 - first.0, r.1, r.2)).collect();
+        Some(Line { text, x: first.1, end: last.2, runs, ..self.clone_meta() })
+    }
+
+    fn clone_meta(&self) -> Line {
+        Line {
+            text: String::new(),
+            size: self.size,
+            x: self.x,
+            y: self.y,
+            end: self.end,
+            page_mid: self.page_mid,
+            page: self.page,
+            runs: Vec::new(),
+        }
+    }
+}
+
+/// A word's worth of characters of one size on one baseline.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: u32,
+    x: f32,
+    end: f32,
+    y: f32,
+    size: f32,
 }
 
 #[derive(Debug)]
@@ -50,11 +103,28 @@ struct LineBuilder {
     /// Where the characters start, for spotting text drawn twice (fake bold).
     starts: Vec<(f32, char)>,
     pending_space: bool,
+    runs: Vec<Run>,
 }
 
 impl LineBuilder {
     fn size(&self) -> f32 {
         self.sizes.iter().max_by_key(|(size, count)| (*count, *size)).map_or(0.0, |(size, _)| *size as f32 / 10.0)
+    }
+}
+
+/// Whether a run of `size` on baseline `y` is raised (`Some(true)`) or lowered
+/// (`Some(false)`) against a line of `line_size` on `baseline`: smaller, and off the baseline.
+fn shifted(size: f32, y: f32, line_size: f32, baseline: f32) -> Option<bool> {
+    if size.is_nan() || size >= line_size * 0.9 {
+        return None;
+    }
+    let shift = baseline - y; // up is positive
+    if shift > line_size * 0.15 {
+        Some(true)
+    } else if shift < -line_size * 0.1 {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -97,29 +167,69 @@ impl Collector {
     pub(super) fn flush(&mut self) {
         let Some(line) = self.current.take() else { return };
         let size = line.size();
-        let mut text = line.text;
-        // A soft hyphen only shows at the end of a line.
-        if text.contains('\u{AD}') {
-            let hyphen_at_end = text.trim_end().ends_with('\u{AD}');
-            text = text.replace('\u{AD}', "");
-            if hyphen_at_end {
-                text.truncate(text.trim_end().len());
-                text.push('\u{AD}');
+        // The line's baseline is that of its first run in its main size.
+        let baseline = line.runs.iter().find(|r| (r.size - size).abs() <= size * 0.05).map_or(line.y, |r| r.y);
+        let last_run = line.runs.len().saturating_sub(1);
+        let mut text = String::with_capacity(line.text.len() + 8);
+        let mut runs = Vec::with_capacity(line.runs.len());
+        for (i, run) in line.runs.iter().enumerate() {
+            let from = run.start as usize;
+            let to = line.runs.get(i + 1).map_or(line.text.len(), |r| r.start as usize);
+            let mut piece = line.text.get(from..to).unwrap_or("");
+            runs.push((text.len() as u32, run.x, run.end));
+            // A soft hyphen only shows at the end of a line.
+            let owned;
+            if piece.contains('\u{AD}') {
+                let hyphen_at_end = i == last_run && piece.trim_end().ends_with('\u{AD}');
+                let mut cleaned = piece.replace('\u{AD}', "");
+                if hyphen_at_end {
+                    cleaned.truncate(cleaned.trim_end().len());
+                    cleaned.push('\u{AD}');
+                }
+                owned = cleaned;
+                piece = &owned;
+            }
+            match shifted(run.size, run.y, size, baseline) {
+                Some(up) => {
+                    // A note marker glued to the word before it stays glued.
+                    let glued = i > 0 && run.x - line.runs[i - 1].end < size * 0.25;
+                    if glued && text.ends_with(' ') {
+                        text.pop();
+                        if let Some(last) = runs.last_mut() {
+                            last.0 = text.len() as u32;
+                        }
+                    }
+                    // The space after a raised word stays outside its tag.
+                    let word = piece.trim_end();
+                    text.push(if up { SUP_START } else { SUB_START });
+                    text.push_str(word);
+                    text.push(if up { SUP_END } else { SUB_END });
+                    text.push_str(&piece[word.len()..]);
+                }
+                None => text.push_str(piece),
             }
         }
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
+        let trimmed_end = text.trim_end().len();
+        text.truncate(trimmed_end);
+        let lead = text.len() - text.trim_start().len();
+        if lead > 0 {
+            text.drain(..lead);
+            for run in &mut runs {
+                run.0 = run.0.saturating_sub(lead as u32);
+            }
+        }
+        if text.chars().all(|c| c.is_whitespace() || (SUP_START..=SUB_END).contains(&c)) {
             return;
         }
-        let text = if trimmed.len() == text.len() { text } else { trimmed.to_owned() };
         self.lines.push(Line {
             text,
             size,
             x: line.x,
-            y: line.y,
+            y: baseline,
             end: line.end,
             page_mid: self.page_mid,
             page: self.page,
+            runs,
         });
     }
 
@@ -140,6 +250,7 @@ impl Collector {
                     sizes: Vec::new(),
                     starts: Vec::new(),
                     pending_space: false,
+                    runs: Vec::new(),
                 })
             }
         };
@@ -155,6 +266,18 @@ impl Collector {
             }
         }
         line.pending_space = false;
+        // A new run after a space, or where the size or the baseline changes.
+        let new_run = match line.runs.last() {
+            None => true,
+            Some(run) => {
+                line.text.ends_with(' ')
+                    || (run.size - size).abs() > run.size.max(size) * 0.05
+                    || (run.y - y).abs() > run.size.max(size) * 0.1
+            }
+        };
+        if new_run {
+            line.runs.push(Run { start: line.text.len() as u32, x, end, y, size });
+        }
         let first = text.chars().next().unwrap_or(' ');
         // The most recent starts only: the check for text drawn twice stays cheap.
         if line.starts.len() >= 512 {
@@ -164,7 +287,7 @@ impl Collector {
         for c in text.chars() {
             match c {
                 '\t' | '\n' | '\r' | '\u{A0}' => line.text.push(' '),
-                '\u{FEFF}' => {}
+                '\u{FEFF}' | '\u{FDD0}'..='\u{FDEF}' => {}
                 c if c.is_control() => {}
                 c => match ligature(c) {
                     Some(expanded) => line.text.push_str(expanded),
@@ -173,6 +296,9 @@ impl Collector {
             }
         }
         line.end = end;
+        if let Some(run) = line.runs.last_mut() {
+            run.end = end;
+        }
         match line.sizes.iter_mut().find(|(s, _)| *s == size_key) {
             Some((_, count)) => *count += text.chars().count() as u32,
             None => line.sizes.push((size_key, text.chars().count() as u32)),
@@ -266,6 +392,7 @@ impl OutputDev for Collector {
 pub(super) enum Block {
     Heading(u8, String),
     Paragraph(String),
+    Table(super::tables::Table),
 }
 
 fn letters(text: &str) -> usize {
@@ -328,7 +455,7 @@ fn ends_sentence(text: &str) -> bool {
 /// Groups lines into headings and paragraphs.
 #[cfg(test)]
 pub(super) fn blocks(lines: &[Line]) -> Vec<Block> {
-    placed_blocks(lines).into_iter().map(|p| p.block).collect()
+    placed_blocks(lines, Vec::new()).into_iter().map(|p| p.block).collect()
 }
 
 /// A block with the place of its first line.
@@ -340,13 +467,15 @@ pub(super) struct Placed {
     pub y: f32,
 }
 
-/// Groups lines into headings and paragraphs, each with the place of its first line.
-pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
+/// Groups lines into headings and paragraphs, each with the place of its first line, and
+/// puts each table before the line of its index.
+pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::Table)>) -> Vec<Placed> {
+    let mut tables = tables.into_iter().peekable();
     let Some(body) = mode(lines.iter().map(|l| (l.size, l.text.chars().count())), 0.5).filter(|b| *b > 0.0) else {
-        return lines
-            .iter()
-            .map(|l| Placed { block: Block::Paragraph(l.text.clone()), page: l.page, y: l.y })
-            .collect();
+        let mut out: Vec<Placed> =
+            tables.map(|(_, t)| Placed { page: t.page, y: t.top, block: Block::Table(t) }).collect();
+        out.extend(lines.iter().map(|l| Placed { block: Block::Paragraph(l.text.clone()), page: l.page, y: l.y }));
+        return out;
     };
     // The left edges of the body text (one per column).
     let body_sized = |s: f32| (s - body).abs() <= body * 0.1;
@@ -395,7 +524,16 @@ pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
     let mut out = Vec::new();
     let mut current: Option<(Placed, usize)> = None; // the block in progress and its line count
     let mut prev: Option<&Line> = None;
-    for line in lines {
+    for (index, line) in lines.iter().enumerate() {
+        if tables.peek().is_some_and(|(at, _)| *at <= index) {
+            if let Some((block, _)) = current.take() {
+                out.push(block);
+            }
+            while let Some((_, table)) = tables.next_if(|(at, _)| *at <= index) {
+                out.push(Placed { page: table.page, y: table.top, block: Block::Table(table) });
+            }
+            prev = None;
+        }
         let level = level_of(line);
         let joins = match (&current, prev) {
             (Some((placed, count)), Some(prev)) => {
@@ -425,6 +563,7 @@ pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
     if let Some((block, _)) = current {
         out.push(block);
     }
+    out.extend(tables.map(|(_, t)| Placed { page: t.page, y: t.top, block: Block::Table(t) }));
     out
 }
 
@@ -476,18 +615,56 @@ fn continues(
     }
 }
 
+/// Escaped text with its superscripts and subscripts as tags.
+pub(super) fn inline_html(text: &str, html: &mut String) {
+    let text = text.trim_end_matches('\u{AD}');
+    let mut rest = text;
+    while let Some(at) = rest.find([SUP_START, SUP_END, SUB_START, SUB_END]) {
+        crate::escape_into(html, &rest[..at]);
+        let mark = rest[at..].chars().next().unwrap_or(SUP_START);
+        html.push_str(match mark {
+            SUP_START => "<sup>",
+            SUP_END => "</sup>",
+            SUB_START => "<sub>",
+            _ => "</sub>",
+        });
+        rest = &rest[at + mark.len_utf8()..];
+    }
+    crate::escape_into(html, rest);
+}
+
 /// The HTML of one block.
 pub(super) fn block_html(block: &Block, html: &mut String) {
-    {
-        match block {
-            Block::Heading(level, text) => {
-                html.push_str(&format!("<h{level}>{}</h{level}>\n", escape(text.trim_end_matches('\u{AD}'))));
+    match block {
+        Block::Heading(level, text) => {
+            html.push_str(&format!("<h{level}>"));
+            inline_html(text, html);
+            html.push_str(&format!("</h{level}>\n"));
+        }
+        Block::Paragraph(text) => {
+            html.push_str("<p>");
+            inline_html(text, html);
+            html.push_str("</p>\n");
+        }
+        Block::Table(table) => {
+            html.push_str("<table>\n<tbody>\n");
+            for row in &table.rows {
+                html.push_str("<tr>");
+                for cell in row {
+                    html.push_str("<td");
+                    if cell.colspan > 1 {
+                        html.push_str(&format!(" colspan=\"{}\"", cell.colspan));
+                    }
+                    if cell.rowspan > 1 {
+                        html.push_str(&format!(" rowspan=\"{}\"", cell.rowspan));
+                    }
+                    html.push('>');
+                    inline_html(&cell.text, html);
+                    html.push_str("</td>");
+                }
+                html.push_str("</tr>\n");
             }
-            Block::Paragraph(text) => {
-                html.push_str("<p>");
-                html.push_str(&escape(text.trim_end_matches('\u{AD}')));
-                html.push_str("</p>\n");
-            }
+            html.push_str("</tbody>\n</table>\n");
         }
     }
 }

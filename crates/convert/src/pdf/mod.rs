@@ -15,6 +15,7 @@
 mod layout;
 mod pictures;
 mod prepare;
+mod tables;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -66,7 +67,7 @@ pub(crate) fn convert_with(bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<Conver
     })?;
     let prepared = catch_unwind(AssertUnwindSafe(|| prepare::prepare(doc, bytes.len())))
         .map_err(|p| corrupt(format!("it could not be read ({})", panic_message(&*p))))??;
-    let prepare::Prepared { doc, page_count, has_images, mut warnings, pictures } = prepared;
+    let prepare::Prepared { doc, page_count, has_images, mut warnings, pictures, rules } = prepared;
 
     let mut collector = Collector::default();
     collector.max_chars = layout::char_budget(bytes.len());
@@ -121,7 +122,7 @@ pub(crate) fn convert_with(bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<Conver
         warnings.push("the PDF's pictures were not imported".into());
     }
     warnings.extend(pictures.warnings.iter().cloned());
-    let (html, images) = compose(&collector.lines, pictures, ocr, &mut warnings);
+    let (html, images) = compose(&collector.lines, &rules, pictures, ocr, &mut warnings);
     Ok(Converted { html, images, warnings })
 }
 
@@ -136,11 +137,13 @@ struct Shown {
 /// picture and the text OCR reads from it.
 fn compose(
     lines: &[layout::Line],
+    rules: &[pictures::Rule],
     decoded: pictures::Decoded,
     ocr: Option<&dyn Ocr>,
     warnings: &mut Vec<String>,
 ) -> (String, Vec<redline_ports::documents::ExtractedImage>) {
-    let mut blocks = layout::placed_blocks(lines);
+    let tabled = tables::extract(lines, rules);
+    let mut blocks = layout::placed_blocks(&tabled.lines, tabled.tables);
     let mut kept = crate::images::Pictures::default();
     let mut refused = None;
     let files: Vec<Option<String>> = decoded
@@ -376,3 +379,5 @@ fn too_many_chars() -> ConvertError {
 mod tests;
 #[cfg(test)]
 mod tests_pictures;
+#[cfg(test)]
+mod tests_structure;

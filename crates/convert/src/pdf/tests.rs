@@ -8,7 +8,7 @@ use super::layout::{blocks, Block, Collector};
 use super::*;
 
 /// A PDF whose pages have the given content streams, drawn with Helvetica as /F1.
-fn pdf(pages: &[&str]) -> Vec<u8> {
+pub(super) fn pdf(pages: &[&str]) -> Vec<u8> {
     pdf_with(pages, |_| {})
 }
 
@@ -67,7 +67,7 @@ fn page_of(lines: &[(u32, u32, &str)]) -> String {
     content
 }
 
-fn html_of(bytes: &[u8]) -> String {
+pub(super) fn html_of(bytes: &[u8]) -> String {
     convert(bytes).expect("the PDF converts").html
 }
 

@@ -1,0 +1,118 @@
+//! Structure read from positions and drawings: tables, lists, superscripts, columns.
+
+use super::tests::{html_of, pdf};
+
+/// A text line at (x, y) in Helvetica of `size`.
+fn text(x: f32, y: f32, size: f32, text: &str) -> String {
+    format!("BT /F1 {size} Tf {x} {y} Td ({text}) Tj ET\n")
+}
+
+/// A grid of stroked lines: rows at `ys` (top down in PDF space: descending), columns at `xs`.
+fn ruled(xs: &[f32], ys: &[f32]) -> String {
+    let (left, right) = (xs[0], xs[xs.len() - 1]);
+    let (top, bottom) = (ys[0], ys[ys.len() - 1]);
+    let mut out = String::from("0.5 w\n");
+    for y in ys {
+        out.push_str(&format!("{left} {y} m {right} {y} l S\n"));
+    }
+    for x in xs {
+        out.push_str(&format!("{x} {top} m {x} {bottom} l S\n"));
+    }
+    out
+}
+
+#[test]
+fn a_ruled_table_becomes_a_table_with_its_text_in_its_cells() {
+    let mut page = text(72.0, 760.0, 11.0, "Before the table.");
+    page += &ruled(&[72.0, 200.0, 330.0], &[740.0, 720.0, 700.0]);
+    // Each row drawn as one run of text, as many writers do.
+    page += "BT /F1 11 Tf 76 726 Td (Name) Tj 128 0 Td (Capital) Tj ET\n";
+    page += "BT /F1 11 Tf 76 706 Td (France) Tj 128 0 Td (Paris) Tj ET\n";
+    page += &text(72.0, 680.0, 11.0, "After the table.");
+    let html = html_of(&pdf(&[&page]));
+    assert_eq!(
+        html,
+        "<p>Before the table.</p>\n<table>\n<tbody>\n<tr><td>Name</td><td>Capital</td></tr>\n\
+         <tr><td>France</td><td>Paris</td></tr>\n</tbody>\n</table>\n<p>After the table.</p>\n"
+    );
+}
+
+#[test]
+fn a_missing_inner_line_merges_cells() {
+    // Three columns; on the second row the line between columns 2 and 3 is missing, and
+    // between rows 1 and 2 the line under column 1 is missing.
+    let mut page = String::from("0.5 w\n");
+    for y in [760.0, 700.0] {
+        page += &format!("72 {y} m 372 {y} l S\n");
+    }
+    page += "172 730 m 372 730 l S\n"; // row line under columns 2-3 only
+    page += "72 760 m 72 700 l S\n172 760 m 172 700 l S\n372 760 m 372 700 l S\n";
+    page += "272 760 m 272 730 l S\n"; // column line on the first row only
+    page += &text(76.0, 740.0, 10.0, "tall");
+    page += &text(176.0, 740.0, 10.0, "b");
+    page += &text(276.0, 740.0, 10.0, "c");
+    page += &text(176.0, 710.0, 10.0, "wide");
+    let html = html_of(&pdf(&[&page]));
+    assert!(html.contains("<tr><td rowspan=\"2\">tall</td><td>b</td><td>c</td></tr>"), "{html}");
+    assert!(html.contains("<tr><td colspan=\"2\">wide</td></tr>"), "{html}");
+}
+
+#[test]
+fn thin_filled_rectangles_rule_a_table_as_word_draws_it() {
+    let mut page = String::new();
+    for y in [740.0, 720.0, 700.0] {
+        page += &format!("72 {y} 258 0.5 re f\n");
+    }
+    for x in [72.0, 200.0, 330.0] {
+        page += &format!("{x} 700 0.5 40 re f\n");
+    }
+    page += &text(76.0, 726.0, 11.0, "a1");
+    page += &text(204.0, 726.0, 11.0, "b1");
+    page += &text(76.0, 706.0, 11.0, "a2");
+    page += &text(204.0, 706.0, 11.0, "b2");
+    let html = html_of(&pdf(&[&page]));
+    assert!(html.contains("<tr><td>a1</td><td>b1</td></tr>\n<tr><td>a2</td><td>b2</td></tr>"), "{html}");
+}
+
+#[test]
+fn a_frame_round_one_text_is_not_a_table() {
+    let mut page = String::from("72 700 200 40 re S\n");
+    page += &text(80.0, 720.0, 11.0, "A text box");
+    page += "1 0 0 1 0 0 cm 300 500 100 100 re f\n"; // a filled square: a shape, not a rule
+    let html = html_of(&pdf(&[&page]));
+    assert_eq!(html, "<p>A text box</p>\n");
+}
+
+#[test]
+fn clipping_paths_are_not_rules() {
+    let mut page = String::new();
+    for y in [740.0, 720.0, 700.0] {
+        page += &format!("72 {y} m 330 {y} l\n");
+    }
+    page += "72 700 258 40 re W n\n";
+    page += &text(76.0, 726.0, 11.0, "a1");
+    page += &text(204.0, 726.0, 11.0, "b1");
+    let html = html_of(&pdf(&[&page]));
+    assert!(!html.contains("<table>"), "{html}");
+}
+
+#[test]
+fn a_note_marker_after_a_number_is_a_superscript() {
+    let mut page = text(72.0, 700.0, 11.0, "Population 273.879.750");
+    page += &text(189.0, 704.0, 7.0, "1");
+    page += &text(200.0, 700.0, 11.0, "people");
+    page += &text(72.0, 680.0, 11.0, "H");
+    page += &text(80.0, 677.0, 7.0, "2");
+    page += &text(84.0, 680.0, 11.0, "O");
+    let html = html_of(&pdf(&[&page]));
+    assert!(html.contains("273.879.750<sup>1</sup> people"), "{html}");
+    assert!(html.contains("H<sub>2</sub>O"), "{html}");
+}
+
+#[test]
+fn noncharacters_in_the_text_do_not_make_tags() {
+    // The marks of superscripts are noncharacters; a font mapping to them is dropped.
+    let page = text(72.0, 700.0, 11.0, "plain");
+    let html = html_of(&pdf(&[&page]));
+    assert_eq!(html, "<p>plain</p>\n");
+}
