@@ -51,6 +51,7 @@ const FLOOR: &[(&str, &str, usize)] = &[
     ("pdf", "footnotes", 2),
     ("pdf", "headings", 6),
     ("pdf", "images", 8),
+    ("pdf", "lists", 2),
     ("pdf", "merged-cells", 1),
     ("pdf", "tables", 2),
     ("pdf", "unicode-rtl", 2),

@@ -393,6 +393,8 @@ pub(super) enum Block {
     Heading(u8, String),
     Paragraph(String),
     Table(super::tables::Table),
+    /// A list item: its marker, its left edge and font size (for nesting), its text.
+    Item(Marker, Edges, f32, String),
 }
 
 fn letters(text: &str) -> usize {
@@ -433,19 +435,101 @@ pub(super) fn join_line(text: &mut String, next: &str) {
     text.push_str(next);
 }
 
-/// Whether a line starts with a bullet or a list number (`1.`, `2)`, `a)`).
-fn starts_list_item(text: &str) -> bool {
-    let mut chars = text.chars();
-    let Some(first) = chars.next() else { return false };
-    if matches!(first, '•' | '·' | '◦' | '▪' | '■' | '●' | '○' | '–' | '‣' | '⁃') {
-        return true;
+/// Where a list item's marker and its text start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Edges {
+    pub marker: f32,
+    pub text: f32,
+}
+
+/// A list item's marker: a bullet, or a number or letter.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Marker {
+    /// The marker as written (kept when the item stands alone).
+    pub text: String,
+    /// `None` for a bullet; else the list's `type` (`1`, `a`, `A`, `i`, `I`) and the number.
+    pub ordered: Option<(char, u32)>,
+}
+
+/// The value of a lower-case Roman numeral of up to 8 letters.
+fn roman(text: &str) -> Option<u32> {
+    if text.is_empty() || text.len() > 8 {
+        return None;
     }
-    let marker: String = text.chars().take_while(|c| c.is_ascii_alphanumeric()).take(4).collect();
-    let after = text[marker.len()..].chars().collect::<Vec<_>>();
-    let numbered = !marker.is_empty()
-        && (marker.chars().all(|c| c.is_ascii_digit())
-            || (marker.len() == 1 && marker.chars().all(char::is_lowercase)));
-    numbered && matches!(after.as_slice(), [')' | '.', ' ' | '\t', ..])
+    let mut total = 0u32;
+    let mut previous = 0u32;
+    for c in text.chars().rev() {
+        let value = match c {
+            'i' => 1,
+            'v' => 5,
+            'x' => 10,
+            'l' => 50,
+            'c' => 100,
+            _ => return None,
+        };
+        if value < previous {
+            total = total.checked_sub(value)?;
+        } else {
+            total += value;
+            previous = value;
+        }
+    }
+    Some(total)
+}
+
+/// The list marker a line starts with, and the byte length of the marker and the spaces
+/// after it: a bullet (•, ◦, ▪, -, –, * …) or a number or letter (`1.`, `2)`, `a.`, `(iv)`).
+pub(super) fn list_marker(text: &str) -> Option<(Marker, usize)> {
+    let first = text.chars().next()?;
+    let rest = &text[first.len_utf8()..];
+    let spaces = rest.len() - rest.trim_start().len();
+    if matches!(
+        first,
+        '•' | '·' | '◦' | '▪' | '■' | '●' | '○' | '‣' | '⁃' | '▫' | '□' | '➢' | '►' | '\u{F0B7}' | '\u{F0A7}'
+    ) || (matches!(first, '-' | '–' | '*') && spaces > 0)
+    {
+        if rest.trim().is_empty() {
+            return None;
+        }
+        return Some((Marker { text: first.to_string(), ordered: None }, first.len_utf8() + spaces));
+    }
+    // `(iv)`, `(a)`, `(1)`, or `1.`, `1)`, `a.`, `iv)`.
+    let (open, body) = match text.strip_prefix('(') {
+        Some(body) => (true, body),
+        None => (false, text),
+    };
+    let label: &str = &body[..body.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(body.len())];
+    let after = &body[label.len()..];
+    let close = after.chars().next()?;
+    if !(if open { close == ')' } else { matches!(close, '.' | ')') }) {
+        return None;
+    }
+    let tail = &after[1..];
+    let spaces = tail.len() - tail.trim_start().len();
+    if spaces == 0 || tail.trim().is_empty() {
+        return None;
+    }
+    let ordered = if label.len() <= 3 && !label.is_empty() && label.chars().all(|c| c.is_ascii_digit()) {
+        ('1', label.parse().ok()?)
+    } else if let Some(n) = roman(label).filter(|_| label.len() >= 2 || label == "i") {
+        ('i', n)
+    } else if let Some(n) =
+        roman(&label.to_ascii_lowercase()).filter(|_| label.len() >= 2 && label.chars().all(|c| c.is_ascii_uppercase()))
+    {
+        ('I', n)
+    } else if label.len() == 1 && label.chars().all(|c| c.is_ascii_lowercase()) {
+        ('a', u32::from(label.as_bytes()[0] - b'a') + 1)
+    } else if label.len() == 1 && label.chars().all(|c| c.is_ascii_uppercase()) {
+        ('A', u32::from(label.as_bytes()[0] - b'A') + 1)
+    } else {
+        return None;
+    };
+    let length = usize::from(open) + label.len() + 1 + spaces;
+    Some((Marker { text: text[..length].trim_end().to_owned(), ordered: Some(ordered) }, length))
+}
+
+fn starts_list_item(text: &str) -> bool {
+    list_marker(text).is_some()
 }
 
 fn ends_sentence(text: &str) -> bool {
@@ -542,8 +626,10 @@ pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::T
             _ => false,
         };
         if joins {
-            if let Some((Placed { block: Block::Heading(_, text) | Block::Paragraph(text), .. }, count)) =
-                current.as_mut()
+            if let Some((
+                Placed { block: Block::Heading(_, text) | Block::Paragraph(text) | Block::Item(.., text), .. },
+                count,
+            )) = current.as_mut()
             {
                 join_line(text, &line.text);
                 *count += 1;
@@ -552,9 +638,14 @@ pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::T
             if let Some((block, _)) = current.take() {
                 out.push(block);
             }
-            let block = match level {
-                Some(level) => Block::Heading(level, line.text.clone()),
-                None => Block::Paragraph(line.text.clone()),
+            let block = match (level, list_marker(&line.text)) {
+                (Some(level), _) => Block::Heading(level, line.text.clone()),
+                (None, Some((marker, length))) => {
+                    let text = line.runs.iter().find(|r| r.0 as usize >= length).map_or(line.x, |r| r.1);
+                    let edges = Edges { marker: line.x, text };
+                    Block::Item(marker, edges, line.size, line.text[length..].to_owned())
+                }
+                (None, None) => Block::Paragraph(line.text.clone()),
             };
             current = Some((Placed { block, page: line.page, y: line.y }, 1));
         }
@@ -564,7 +655,26 @@ pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::T
         out.push(block);
     }
     out.extend(tables.map(|(_, t)| Placed { page: t.page, y: t.top, block: Block::Table(t) }));
+    lone_items_are_paragraphs(&mut out);
     out
+}
+
+/// An item with no other item next to it is a paragraph that starts with a number or a
+/// dash, not a list.
+fn lone_items_are_paragraphs(blocks: &mut [Placed]) {
+    let is_item = |b: Option<&Placed>| matches!(b, Some(Placed { block: Block::Item(..), .. }));
+    for i in 0..blocks.len() {
+        if !is_item(blocks.get(i))
+            || is_item(i.checked_sub(1).and_then(|p| blocks.get(p)))
+            || is_item(blocks.get(i + 1))
+        {
+            continue;
+        }
+        if let Block::Item(marker, _, _, text) = &blocks[i].block {
+            let paragraph = format!("{} {text}", marker.text);
+            blocks[i].block = Block::Paragraph(paragraph);
+        }
+    }
 }
 
 fn lines_are_same_kind(a: &Line, b: &Line) -> bool {
@@ -589,6 +699,19 @@ fn continues(
             // A heading set on several lines.
             let dy = line.y - prev.y;
             line.page == prev.page && dy > 0.0 && dy <= line.size.max(prev.size) * 1.6 && count < 4
+        }
+        (Block::Item(_, edges, _, _), None) => {
+            // An item's next lines: the same size, close below, under its text (a hanging
+            // indent) or under its marker.
+            let size = line.size.max(prev.size).max(1.0);
+            let dy = line.y - prev.y;
+            let aligned = (line.x - edges.marker).abs() <= 1.5 || line.x >= edges.text - size * 0.3;
+            same_size
+                && aligned
+                && line.page == prev.page
+                && !starts_list_item(&line.text)
+                && dy > size * 0.3
+                && dy <= line_gap * size / body * 1.3 + 0.5
         }
         (Block::Paragraph(_), None) => {
             if !same_size || starts_list_item(&line.text) || prev.text.ends_with(':') {
@@ -633,6 +756,73 @@ pub(super) fn inline_html(text: &str, html: &mut String) {
     crate::escape_into(html, rest);
 }
 
+/// The document's HTML, block by block: consecutive list items make lists, nested by
+/// their indent.
+#[derive(Default)]
+pub(super) struct Html {
+    pub html: String,
+    /// The open lists: their items' left edge and their tag.
+    lists: Vec<(f32, &'static str)>,
+}
+
+impl Html {
+    pub(super) fn block(&mut self, block: &Block) {
+        match block {
+            Block::Item(marker, edges, size, text) => self.item(marker, edges.marker, *size, text),
+            other => {
+                self.close_lists();
+                block_html(other, &mut self.html);
+            }
+        }
+    }
+
+    /// Closes the lists left open (before a picture or another block).
+    pub(super) fn close_lists(&mut self) {
+        while let Some((_, tag)) = self.lists.pop() {
+            self.html.push_str(&format!("</li>\n</{tag}>\n"));
+        }
+    }
+
+    fn item(&mut self, marker: &Marker, x: f32, size: f32, text: &str) {
+        let tag = if marker.ordered.is_some() { "ol" } else { "ul" };
+        let step = size.max(1.0) * 0.5;
+        while self.lists.len() > 1 && self.lists.last().is_some_and(|(indent, _)| x < indent - step) {
+            if let Some((_, open)) = self.lists.pop() {
+                self.html.push_str(&format!("</li>\n</{open}>\n"));
+            }
+        }
+        let open_new = match self.lists.last().copied() {
+            Some((indent, _)) if x > indent + step => true,
+            Some((_, open)) if open == tag => {
+                self.html.push_str("</li>\n");
+                false
+            }
+            Some((_, open)) => {
+                self.lists.pop();
+                self.html.push_str(&format!("</li>\n</{open}>\n"));
+                true
+            }
+            None => true,
+        };
+        if open_new {
+            self.html.push('<');
+            self.html.push_str(tag);
+            if let Some((kind, number)) = marker.ordered {
+                if kind != '1' {
+                    self.html.push_str(&format!(" type=\"{kind}\""));
+                }
+                if number != 1 {
+                    self.html.push_str(&format!(" start=\"{number}\""));
+                }
+            }
+            self.html.push_str(">\n");
+            self.lists.push((x, tag));
+        }
+        self.html.push_str("<li>");
+        inline_html(text, &mut self.html);
+    }
+}
+
 /// The HTML of one block.
 pub(super) fn block_html(block: &Block, html: &mut String) {
     match block {
@@ -665,6 +855,13 @@ pub(super) fn block_html(block: &Block, html: &mut String) {
                 html.push_str("</tr>\n");
             }
             html.push_str("</tbody>\n</table>\n");
+        }
+        Block::Item(marker, _, _, text) => {
+            html.push_str("<p>");
+            crate::escape_into(html, &marker.text);
+            html.push(' ');
+            inline_html(text, html);
+            html.push_str("</p>\n");
         }
     }
 }

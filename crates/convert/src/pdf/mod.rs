@@ -234,19 +234,21 @@ fn compose(
         drawn.into_iter().map(|(d, placeholder)| Shown { page: d.page, top: d.top, placeholder }).collect();
     // In page order; on a page, from the top down.
     shown.sort_by(|a, b| a.page.cmp(&b.page).then(a.top.total_cmp(&b.top)));
-    let mut html = String::new();
+    let mut out = layout::Html::default();
     let mut next = shown.into_iter().peekable();
     for placed in &blocks {
         while let Some(picture) = next.next_if(|s| s.page < placed.page || (s.page == placed.page && s.top <= placed.y))
         {
-            picture_html(&picture.placeholder, &mut html);
+            out.close_lists();
+            picture_html(&picture.placeholder, &mut out.html);
         }
-        layout::block_html(&placed.block, &mut html);
+        out.block(&placed.block);
     }
+    out.close_lists();
     for picture in next {
-        picture_html(&picture.placeholder, &mut html);
+        picture_html(&picture.placeholder, &mut out.html);
     }
-    (html, kept.images)
+    (out.html, kept.images)
 }
 
 fn picture_html(placeholder: &str, html: &mut String) {

@@ -116,3 +116,53 @@ fn noncharacters_in_the_text_do_not_make_tags() {
     let html = html_of(&pdf(&[&page]));
     assert_eq!(html, "<p>plain</p>\n");
 }
+
+#[test]
+fn bulleted_and_numbered_lines_become_lists_nested_by_indent() {
+    let mut page = text(72.0, 760.0, 11.0, "Shopping:");
+    page += &text(72.0, 744.0, 11.0, "- fruit that is");
+    page += &text(82.0, 731.0, 11.0, "ripe today");
+    page += &text(90.0, 718.0, 11.0, "a. apples");
+    page += &text(90.0, 705.0, 11.0, "b. pears");
+    page += &text(72.0, 692.0, 11.0, "- bread");
+    page += &text(72.0, 660.0, 11.0, "(ii) second of a Roman list");
+    page += &text(72.0, 647.0, 11.0, "(iii) third");
+    page += &text(72.0, 620.0, 11.0, "A closing paragraph.");
+    let html = html_of(&pdf(&[&page]));
+    assert_eq!(
+        html,
+        "<p>Shopping:</p>\n<ul>\n<li>fruit that is ripe today<ol type=\"a\">\n<li>apples</li>\n<li>pears</li>\n\
+         </ol>\n</li>\n<li>bread</li>\n</ul>\n<ol type=\"i\" start=\"2\">\n<li>second of a Roman list</li>\n\
+         <li>third</li>\n</ol>\n<p>A closing paragraph.</p>\n"
+    );
+}
+
+#[test]
+fn a_lone_numbered_line_stays_a_paragraph() {
+    let mut page = text(72.0, 760.0, 11.0, "2020. A year like no other.");
+    page += &text(72.0, 747.0, 11.0, "It went on,");
+    page += &text(72.0, 734.0, 11.0, "and on.");
+    page += &text(72.0, 700.0, 11.0, "1. Only one item");
+    page += &text(72.0, 670.0, 11.0, "Text.");
+    let html = html_of(&pdf(&[&page]));
+    assert_eq!(html, "<p>2020. A year like no other. It went on, and on.</p>\n<p>1. Only one item</p>\n<p>Text.</p>\n");
+}
+
+#[test]
+fn list_markers_are_read() {
+    fn kind(text: &str) -> Option<(Option<(char, u32)>, &str)> {
+        super::layout::list_marker(text).map(|(m, len)| (m.ordered, &text[len..]))
+    }
+    assert_eq!(kind("• dot"), Some((None, "dot")));
+    assert_eq!(kind("* star"), Some((None, "star")));
+    assert_eq!(kind("– dash"), Some((None, "dash")));
+    assert_eq!(kind("12) twelve"), Some((Some(('1', 12)), "twelve")));
+    assert_eq!(kind("(iv) four"), Some((Some(('i', 4)), "four")));
+    assert_eq!(kind("IV. four"), Some((Some(('I', 4)), "four")));
+    assert_eq!(kind("c. three"), Some((Some(('a', 3)), "three")));
+    assert_eq!(kind("-5 degrees"), None);
+    assert_eq!(kind("2020. year"), None);
+    assert_eq!(kind("e.g. this"), None);
+    assert_eq!(kind("1.5 litres"), None);
+    assert_eq!(kind("•"), None);
+}
