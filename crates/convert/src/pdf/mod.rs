@@ -12,6 +12,7 @@
 //! page, followed by its text read by OCR when an [`Ocr`] engine is given (at most
 //! [`MAX_OCR_PAGES`] pages a file), with a warning either way.
 
+mod columns;
 mod layout;
 mod pictures;
 mod prepare;
@@ -142,7 +143,9 @@ fn compose(
     ocr: Option<&dyn Ocr>,
     warnings: &mut Vec<String>,
 ) -> (String, Vec<redline_ports::documents::ExtractedImage>) {
-    let tabled = tables::extract(lines, rules);
+    let in_order = columns::reorder(lines.to_vec());
+    let tabled = tables::extract(&in_order, rules);
+    drop(in_order);
     let mut blocks = layout::placed_blocks(&tabled.lines, tabled.tables);
     let mut kept = crate::images::Pictures::default();
     let mut refused = None;

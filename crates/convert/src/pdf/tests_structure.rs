@@ -166,3 +166,45 @@ fn list_markers_are_read() {
     assert_eq!(kind("1.5 litres"), None);
     assert_eq!(kind("•"), None);
 }
+
+/// Two columns of eight lines; `row_by_row` draws each row's two halves in one text object.
+fn two_columns(row_by_row: bool) -> String {
+    let mut page = text(72.0, 780.0, 18.0, "Title across the page");
+    let row = |i: usize, side: &str, x: f32| {
+        text(x, 750.0 - 13.0 * i as f32, 11.0, &format!("{side} column, line {i} of it"))
+    };
+    if row_by_row {
+        for i in 1..=8 {
+            let y = 750.0 - 13.0 * i as f32;
+            page += &format!("BT /F1 11 Tf 72 {y} Td (Left column, line {i} of it) Tj 248 0 Td (Right column, line {i} of it) Tj ET\n");
+        }
+    } else {
+        for i in 1..=8 {
+            page += &row(i, "Left", 72.0);
+        }
+        for i in 1..=8 {
+            page += &row(i, "Right", 320.0);
+        }
+    }
+    page
+}
+
+#[test]
+fn a_two_column_page_reads_the_left_column_then_the_right() {
+    let column = |side: &str| (1..=8).map(|i| format!("{side} column, line {i} of it")).collect::<Vec<_>>().join(" ");
+    let expected = format!("<h1>Title across the page</h1>\n<p>{}</p>\n<p>{}</p>\n", column("Left"), column("Right"));
+    assert_eq!(html_of(&pdf(&[&two_columns(true)])), expected, "drawn row by row");
+    assert_eq!(html_of(&pdf(&[&two_columns(false)])), expected, "drawn column by column");
+}
+
+#[test]
+fn a_page_with_a_narrow_margin_column_is_not_two_columns() {
+    // Line numbers in the right margin: a band free of text, but no column beyond it.
+    let mut page = String::new();
+    for i in 1..=8 {
+        let y = 750.0 - 13.0 * i as f32;
+        page += &format!("BT /F1 11 Tf 72 {y} Td (Body text, line {i} of the page) Tj 400 0 Td ({i}) Tj ET\n");
+    }
+    let html = html_of(&pdf(&[&page]));
+    assert!(html.starts_with("<p>Body text, line 1 of the page 1 Body text, line 2"), "{html}");
+}
