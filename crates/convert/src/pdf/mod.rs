@@ -144,7 +144,7 @@ fn compose(
     warnings: &mut Vec<String>,
 ) -> (String, Vec<redline_ports::documents::ExtractedImage>) {
     let in_order = columns::reorder(lines.to_vec());
-    let tabled = tables::extract(&in_order, rules);
+    let tabled = tables::unruled(tables::extract(&in_order, rules));
     drop(in_order);
     let mut blocks = layout::placed_blocks(&tabled.lines, tabled.tables);
     let mut kept = crate::images::Pictures::default();

@@ -357,3 +357,74 @@ fn place(lines: &[Line], grids: &[Grid]) -> Placement {
         .collect();
     Placement { lines: out_lines, texts, anchors }
 }
+
+/// The fewest rows of an unruled table.
+const MIN_UNRULED_ROWS: usize = 3;
+
+/// A line's cells when it is a row of an unruled table: its stretches of words parted by
+/// gaps of at least one and a half times its size, with their left edges.
+fn unruled_cells(line: &Line) -> Vec<(f32, String)> {
+    let gap = line.size.max(1.0) * 1.5;
+    let mut cells: Vec<(f32, f32, String)> = Vec::new();
+    for (i, &(_, x, end)) in line.runs.iter().enumerate() {
+        let word = line.run_text(i);
+        match cells.last_mut() {
+            Some(cell) if x - cell.1 < gap => {
+                cell.1 = cell.1.max(end);
+                cell.2.push(' ');
+                cell.2.push_str(word);
+            }
+            _ => cells.push((x, end, word.to_owned())),
+        }
+    }
+    cells.into_iter().map(|(x, _, text)| (x, text)).collect()
+}
+
+/// Finds unruled tables: at least [`MIN_UNRULED_ROWS`] lines in a row, close below one
+/// another, each of the same two or more cells whose left edges line up (within two
+/// points). Their lines become the table, which stands where its first line was.
+pub(super) fn unruled(tabled: Tabled) -> Tabled {
+    let Tabled { lines, tables: ruled } = tabled;
+    let cells: Vec<Vec<(f32, String)>> = lines.iter().map(unruled_cells).collect();
+    let aligned = |a: usize, b: usize| {
+        let (la, lb) = (&lines[a], &lines[b]);
+        let dy = lb.y - la.y;
+        la.page == lb.page
+            && dy > 0.0
+            && dy <= la.size.max(lb.size).max(1.0) * 2.5
+            && cells[a].len() == cells[b].len()
+            && cells[a].iter().zip(&cells[b]).all(|(p, q)| (p.0 - q.0).abs() <= SNAP)
+    };
+    let mut out_lines = Vec::with_capacity(lines.len());
+    let mut tables = Vec::new();
+    let mut new_index = Vec::with_capacity(lines.len() + 1);
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i + 1;
+        if cells[i].len() >= 2 {
+            while j < lines.len() && aligned(j - 1, j) {
+                j += 1;
+            }
+        }
+        if j - i >= MIN_UNRULED_ROWS {
+            let rows = (i..j)
+                .map(|k| cells[k].iter().map(|(_, text)| Cell { text: text.clone(), colspan: 1, rowspan: 1 }).collect())
+                .collect();
+            tables.push((out_lines.len(), Table { rows, page: lines[i].page, top: lines[i].y - lines[i].size }));
+            for _ in i..j {
+                new_index.push(out_lines.len());
+            }
+            i = j;
+        } else {
+            new_index.push(out_lines.len());
+            out_lines.push(lines[i].clone());
+            i += 1;
+        }
+    }
+    new_index.push(out_lines.len());
+    for (at, table) in ruled {
+        tables.push((new_index.get(at).copied().unwrap_or(out_lines.len()), table));
+    }
+    tables.sort_by_key(|t| t.0);
+    Tabled { lines: out_lines, tables }
+}

@@ -206,5 +206,32 @@ fn a_page_with_a_narrow_margin_column_is_not_two_columns() {
         page += &format!("BT /F1 11 Tf 72 {y} Td (Body text, line {i} of the page) Tj 400 0 Td ({i}) Tj ET\n");
     }
     let html = html_of(&pdf(&[&page]));
-    assert!(html.starts_with("<p>Body text, line 1 of the page 1 Body text, line 2"), "{html}");
+    // Each number stays on its row (the rows line up: an unruled table).
+    assert!(
+        html.contains("<tr><td>Body text, line 1 of the page</td><td>1</td></tr>\n<tr><td>Body text, line 2"),
+        "{html}"
+    );
+}
+
+#[test]
+fn columns_that_line_up_over_three_rows_are_an_unruled_table() {
+    let mut page = text(72.0, 780.0, 11.0, "Prices:");
+    for (i, (fruit, price, origin)) in
+        [("Apples", "1.20", "Kent"), ("Pears", "0.90", "Anjou"), ("Plums", "2.10", "Agen")].iter().enumerate()
+    {
+        let y = 760.0 - 14.0 * i as f32;
+        page += &format!("BT /F1 11 Tf 72 {y} Td ({fruit}) Tj 100 0 Td ({price}) Tj 80 0 Td ({origin}) Tj ET\n");
+    }
+    page += &text(72.0, 700.0, 11.0, "Two rows are not enough:");
+    page += "BT /F1 11 Tf 72 680 Td (one) Tj 100 0 Td (two) Tj ET\nBT /F1 11 Tf 72 666 Td (three) Tj 100 0 Td (four) Tj ET\n";
+    let html = html_of(&pdf(&[&page]));
+    assert!(
+        html.contains(
+            "<p>Prices:</p>\n<table>\n<tbody>\n<tr><td>Apples</td><td>1.20</td><td>Kent</td></tr>\n\
+             <tr><td>Pears</td><td>0.90</td><td>Anjou</td></tr>\n<tr><td>Plums</td><td>2.10</td><td>Agen</td></tr>\n\
+             </tbody>\n</table>\n<p>Two rows"
+        ),
+        "{html}"
+    );
+    assert_eq!(html.matches("<table>").count(), 1, "{html}");
 }
