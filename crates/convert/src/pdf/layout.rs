@@ -1,7 +1,8 @@
 //! From positioned characters to HTML: an `OutputDev` for `pdf-extract` that builds lines
 //! with their font size, then headings (lines notably larger than the body text, ranked
-//! by size) and paragraphs (body lines joined until a vertical gap, an indent or a change
-//! of size).
+//! by size), paragraphs (body lines joined until a vertical gap, an indent or a change
+//! of size) and list items (lines opened by a bullet or a number, nested by indent), with
+//! words raised or lowered in a smaller size as superscripts and subscripts.
 
 use std::collections::HashMap;
 

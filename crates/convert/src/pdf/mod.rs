@@ -1,5 +1,8 @@
 //! PDF: text extracted with `pdf-extract` (through an `OutputDev` that keeps each line's
-//! font size), laid out as headings and paragraphs.
+//! font size and its words' places), laid out as headings, paragraphs, lists (see
+//! [`layout`]) and tables (see [`tables`]: ruled from the lines the pages draw, or unruled
+//! where columns line up), with superscripts and subscripts, a two-column page drawn row by
+//! row read column by column (see [`columns`]).
 //!
 //! The file is loaded with lopdf 0.47 (it repairs damaged cross-reference tables and
 //! bounds decompression), made safe for `pdf-extract` (see [`prepare`]), then read page by

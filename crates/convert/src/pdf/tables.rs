@@ -180,8 +180,11 @@ fn grids(page: u32, rules: &[Rule]) -> Vec<Grid> {
         // A merged group must be a rectangle; otherwise its cells stay apart.
         let roots: Vec<usize> = (0..owner.len()).map(|i| find(&mut owner, i)).collect();
         let mut owner = roots.clone();
-        for root in roots.iter().copied().collect::<std::collections::BTreeSet<_>>() {
-            let members: Vec<usize> = (0..roots.len()).filter(|i| roots[*i] == root).collect();
+        let mut groups: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
+        for (i, root) in roots.iter().enumerate() {
+            groups.entry(*root).or_default().push(i);
+        }
+        for members in groups.into_values() {
             let (r0, r1) =
                 members.iter().fold((usize::MAX, 0), |(lo, hi), i| (lo.min(i / columns), hi.max(i / columns)));
             let (c0, c1) =
