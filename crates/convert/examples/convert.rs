@@ -1,6 +1,9 @@
 //! A tiny CLI over the `DocumentConverter` port: `convert FILE` writes the HTML to stdout
 //! (format from the extension). Used by the benchmarks to count our own process start,
-//! as pandoc's and pdftotext's are counted (scripts/bench/convert_speed.sh).
+//! as pandoc's and pdftotext's are counted (scripts/bench/convert_speed.sh). With
+//! `REDLINE_OCR_LANGS` set (e.g. `eng`), scanned PDF pages are read by Debian's
+//! `tesseract`, and the time taken is printed to stderr (the OCR figure of
+//! docs/benchmarks.md).
 
 use std::io::Write;
 
@@ -30,7 +33,17 @@ fn main() {
         eprintln!("{}: {e}", path.display());
         std::process::exit(1);
     });
-    match Converters.convert(format, &bytes) {
+    let started = std::time::Instant::now();
+    let converted = match std::env::var("REDLINE_OCR_LANGS") {
+        Ok(languages) => {
+            let ocr = redline_convert::TesseractOcr::new("tesseract", &languages, redline_convert::DEFAULT_OCR_TIMEOUT);
+            let converted = Converters::with_ocr(std::sync::Arc::new(ocr)).convert(format, &bytes);
+            eprintln!("converted in {:.2} s", started.elapsed().as_secs_f64());
+            converted
+        }
+        Err(_) => Converters.convert(format, &bytes),
+    };
+    match converted {
         Ok(converted) => {
             let _ = std::io::stdout().lock().write_all(converted.html.as_bytes());
         }

@@ -1,13 +1,12 @@
 //! From positioned characters to HTML: an `OutputDev` for `pdf-extract` that builds lines
 //! with their font size, then headings (lines notably larger than the body text, ranked
-//! by size) and paragraphs (body lines joined until a vertical gap, an indent or a change
-//! of size).
+//! by size), paragraphs (body lines joined until a vertical gap, an indent or a change
+//! of size) and list items (lines opened by a bullet or a number, nested by indent), with
+//! words raised or lowered in a smaller size as superscripts and subscripts.
 
 use std::collections::HashMap;
 
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
-
-use crate::escape;
 
 /// The most characters taken from one PDF (past it the PDF is refused as too complex): this
 /// floor plus a multiple of the input's size, at most [`MAX_CHARS`]. (Real PDFs hold fewer
@@ -20,6 +19,13 @@ pub(super) const MAX_CHARS: usize = 20_000_000;
 pub(super) fn char_budget(input_len: usize) -> usize {
     CHARS_FLOOR.saturating_add(input_len.saturating_mul(CHARS_FACTOR)).min(MAX_CHARS)
 }
+
+/// Marks in a line's text around a superscript or a subscript (Unicode noncharacters,
+/// which no PDF's text may bring: [`Collector`] drops them), made tags by [`inline_html`].
+pub(super) const SUP_START: char = '\u{FDD0}';
+pub(super) const SUP_END: char = '\u{FDD1}';
+pub(super) const SUB_START: char = '\u{FDD2}';
+pub(super) const SUB_END: char = '\u{FDD3}';
 
 /// One line of text as laid out on its page.
 #[derive(Debug, Clone)]
@@ -36,6 +42,54 @@ pub(super) struct Line {
     /// The middle of its page, across.
     pub page_mid: f32,
     pub page: u32,
+    /// Its words (runs of text without a gap): where each starts in `text`, its left and right edges.
+    pub runs: Vec<(u32, f32, f32)>,
+}
+
+impl Line {
+    /// The text of run `i` (with the space after it trimmed).
+    pub(super) fn run_text(&self, i: usize) -> &str {
+        let start = self.runs.get(i).map_or(self.text.len(), |r| r.0 as usize);
+        let end = self.runs.get(i + 1).map_or(self.text.len(), |r| r.0 as usize);
+        self.text.get(start..end).unwrap_or("").trim()
+    }
+
+    /// A line of the runs `range` of this one.
+    pub(super) fn part(&self, range: std::ops::Range<usize>) -> Option<Line> {
+        let first = *self.runs.get(range.start)?;
+        let last = *self.runs.get(range.end.checked_sub(1)?)?;
+        let start = first.0 as usize;
+        let end = self.runs.get(range.end).map_or(self.text.len(), |r| r.0 as usize);
+        let text = self.text.get(start..end)?.trim_end().to_owned();
+        if text.is_empty() {
+            return None;
+        }
+        let runs = self.runs[range].iter().map(|r| (r.0 - first.0, r.1, r.2)).collect();
+        Some(Line { text, x: first.1, end: last.2, runs, ..self.clone_meta() })
+    }
+
+    fn clone_meta(&self) -> Line {
+        Line {
+            text: String::new(),
+            size: self.size,
+            x: self.x,
+            y: self.y,
+            end: self.end,
+            page_mid: self.page_mid,
+            page: self.page,
+            runs: Vec::new(),
+        }
+    }
+}
+
+/// A word's worth of characters of one size on one baseline.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: u32,
+    x: f32,
+    end: f32,
+    y: f32,
+    size: f32,
 }
 
 #[derive(Debug)]
@@ -50,11 +104,28 @@ struct LineBuilder {
     /// Where the characters start, for spotting text drawn twice (fake bold).
     starts: Vec<(f32, char)>,
     pending_space: bool,
+    runs: Vec<Run>,
 }
 
 impl LineBuilder {
     fn size(&self) -> f32 {
         self.sizes.iter().max_by_key(|(size, count)| (*count, *size)).map_or(0.0, |(size, _)| *size as f32 / 10.0)
+    }
+}
+
+/// Whether a run of `size` on baseline `y` is raised (`Some(true)`) or lowered
+/// (`Some(false)`) against a line of `line_size` on `baseline`: smaller, and off the baseline.
+fn shifted(size: f32, y: f32, line_size: f32, baseline: f32) -> Option<bool> {
+    if size.is_nan() || size >= line_size * 0.9 {
+        return None;
+    }
+    let shift = baseline - y; // up is positive
+    if shift > line_size * 0.15 {
+        Some(true)
+    } else if shift < -line_size * 0.1 {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -97,29 +168,69 @@ impl Collector {
     pub(super) fn flush(&mut self) {
         let Some(line) = self.current.take() else { return };
         let size = line.size();
-        let mut text = line.text;
-        // A soft hyphen only shows at the end of a line.
-        if text.contains('\u{AD}') {
-            let hyphen_at_end = text.trim_end().ends_with('\u{AD}');
-            text = text.replace('\u{AD}', "");
-            if hyphen_at_end {
-                text.truncate(text.trim_end().len());
-                text.push('\u{AD}');
+        // The line's baseline is that of its first run in its main size.
+        let baseline = line.runs.iter().find(|r| (r.size - size).abs() <= size * 0.05).map_or(line.y, |r| r.y);
+        let last_run = line.runs.len().saturating_sub(1);
+        let mut text = String::with_capacity(line.text.len() + 8);
+        let mut runs = Vec::with_capacity(line.runs.len());
+        for (i, run) in line.runs.iter().enumerate() {
+            let from = run.start as usize;
+            let to = line.runs.get(i + 1).map_or(line.text.len(), |r| r.start as usize);
+            let mut piece = line.text.get(from..to).unwrap_or("");
+            runs.push((text.len() as u32, run.x, run.end));
+            // A soft hyphen only shows at the end of a line.
+            let owned;
+            if piece.contains('\u{AD}') {
+                let hyphen_at_end = i == last_run && piece.trim_end().ends_with('\u{AD}');
+                let mut cleaned = piece.replace('\u{AD}', "");
+                if hyphen_at_end {
+                    cleaned.truncate(cleaned.trim_end().len());
+                    cleaned.push('\u{AD}');
+                }
+                owned = cleaned;
+                piece = &owned;
+            }
+            match shifted(run.size, run.y, size, baseline) {
+                Some(up) => {
+                    // A note marker glued to the word before it stays glued.
+                    let glued = i > 0 && run.x - line.runs[i - 1].end < size * 0.25;
+                    if glued && text.ends_with(' ') {
+                        text.pop();
+                        if let Some(last) = runs.last_mut() {
+                            last.0 = text.len() as u32;
+                        }
+                    }
+                    // The space after a raised word stays outside its tag.
+                    let word = piece.trim_end();
+                    text.push(if up { SUP_START } else { SUB_START });
+                    text.push_str(word);
+                    text.push(if up { SUP_END } else { SUB_END });
+                    text.push_str(&piece[word.len()..]);
+                }
+                None => text.push_str(piece),
             }
         }
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
+        let trimmed_end = text.trim_end().len();
+        text.truncate(trimmed_end);
+        let lead = text.len() - text.trim_start().len();
+        if lead > 0 {
+            text.drain(..lead);
+            for run in &mut runs {
+                run.0 = run.0.saturating_sub(lead as u32);
+            }
+        }
+        if text.chars().all(|c| c.is_whitespace() || (SUP_START..=SUB_END).contains(&c)) {
             return;
         }
-        let text = if trimmed.len() == text.len() { text } else { trimmed.to_owned() };
         self.lines.push(Line {
             text,
             size,
             x: line.x,
-            y: line.y,
+            y: baseline,
             end: line.end,
             page_mid: self.page_mid,
             page: self.page,
+            runs,
         });
     }
 
@@ -140,6 +251,7 @@ impl Collector {
                     sizes: Vec::new(),
                     starts: Vec::new(),
                     pending_space: false,
+                    runs: Vec::new(),
                 })
             }
         };
@@ -155,6 +267,18 @@ impl Collector {
             }
         }
         line.pending_space = false;
+        // A new run after a space, or where the size or the baseline changes.
+        let new_run = match line.runs.last() {
+            None => true,
+            Some(run) => {
+                line.text.ends_with(' ')
+                    || (run.size - size).abs() > run.size.max(size) * 0.05
+                    || (run.y - y).abs() > run.size.max(size) * 0.1
+            }
+        };
+        if new_run {
+            line.runs.push(Run { start: line.text.len() as u32, x, end, y, size });
+        }
         let first = text.chars().next().unwrap_or(' ');
         // The most recent starts only: the check for text drawn twice stays cheap.
         if line.starts.len() >= 512 {
@@ -164,7 +288,7 @@ impl Collector {
         for c in text.chars() {
             match c {
                 '\t' | '\n' | '\r' | '\u{A0}' => line.text.push(' '),
-                '\u{FEFF}' => {}
+                '\u{FEFF}' | '\u{FDD0}'..='\u{FDEF}' => {}
                 c if c.is_control() => {}
                 c => match ligature(c) {
                     Some(expanded) => line.text.push_str(expanded),
@@ -173,6 +297,9 @@ impl Collector {
             }
         }
         line.end = end;
+        if let Some(run) = line.runs.last_mut() {
+            run.end = end;
+        }
         match line.sizes.iter_mut().find(|(s, _)| *s == size_key) {
             Some((_, count)) => *count += text.chars().count() as u32,
             None => line.sizes.push((size_key, text.chars().count() as u32)),
@@ -266,6 +393,9 @@ impl OutputDev for Collector {
 pub(super) enum Block {
     Heading(u8, String),
     Paragraph(String),
+    Table(super::tables::Table),
+    /// A list item: its marker, its left edge and font size (for nesting), its text.
+    Item(Marker, Edges, f32, String),
 }
 
 fn letters(text: &str) -> usize {
@@ -306,19 +436,101 @@ pub(super) fn join_line(text: &mut String, next: &str) {
     text.push_str(next);
 }
 
-/// Whether a line starts with a bullet or a list number (`1.`, `2)`, `a)`).
-fn starts_list_item(text: &str) -> bool {
-    let mut chars = text.chars();
-    let Some(first) = chars.next() else { return false };
-    if matches!(first, '•' | '·' | '◦' | '▪' | '■' | '●' | '○' | '–' | '‣' | '⁃') {
-        return true;
+/// Where a list item's marker and its text start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Edges {
+    pub marker: f32,
+    pub text: f32,
+}
+
+/// A list item's marker: a bullet, or a number or letter.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Marker {
+    /// The marker as written (kept when the item stands alone).
+    pub text: String,
+    /// `None` for a bullet; else the list's `type` (`1`, `a`, `A`, `i`, `I`) and the number.
+    pub ordered: Option<(char, u32)>,
+}
+
+/// The value of a lower-case Roman numeral of up to 8 letters.
+fn roman(text: &str) -> Option<u32> {
+    if text.is_empty() || text.len() > 8 {
+        return None;
     }
-    let marker: String = text.chars().take_while(|c| c.is_ascii_alphanumeric()).take(4).collect();
-    let after = text[marker.len()..].chars().collect::<Vec<_>>();
-    let numbered = !marker.is_empty()
-        && (marker.chars().all(|c| c.is_ascii_digit())
-            || (marker.len() == 1 && marker.chars().all(char::is_lowercase)));
-    numbered && matches!(after.as_slice(), [')' | '.', ' ' | '\t', ..])
+    let mut total = 0u32;
+    let mut previous = 0u32;
+    for c in text.chars().rev() {
+        let value = match c {
+            'i' => 1,
+            'v' => 5,
+            'x' => 10,
+            'l' => 50,
+            'c' => 100,
+            _ => return None,
+        };
+        if value < previous {
+            total = total.checked_sub(value)?;
+        } else {
+            total += value;
+            previous = value;
+        }
+    }
+    Some(total)
+}
+
+/// The list marker a line starts with, and the byte length of the marker and the spaces
+/// after it: a bullet (•, ◦, ▪, -, –, * …) or a number or letter (`1.`, `2)`, `a.`, `(iv)`).
+pub(super) fn list_marker(text: &str) -> Option<(Marker, usize)> {
+    let first = text.chars().next()?;
+    let rest = &text[first.len_utf8()..];
+    let spaces = rest.len() - rest.trim_start().len();
+    if matches!(
+        first,
+        '•' | '·' | '◦' | '▪' | '■' | '●' | '○' | '‣' | '⁃' | '▫' | '□' | '➢' | '►' | '\u{F0B7}' | '\u{F0A7}'
+    ) || (matches!(first, '-' | '–' | '*') && spaces > 0)
+    {
+        if rest.trim().is_empty() {
+            return None;
+        }
+        return Some((Marker { text: first.to_string(), ordered: None }, first.len_utf8() + spaces));
+    }
+    // `(iv)`, `(a)`, `(1)`, or `1.`, `1)`, `a.`, `iv)`.
+    let (open, body) = match text.strip_prefix('(') {
+        Some(body) => (true, body),
+        None => (false, text),
+    };
+    let label: &str = &body[..body.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(body.len())];
+    let after = &body[label.len()..];
+    let close = after.chars().next()?;
+    if !(if open { close == ')' } else { matches!(close, '.' | ')') }) {
+        return None;
+    }
+    let tail = &after[1..];
+    let spaces = tail.len() - tail.trim_start().len();
+    if spaces == 0 || tail.trim().is_empty() {
+        return None;
+    }
+    let ordered = if label.len() <= 3 && !label.is_empty() && label.chars().all(|c| c.is_ascii_digit()) {
+        ('1', label.parse().ok()?)
+    } else if let Some(n) = roman(label).filter(|_| label.len() >= 2 || label == "i") {
+        ('i', n)
+    } else if let Some(n) =
+        roman(&label.to_ascii_lowercase()).filter(|_| label.len() >= 2 && label.chars().all(|c| c.is_ascii_uppercase()))
+    {
+        ('I', n)
+    } else if label.len() == 1 && label.chars().all(|c| c.is_ascii_lowercase()) {
+        ('a', u32::from(label.as_bytes()[0] - b'a') + 1)
+    } else if label.len() == 1 && label.chars().all(|c| c.is_ascii_uppercase()) {
+        ('A', u32::from(label.as_bytes()[0] - b'A') + 1)
+    } else {
+        return None;
+    };
+    let length = usize::from(open) + label.len() + 1 + spaces;
+    Some((Marker { text: text[..length].trim_end().to_owned(), ordered: Some(ordered) }, length))
+}
+
+fn starts_list_item(text: &str) -> bool {
+    list_marker(text).is_some()
 }
 
 fn ends_sentence(text: &str) -> bool {
@@ -328,7 +540,7 @@ fn ends_sentence(text: &str) -> bool {
 /// Groups lines into headings and paragraphs.
 #[cfg(test)]
 pub(super) fn blocks(lines: &[Line]) -> Vec<Block> {
-    placed_blocks(lines).into_iter().map(|p| p.block).collect()
+    placed_blocks(lines, Vec::new()).into_iter().map(|p| p.block).collect()
 }
 
 /// A block with the place of its first line.
@@ -340,13 +552,15 @@ pub(super) struct Placed {
     pub y: f32,
 }
 
-/// Groups lines into headings and paragraphs, each with the place of its first line.
-pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
+/// Groups lines into headings and paragraphs, each with the place of its first line, and
+/// puts each table before the line of its index.
+pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::Table)>) -> Vec<Placed> {
+    let mut tables = tables.into_iter().peekable();
     let Some(body) = mode(lines.iter().map(|l| (l.size, l.text.chars().count())), 0.5).filter(|b| *b > 0.0) else {
-        return lines
-            .iter()
-            .map(|l| Placed { block: Block::Paragraph(l.text.clone()), page: l.page, y: l.y })
-            .collect();
+        let mut out: Vec<Placed> =
+            tables.map(|(_, t)| Placed { page: t.page, y: t.top, block: Block::Table(t) }).collect();
+        out.extend(lines.iter().map(|l| Placed { block: Block::Paragraph(l.text.clone()), page: l.page, y: l.y }));
+        return out;
     };
     // The left edges of the body text (one per column).
     let body_sized = |s: f32| (s - body).abs() <= body * 0.1;
@@ -395,7 +609,16 @@ pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
     let mut out = Vec::new();
     let mut current: Option<(Placed, usize)> = None; // the block in progress and its line count
     let mut prev: Option<&Line> = None;
-    for line in lines {
+    for (index, line) in lines.iter().enumerate() {
+        if tables.peek().is_some_and(|(at, _)| *at <= index) {
+            if let Some((block, _)) = current.take() {
+                out.push(block);
+            }
+            while let Some((_, table)) = tables.next_if(|(at, _)| *at <= index) {
+                out.push(Placed { page: table.page, y: table.top, block: Block::Table(table) });
+            }
+            prev = None;
+        }
         let level = level_of(line);
         let joins = match (&current, prev) {
             (Some((placed, count)), Some(prev)) => {
@@ -404,8 +627,10 @@ pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
             _ => false,
         };
         if joins {
-            if let Some((Placed { block: Block::Heading(_, text) | Block::Paragraph(text), .. }, count)) =
-                current.as_mut()
+            if let Some((
+                Placed { block: Block::Heading(_, text) | Block::Paragraph(text) | Block::Item(.., text), .. },
+                count,
+            )) = current.as_mut()
             {
                 join_line(text, &line.text);
                 *count += 1;
@@ -414,9 +639,14 @@ pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
             if let Some((block, _)) = current.take() {
                 out.push(block);
             }
-            let block = match level {
-                Some(level) => Block::Heading(level, line.text.clone()),
-                None => Block::Paragraph(line.text.clone()),
+            let block = match (level, list_marker(&line.text)) {
+                (Some(level), _) => Block::Heading(level, line.text.clone()),
+                (None, Some((marker, length))) => {
+                    let text = line.runs.iter().find(|r| r.0 as usize >= length).map_or(line.x, |r| r.1);
+                    let edges = Edges { marker: line.x, text };
+                    Block::Item(marker, edges, line.size, line.text[length..].to_owned())
+                }
+                (None, None) => Block::Paragraph(line.text.clone()),
             };
             current = Some((Placed { block, page: line.page, y: line.y }, 1));
         }
@@ -425,7 +655,27 @@ pub(super) fn placed_blocks(lines: &[Line]) -> Vec<Placed> {
     if let Some((block, _)) = current {
         out.push(block);
     }
+    out.extend(tables.map(|(_, t)| Placed { page: t.page, y: t.top, block: Block::Table(t) }));
+    lone_items_are_paragraphs(&mut out);
     out
+}
+
+/// An item with no other item next to it is a paragraph that starts with a number or a
+/// dash, not a list.
+fn lone_items_are_paragraphs(blocks: &mut [Placed]) {
+    let is_item = |b: Option<&Placed>| matches!(b, Some(Placed { block: Block::Item(..), .. }));
+    for i in 0..blocks.len() {
+        if !is_item(blocks.get(i))
+            || is_item(i.checked_sub(1).and_then(|p| blocks.get(p)))
+            || is_item(blocks.get(i + 1))
+        {
+            continue;
+        }
+        if let Block::Item(marker, _, _, text) = &blocks[i].block {
+            let paragraph = format!("{} {text}", marker.text);
+            blocks[i].block = Block::Paragraph(paragraph);
+        }
+    }
 }
 
 fn lines_are_same_kind(a: &Line, b: &Line) -> bool {
@@ -450,6 +700,19 @@ fn continues(
             // A heading set on several lines.
             let dy = line.y - prev.y;
             line.page == prev.page && dy > 0.0 && dy <= line.size.max(prev.size) * 1.6 && count < 4
+        }
+        (Block::Item(_, edges, _, _), None) => {
+            // An item's next lines: the same size, close below, under its text (a hanging
+            // indent) or under its marker.
+            let size = line.size.max(prev.size).max(1.0);
+            let dy = line.y - prev.y;
+            let aligned = (line.x - edges.marker).abs() <= 1.5 || line.x >= edges.text - size * 0.3;
+            same_size
+                && aligned
+                && line.page == prev.page
+                && !starts_list_item(&line.text)
+                && dy > size * 0.3
+                && dy <= line_gap * size / body * 1.3 + 0.5
         }
         (Block::Paragraph(_), None) => {
             if !same_size || starts_list_item(&line.text) || prev.text.ends_with(':') {
@@ -476,18 +739,130 @@ fn continues(
     }
 }
 
+/// Escaped text with its superscripts and subscripts as tags.
+pub(super) fn inline_html(text: &str, html: &mut String) {
+    let text = text.trim_end_matches('\u{AD}');
+    let mut rest = text;
+    while let Some(at) = rest.find([SUP_START, SUP_END, SUB_START, SUB_END]) {
+        crate::escape_into(html, &rest[..at]);
+        let mark = rest[at..].chars().next().unwrap_or(SUP_START);
+        html.push_str(match mark {
+            SUP_START => "<sup>",
+            SUP_END => "</sup>",
+            SUB_START => "<sub>",
+            _ => "</sub>",
+        });
+        rest = &rest[at + mark.len_utf8()..];
+    }
+    crate::escape_into(html, rest);
+}
+
+/// The document's HTML, block by block: consecutive list items make lists, nested by
+/// their indent.
+#[derive(Default)]
+pub(super) struct Html {
+    pub html: String,
+    /// The open lists: their items' left edge and their tag.
+    lists: Vec<(f32, &'static str)>,
+}
+
+impl Html {
+    pub(super) fn block(&mut self, block: &Block) {
+        match block {
+            Block::Item(marker, edges, size, text) => self.item(marker, edges.marker, *size, text),
+            other => {
+                self.close_lists();
+                block_html(other, &mut self.html);
+            }
+        }
+    }
+
+    /// Closes the lists left open (before a picture or another block).
+    pub(super) fn close_lists(&mut self) {
+        while let Some((_, tag)) = self.lists.pop() {
+            self.html.push_str(&format!("</li>\n</{tag}>\n"));
+        }
+    }
+
+    fn item(&mut self, marker: &Marker, x: f32, size: f32, text: &str) {
+        let tag = if marker.ordered.is_some() { "ol" } else { "ul" };
+        let step = size.max(1.0) * 0.5;
+        while self.lists.len() > 1 && self.lists.last().is_some_and(|(indent, _)| x < indent - step) {
+            if let Some((_, open)) = self.lists.pop() {
+                self.html.push_str(&format!("</li>\n</{open}>\n"));
+            }
+        }
+        let open_new = match self.lists.last().copied() {
+            Some((indent, _)) if x > indent + step => true,
+            Some((_, open)) if open == tag => {
+                self.html.push_str("</li>\n");
+                false
+            }
+            Some((_, open)) => {
+                self.lists.pop();
+                self.html.push_str(&format!("</li>\n</{open}>\n"));
+                true
+            }
+            None => true,
+        };
+        if open_new {
+            self.html.push('<');
+            self.html.push_str(tag);
+            if let Some((kind, number)) = marker.ordered {
+                if kind != '1' {
+                    self.html.push_str(&format!(" type=\"{kind}\""));
+                }
+                if number != 1 {
+                    self.html.push_str(&format!(" start=\"{number}\""));
+                }
+            }
+            self.html.push_str(">\n");
+            self.lists.push((x, tag));
+        }
+        self.html.push_str("<li>");
+        inline_html(text, &mut self.html);
+    }
+}
+
 /// The HTML of one block.
 pub(super) fn block_html(block: &Block, html: &mut String) {
-    {
-        match block {
-            Block::Heading(level, text) => {
-                html.push_str(&format!("<h{level}>{}</h{level}>\n", escape(text.trim_end_matches('\u{AD}'))));
+    match block {
+        Block::Heading(level, text) => {
+            html.push_str(&format!("<h{level}>"));
+            inline_html(text, html);
+            html.push_str(&format!("</h{level}>\n"));
+        }
+        Block::Paragraph(text) => {
+            html.push_str("<p>");
+            inline_html(text, html);
+            html.push_str("</p>\n");
+        }
+        Block::Table(table) => {
+            html.push_str("<table>\n<tbody>\n");
+            for row in &table.rows {
+                html.push_str("<tr>");
+                for cell in row {
+                    html.push_str("<td");
+                    if cell.colspan > 1 {
+                        html.push_str(&format!(" colspan=\"{}\"", cell.colspan));
+                    }
+                    if cell.rowspan > 1 {
+                        html.push_str(&format!(" rowspan=\"{}\"", cell.rowspan));
+                    }
+                    html.push('>');
+                    inline_html(&cell.text, html);
+                    html.push_str("</td>");
+                }
+                html.push_str("</tr>\n");
             }
-            Block::Paragraph(text) => {
-                html.push_str("<p>");
-                html.push_str(&escape(text.trim_end_matches('\u{AD}')));
-                html.push_str("</p>\n");
-            }
+            html.push_str("</tbody>\n</table>\n");
+        }
+        Block::Item(marker, _, _, text) => {
+            html.push_str("<p>");
+            crate::escape_into(html, &marker.text);
+            html.push(' ');
+            inline_html(text, html);
+            html.push_str("</p>\n");
         }
     }
 }

@@ -1,5 +1,8 @@
 //! PDF: text extracted with `pdf-extract` (through an `OutputDev` that keeps each line's
-//! font size), laid out as headings and paragraphs.
+//! font size and its words' places), laid out as headings, paragraphs, lists (see
+//! [`layout`]) and tables (see [`tables`]: ruled from the lines the pages draw, or unruled
+//! where columns line up), with superscripts and subscripts, a two-column page drawn row by
+//! row read column by column (see [`columns`]).
 //!
 //! The file is loaded with lopdf 0.47 (it repairs damaged cross-reference tables and
 //! bounds decompression), made safe for `pdf-extract` (see [`prepare`]), then read page by
@@ -12,9 +15,11 @@
 //! page, followed by its text read by OCR when an [`Ocr`] engine is given (at most
 //! [`MAX_OCR_PAGES`] pages a file), with a warning either way.
 
+mod columns;
 mod layout;
 mod pictures;
 mod prepare;
+mod tables;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -66,7 +71,7 @@ pub(crate) fn convert_with(bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<Conver
     })?;
     let prepared = catch_unwind(AssertUnwindSafe(|| prepare::prepare(doc, bytes.len())))
         .map_err(|p| corrupt(format!("it could not be read ({})", panic_message(&*p))))??;
-    let prepare::Prepared { doc, page_count, has_images, mut warnings, pictures } = prepared;
+    let prepare::Prepared { doc, page_count, has_images, mut warnings, pictures, rules } = prepared;
 
     let mut collector = Collector::default();
     collector.max_chars = layout::char_budget(bytes.len());
@@ -121,7 +126,7 @@ pub(crate) fn convert_with(bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<Conver
         warnings.push("the PDF's pictures were not imported".into());
     }
     warnings.extend(pictures.warnings.iter().cloned());
-    let (html, images) = compose(&collector.lines, pictures, ocr, &mut warnings);
+    let (html, images) = compose(&collector.lines, &rules, pictures, ocr, &mut warnings);
     Ok(Converted { html, images, warnings })
 }
 
@@ -136,11 +141,15 @@ struct Shown {
 /// picture and the text OCR reads from it.
 fn compose(
     lines: &[layout::Line],
+    rules: &[pictures::Rule],
     decoded: pictures::Decoded,
     ocr: Option<&dyn Ocr>,
     warnings: &mut Vec<String>,
 ) -> (String, Vec<redline_ports::documents::ExtractedImage>) {
-    let mut blocks = layout::placed_blocks(lines);
+    let in_order = columns::reorder(lines.to_vec());
+    let tabled = tables::unruled(tables::extract(&in_order, rules));
+    drop(in_order);
+    let mut blocks = layout::placed_blocks(&tabled.lines, tabled.tables);
     let mut kept = crate::images::Pictures::default();
     let mut refused = None;
     let files: Vec<Option<String>> = decoded
@@ -231,19 +240,21 @@ fn compose(
         drawn.into_iter().map(|(d, placeholder)| Shown { page: d.page, top: d.top, placeholder }).collect();
     // In page order; on a page, from the top down.
     shown.sort_by(|a, b| a.page.cmp(&b.page).then(a.top.total_cmp(&b.top)));
-    let mut html = String::new();
+    let mut out = layout::Html::default();
     let mut next = shown.into_iter().peekable();
     for placed in &blocks {
         while let Some(picture) = next.next_if(|s| s.page < placed.page || (s.page == placed.page && s.top <= placed.y))
         {
-            picture_html(&picture.placeholder, &mut html);
+            out.close_lists();
+            picture_html(&picture.placeholder, &mut out.html);
         }
-        layout::block_html(&placed.block, &mut html);
+        out.block(&placed.block);
     }
+    out.close_lists();
     for picture in next {
-        picture_html(&picture.placeholder, &mut html);
+        picture_html(&picture.placeholder, &mut out.html);
     }
-    (html, kept.images)
+    (out.html, kept.images)
 }
 
 fn picture_html(placeholder: &str, html: &mut String) {
@@ -376,3 +387,5 @@ fn too_many_chars() -> ConvertError {
 mod tests;
 #[cfg(test)]
 mod tests_pictures;
+#[cfg(test)]
+mod tests_structure;

@@ -116,6 +116,41 @@ struct Walk<'a> {
     operations: usize,
     page: u32,
     page_top: f32,
+    /// The path being built, in page space.
+    path: Path,
+    rules: Vec<Rule>,
+}
+
+/// A path under construction: its straight segments and its rectangles (page space, y up).
+#[derive(Default)]
+struct Path {
+    segments: Vec<[(f32, f32); 2]>,
+    rectangles: Vec<[(f32, f32); 2]>,
+    current: Option<(f32, f32)>,
+    start: Option<(f32, f32)>,
+}
+
+/// A ruling line drawn on a page: a stroked straight segment, a side of a stroked
+/// rectangle, or a thin filled rectangle (as word processors draw table borders).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Rule {
+    pub page: u32,
+    pub horizontal: bool,
+    /// Its y from the top of the page (horizontal) or its x (vertical).
+    pub at: f32,
+    /// Where it starts and ends along its direction (from < to).
+    pub from: f32,
+    pub to: f32,
+}
+
+/// The most ruling lines kept from one file, and segments in one path.
+const MAX_RULES: usize = 50_000;
+const MAX_PATH: usize = 10_000;
+/// A filled rectangle at most this thick is a line.
+const THIN: f32 = 3.0;
+
+fn apply(ctm: &Matrix, x: f32, y: f32) -> (f32, f32) {
+    (ctm[0] * x + ctm[2] * y + ctm[4], ctm[1] * x + ctm[3] * y + ctm[5])
 }
 
 impl Walk<'_> {
@@ -126,7 +161,7 @@ impl Walk<'_> {
         for operation in Content::decode_iter(content) {
             let Ok(operation) = operation else { return };
             self.operations += 1;
-            if self.operations > MAX_OPERATIONS || self.drawn.len() >= MAX_DRAWN {
+            if self.operations > MAX_OPERATIONS {
                 return;
             }
             match operation.operator.as_str() {
@@ -137,11 +172,101 @@ impl Walk<'_> {
                         ctm = multiply(&m, &ctm);
                     }
                 }
-                "Do" => {
+                "Do" if self.drawn.len() < MAX_DRAWN => {
                     let Some(Object::Name(name)) = operation.operands.first() else { continue };
                     self.draw(name, resources, ctm, depth);
                 }
+                "m" | "l" | "re" | "h" | "c" | "v" | "y" => self.build(&operation.operator, &operation.operands, &ctm),
+                "S" | "s" => self.paint(true, false),
+                "f" | "F" | "f*" => self.paint(false, true),
+                "B" | "B*" | "b" | "b*" => self.paint(true, true),
+                "n" => self.path = Path::default(),
                 _ => {}
+            }
+        }
+    }
+
+    fn build(&mut self, operator: &str, operands: &[Object], ctm: &Matrix) {
+        let numbers: Vec<f32> = operands.iter().filter_map(|o| number(self.doc, o)).filter(|n| n.is_finite()).collect();
+        let path = &mut self.path;
+        if path.segments.len() + path.rectangles.len() >= MAX_PATH {
+            return;
+        }
+        match (operator, numbers.as_slice()) {
+            ("m", [x, y]) => {
+                let p = apply(ctm, *x, *y);
+                path.current = Some(p);
+                path.start = Some(p);
+            }
+            ("l", [x, y]) => {
+                let p = apply(ctm, *x, *y);
+                if let Some(from) = path.current {
+                    path.segments.push([from, p]);
+                }
+                path.current = Some(p);
+            }
+            ("re", [x, y, w, h]) => {
+                let corners = [(*x, *y), (x + w, *y), (x + w, y + h), (*x, y + h)].map(|(x, y)| apply(ctm, x, y));
+                let (mut low, mut high) = (corners[0], corners[0]);
+                for c in &corners[1..] {
+                    low = (low.0.min(c.0), low.1.min(c.1));
+                    high = (high.0.max(c.0), high.1.max(c.1));
+                }
+                path.rectangles.push([low, high]);
+                path.current = Some(apply(ctm, *x, *y));
+                path.start = path.current;
+            }
+            ("h", []) => {
+                if let (Some(from), Some(to)) = (path.current, path.start) {
+                    path.segments.push([from, to]);
+                }
+                path.current = path.start;
+            }
+            // Curves are not rules: only the current point moves.
+            ("c", [.., x, y]) | ("v", [.., x, y]) | ("y", [.., x, y]) => path.current = Some(apply(ctm, *x, *y)),
+            _ => {}
+        }
+    }
+
+    /// Paints the path: its straight horizontal and vertical strokes, and its thin filled
+    /// rectangles, become rules.
+    fn paint(&mut self, stroke: bool, fill: bool) {
+        let path = std::mem::take(&mut self.path);
+        let mut segments = Vec::new();
+        if stroke {
+            segments.extend(path.segments.iter().copied());
+            for [low, high] in &path.rectangles {
+                let corners = [*low, (high.0, low.1), *high, (low.0, high.1)];
+                for i in 0..4 {
+                    segments.push([corners[i], corners[(i + 1) % 4]]);
+                }
+            }
+        } else if fill {
+            for [low, high] in &path.rectangles {
+                let (w, h) = (high.0 - low.0, high.1 - low.1);
+                let (mid_x, mid_y) = ((low.0 + high.0) / 2.0, (low.1 + high.1) / 2.0);
+                if h <= THIN && w > THIN {
+                    segments.push([(low.0, mid_y), (high.0, mid_y)]);
+                } else if w <= THIN && h > THIN {
+                    segments.push([(mid_x, low.1), (mid_x, high.1)]);
+                }
+            }
+        }
+        for [(x0, y0), (x1, y1)] in segments {
+            if self.rules.len() >= MAX_RULES {
+                return;
+            }
+            let (dx, dy) = ((x1 - x0).abs(), (y1 - y0).abs());
+            let rule = if dy <= 0.5 && dx >= 2.0 {
+                Rule { page: self.page, horizontal: true, at: self.page_top - y0, from: x0.min(x1), to: x0.max(x1) }
+            } else if dx <= 0.5 && dy >= 2.0 {
+                let (top, bottom) = (self.page_top - y0.max(y1), self.page_top - y0.min(y1));
+                Rule { page: self.page, horizontal: false, at: x0, from: top, to: bottom }
+            } else {
+                continue;
+            };
+            if rule.at.is_finite() && rule.from.is_finite() && rule.to.is_finite() {
+                self.rules.push(rule);
             }
         }
     }
@@ -174,14 +299,24 @@ impl Walk<'_> {
     }
 }
 
-/// Where the pages draw the pictures of `images`, page by page in drawing order. The
-/// content streams must already be decoded (and the pages flattened: each has its own
-/// `/Resources` and `/MediaBox`).
-pub(super) fn place(doc: &Document, pages: &BTreeMap<u32, ObjectId>, images: &HashMap<ObjectId, Stream>) -> Vec<Drawn> {
-    let mut walk = Walk { doc, images, drawn: Vec::new(), operations: 0, page: 0, page_top: 0.0 };
-    if images.is_empty() {
-        return walk.drawn;
-    }
+/// Where the pages draw the pictures of `images`, page by page in drawing order, and the
+/// ruling lines they draw. The content streams must already be decoded (and the pages
+/// flattened: each has its own `/Resources` and `/MediaBox`).
+pub(super) fn place(
+    doc: &Document,
+    pages: &BTreeMap<u32, ObjectId>,
+    images: &HashMap<ObjectId, Stream>,
+) -> (Vec<Drawn>, Vec<Rule>) {
+    let mut walk = Walk {
+        doc,
+        images,
+        drawn: Vec::new(),
+        operations: 0,
+        page: 0,
+        page_top: 0.0,
+        path: Path::default(),
+        rules: Vec::new(),
+    };
     for (page_number, page_id) in pages {
         let Some(Object::Dictionary(page)) = doc.objects.get(page_id) else { continue };
         let media_box: Vec<f32> = page
@@ -204,9 +339,10 @@ pub(super) fn place(doc: &Document, pages: &BTreeMap<u32, ObjectId>, images: &Ha
                 content.push(b'\n');
             }
         }
+        walk.path = Path::default();
         walk.run(&content, resources, IDENTITY, 0);
     }
-    walk.drawn
+    (walk.drawn, walk.rules)
 }
 
 /// Why a picture was not made into a file.

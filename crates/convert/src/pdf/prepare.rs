@@ -39,6 +39,8 @@ pub(super) struct Prepared {
     pub warnings: Vec<String>,
     /// The pictures, where the pages draw them.
     pub pictures: super::pictures::Decoded,
+    /// The ruling lines the pages draw (table borders among them).
+    pub rules: Vec<super::pictures::Rule>,
 }
 
 /// The total decompressed bytes allowed for an input of `input_len` bytes.
@@ -71,11 +73,11 @@ pub(super) fn prepare(mut doc: Document, input_len: usize) -> Result<Prepared, C
     repair_fonts(&mut doc, &mut warnings);
     let inline_images = check_forms(&doc, &pages)?;
     has_images |= inline_images;
-    let drawn = super::pictures::place(&doc, &pages, &images);
+    let (drawn, rules) = super::pictures::place(&doc, &pages, &images);
     let pictures = super::pictures::decode_all(&doc, &images, drawn);
     drop(images);
     let page_count = pages.len();
-    Ok(Prepared { doc: to_extract_document(doc), page_count, has_images, warnings, pictures })
+    Ok(Prepared { doc: to_extract_document(doc), page_count, has_images, warnings, pictures, rules })
 }
 
 // ---------------------------------------------------------------------------------------

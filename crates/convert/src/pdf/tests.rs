@@ -8,7 +8,7 @@ use super::layout::{blocks, Block, Collector};
 use super::*;
 
 /// A PDF whose pages have the given content streams, drawn with Helvetica as /F1.
-fn pdf(pages: &[&str]) -> Vec<u8> {
+pub(super) fn pdf(pages: &[&str]) -> Vec<u8> {
     pdf_with(pages, |_| {})
 }
 
@@ -67,7 +67,7 @@ fn page_of(lines: &[(u32, u32, &str)]) -> String {
     content
 }
 
-fn html_of(bytes: &[u8]) -> String {
+pub(super) fn html_of(bytes: &[u8]) -> String {
     convert(bytes).expect("the PDF converts").html
 }
 
@@ -450,24 +450,24 @@ fn soft_hyphens_inside_a_line_vanish() {
 }
 
 #[test]
-fn list_items_and_lines_after_a_colon_open_paragraphs() {
+fn list_items_make_lists_and_their_next_lines_join_them() {
     let blocks = collected(&[
         (700.0, 10.0, "Steps:"),
         (688.0, 10.0, "1. first step"),
         (676.0, 10.0, "which goes on"),
         (664.0, 10.0, "2) second"),
-        (652.0, 10.0, "• a bullet"),
+        (652.0, 10.0, "\u{2022} a bullet"),
+        (640.0, 10.0, "\u{2022} another"),
     ]);
-    let texts: Vec<_> = blocks.iter().map(|b| format!("{b:?}")).collect();
+    let mut html = super::layout::Html::default();
+    for block in &blocks {
+        html.block(block);
+    }
+    html.close_lists();
     assert_eq!(
-        blocks,
-        [
-            Block::Paragraph("Steps:".into()),
-            Block::Paragraph("1. first step which goes on".into()),
-            Block::Paragraph("2) second".into()),
-            Block::Paragraph("• a bullet".into()),
-        ],
-        "{texts:?}"
+        html.html,
+        "<p>Steps:</p>\n<ol>\n<li>first step which goes on</li>\n<li>second</li>\n</ol>\n\
+         <ul>\n<li>a bullet</li>\n<li>another</li>\n</ul>\n"
     );
 }
 
