@@ -55,8 +55,8 @@ const CONTAINERS: [&str; 22] = [
 /// Table parts met outside a table (or below the nesting limit): containers too.
 const TABLE_PARTS: [&str; 7] = ["tr", "td", "th", "thead", "tbody", "tfoot", "caption"];
 
-/// The blocks of an HTML fragment, its notes (if any) as a numbered list at the end: for
-/// the writers without a place of their own for notes.
+/// The blocks of an HTML fragment, its notes (if any) as a numbered list at the end.
+#[cfg(test)]
 pub(crate) fn document(html: &str) -> Vec<Block> {
     let doc = doc(html);
     let mut blocks = doc.blocks;
@@ -183,7 +183,7 @@ fn collect_notes(node: &Handle, notes: &mut Vec<Note>, loose: &mut Vec<Vec<Block
 }
 
 /// The note ids that runs reference, in order of first reference.
-fn note_refs(blocks: &[Block]) -> Vec<std::rc::Rc<str>> {
+pub(crate) fn note_refs(blocks: &[Block]) -> Vec<std::rc::Rc<str>> {
     let mut out: Vec<std::rc::Rc<str>> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<&Block> = blocks.iter().rev().collect();

@@ -1,7 +1,8 @@
 //! RTF: a tokenizer and a group-stack interpreter producing paragraphs with bold, italic,
 //! underline, strike, super/subscript, colours, highlights and links, plus line breaks, tabs,
-//! tables (flattened when nested), headings from `\outlinelevel`, and footnotes gathered at
-//! the end.
+//! tables (flattened when nested), headings from `\outlinelevel`, and footnotes (`\footnote`:
+//! a DPUB-ARIA note reference where `\chftn` or the note's group is, the notes in a
+//! `role="doc-endnotes"` section at the end).
 //!
 //! Text is decoded with the code page of its font (`\fcharset`) or of the document
 //! (`\ansicpg`, Windows-1252 by default); `\uN` escapes with their `\ucN` fallbacks and

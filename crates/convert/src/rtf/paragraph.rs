@@ -9,6 +9,8 @@ pub(super) struct Look {
     pub(super) link: Option<usize>,
     /// A picture, by its placeholder (the run has no text).
     pub(super) image: Option<String>,
+    /// A footnote reference, by the note's number (the run has no text).
+    pub(super) note: Option<usize>,
     pub(super) color: Option<[u8; 3]>,
     pub(super) background: Option<[u8; 3]>,
     pub(super) bold: bool,
@@ -54,6 +56,12 @@ impl Paragraph {
         self.runs.push((Look { image: Some(placeholder.to_owned()), ..look.clone() }, String::new()));
     }
 
+    /// A reference to note `n` (docs/conversion.md, "Footnotes").
+    pub(super) fn push_note(&mut self, n: usize) {
+        self.has_text = true;
+        self.runs.push((Look { note: Some(n), ..Look::default() }, String::new()));
+    }
+
     /// The heading level (0: `<h1>`): the paragraph's own outline level, else its style's.
     pub(super) fn heading(&self) -> Option<u8> {
         self.outline.or(self.style)
@@ -74,6 +82,10 @@ impl Paragraph {
                 out.push_str(&tag);
                 open.push(tag);
                 open_closers.push(closer);
+            }
+            if let Some(n) = look.note {
+                out.push_str(&format!("<a href=\"#fn{n}\" id=\"fnref{n}\" role=\"doc-noteref\"><sup>{n}</sup></a>"));
+                continue;
             }
             if let Some(placeholder) = &look.image {
                 out.push_str("<img src=\"");

@@ -189,9 +189,31 @@ fn nested_tables_are_flattened_into_their_cell() {
 }
 
 #[test]
-fn footnotes_are_gathered_at_the_end() {
-    let rtf = "{\\rtf1 Text{\\super\\chftn}{\\footnote\\pard{\\super\\chftn} The note.}, more.\\par}";
-    assert_eq!(html(rtf), "<p>Text<sup>1</sup>, more.</p>\n<hr>\n<p><sup>1</sup> The note.</p>\n");
+fn footnotes_are_dpub_aria_notes() {
+    let rtf = "{\\rtf1 Text{\\super\\chftn}{\\footnote\\pard{\\super\\chftn} The note.\\par Its second paragraph.}, more.\\par}";
+    assert_eq!(
+        html(rtf),
+        "<p>Text<a href=\"#fn1\" id=\"fnref1\" role=\"doc-noteref\"><sup>1</sup></a>, more.</p>\n\
+         <section role=\"doc-endnotes\"><ol>\n<li id=\"fn1\"><p> The note.</p>\n<p>Its second paragraph.</p></li>\n</ol></section>\n"
+    );
+    // A note without `\\chftn` is referenced where its group is; a custom mark stays text;
+    // notes are numbered in order, in a table cell too.
+    let rtf = "{\\rtf1 One*{\\footnote\\pard * Starred.}; two{\\b\\chftn}{\\footnote\\pard {\\chftn}Second.}\\par\
+               \\trowd\\cellx3000\\pard\\intbl Cell{\\footnote\\pard Third \\b bold\\b0 .}\\cell\\row\\pard After\\par}";
+    let got = html(rtf);
+    assert!(got.starts_with("<p>One*<a href=\"#fn1\" id=\"fnref1\" role=\"doc-noteref\"><sup>1</sup></a>; two<a href=\"#fn2\" id=\"fnref2\""), "{got}");
+    assert!(got.contains("<td>Cell<a href=\"#fn3\" id=\"fnref3\" role=\"doc-noteref\"><sup>3</sup></a></td>"), "{got}");
+    assert!(got.ends_with("<li id=\"fn1\"><p>* Starred.</p></li>\n<li id=\"fn2\"><p>Second.</p></li>\n<li id=\"fn3\"><p>Third <strong>bold</strong>.</p></li>\n</ol></section>\n"), "{got}");
+    assert_eq!(got.matches("doc-noteref").count(), 3, "{got}");
+    // The corpus's pandoc sample: two notes, referenced where `\\chftn` is.
+    let sample =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/corpus/rtf/pandoc-footnote.rtf"))
+            .expect("corpus file");
+    let got = String::from_utf8(convert(&sample).expect("converts").html.into_bytes()).expect("utf-8");
+    assert!(got.contains("annotated.<a href=\"#fn1\" id=\"fnref1\" role=\"doc-noteref\"><sup>1</sup></a>"), "{got}");
+    assert!(got.contains("noted,<a href=\"#fn2\""), "{got}");
+    assert!(got.contains("<li id=\"fn1\"><p>See Sahlins"), "{got}");
+    assert!(got.contains("<li id=\"fn2\"><p>"), "{got}");
 }
 
 #[test]

@@ -20,7 +20,9 @@ use super::line::LineBuilder;
 use super::shape::{self, Gl, Shaper};
 use super::Nested;
 use crate::image;
-use crate::model::{item_number, Align, Block, ImageRef, Inline, List, Rgb, Script, Style};
+use crate::model::{
+    item_number, paragraph_dir, Align, Block, Dir, ImageRef, Inline, List, Numbering, Rgb, Script, Style,
+};
 
 pub(crate) const BLACK: Rgb = Rgb(0, 0, 0);
 const LINK_BLUE: Rgb = Rgb(0x05, 0x63, 0xC1);
@@ -37,6 +39,8 @@ pub(crate) const LEADING: f32 = 0.22;
 /// CSS pixels to points.
 pub(crate) const PX: f32 = 0.75;
 const QUOTE_INDENT: f32 = 16.0;
+/// Footnote text size (points).
+pub(crate) const NOTE_SIZE: f32 = 9.0;
 /// Space after a table (not in a list or cell).
 pub(crate) const TABLE_GAP: f32 = 9.0;
 
@@ -82,6 +86,9 @@ pub(crate) enum Op {
         h: f32,
         uri: Rc<str>,
     },
+    /// A reference to the note of this index (`Doc::notes`) on this line: draws nothing, but
+    /// the pager sets the note at the foot of the page the line lands on.
+    NoteRef(usize),
 }
 
 impl Op {
@@ -95,6 +102,7 @@ impl Op {
                 *x += dx;
                 *y += dy;
             }
+            Op::NoteRef(_) => {}
         }
     }
 }
@@ -148,6 +156,8 @@ pub(crate) struct Ctx {
     pub lists: usize,
     /// The tallest a line may be (a page, or less inside a table cell).
     pub max_h: f32,
+    /// The size of paragraph and list text ([`BODY_SIZE`], smaller in footnotes).
+    pub size: f32,
 }
 
 /// A run of glyphs with one look.
@@ -168,6 +178,8 @@ pub(crate) struct Piece {
     pub skew: bool,
     /// A picture instead of glyphs: (image index, height).
     pub image: Option<(usize, f32)>,
+    /// A note reference: the note's index in `Doc::notes`.
+    pub note: Option<usize>,
 }
 
 /// What line breaking works on.
@@ -195,6 +207,9 @@ pub(crate) struct Layout<'a> {
     picture_index: HashMap<String, Option<usize>>,
     /// Bytes of decoded samples still allowed.
     sample_budget: usize,
+    /// The index of each note (in `Doc::notes`) by its id; references to them become
+    /// [`Op::NoteRef`]s.
+    pub notes: HashMap<Rc<str>, usize>,
 }
 
 impl<'a> Layout<'a> {
@@ -206,6 +221,7 @@ impl<'a> Layout<'a> {
             pictures: Vec::new(),
             picture_index: HashMap::new(),
             sample_budget: images::SAMPLE_BUDGET,
+            notes: HashMap::new(),
         }
     }
 
@@ -231,7 +247,10 @@ impl<'a> Layout<'a> {
     fn piece(&self, style: &Style, base: TextBase) -> Piece {
         let mut size = style.size_pt.unwrap_or(base.size);
         let mut rise = 0.0;
-        match style.script {
+        let note = style.note.as_ref().and_then(|id| self.notes.get(id).copied());
+        // A note's mark is a superscript, whatever the HTML around it says.
+        let script = if note.is_some() { Script::Super } else { style.script };
+        match script {
             Script::Normal => {}
             Script::Super => {
                 rise = size * 0.33;
@@ -259,6 +278,7 @@ impl<'a> Layout<'a> {
             image: None,
             level: 0,
             skew: false,
+            note,
         }
     }
 
@@ -367,6 +387,7 @@ impl<'a> Layout<'a> {
                 let style = Style { link: img.link.clone(), ..Style::default() };
                 let mut p = self.piece(&style, base);
                 p.underline = false;
+                p.note = None;
                 p.width = w;
                 p.image = Some((index, h));
                 Atom::Word(vec![p], w)
@@ -393,7 +414,9 @@ impl<'a> Layout<'a> {
         max_h: f32,
         out: &mut dyn Lines,
     ) {
-        let base = TextBase { rtl: shape::paragraph_rtl(content), ..look.base };
+        // The direction rule of every writer (`model::paragraph_dir`): a `dir` around the
+        // text, else its first strong character.
+        let base = TextBase { rtl: paragraph_dir(content) == Dir::Rtl, ..look.base };
         let look = ParaLook { base, ..look };
         let mut breaker = Breaker { line: LineBuilder { pieces: Vec::new(), used: 0.0, width, look }, space: None };
         self.each_atom(content, base, width, max_h, &mut |atom| breaker.take(atom, out));
@@ -450,7 +473,7 @@ impl<'a> Layout<'a> {
         match block {
             Block::Paragraph { align, content } => {
                 let look = ParaLook {
-                    base: TextBase { size: BODY_SIZE, bold: false, rtl: false },
+                    base: TextBase { size: ctx.size, bold: false, rtl: false },
                     align: *align,
                     kind: Kind::Content,
                 };
@@ -546,7 +569,7 @@ impl<'a> Layout<'a> {
     }
 
     fn list(&mut self, list: &List, width: f32, ctx: Ctx, out: &mut Vec<Line>) {
-        let base = TextBase { size: BODY_SIZE, bold: false, rtl: false };
+        let base = TextBase { size: ctx.size, bold: false, rtl: false };
         let proto = self.piece(&Style::default(), base);
         let markers: Vec<String> = (0..list.items.len())
             .map(|i| {
@@ -600,6 +623,21 @@ impl<'a> Layout<'a> {
         while out.last().is_some_and(|l| l.kind == Kind::Spacer) {
             out.pop();
         }
+    }
+}
+
+impl Layout<'_> {
+    /// The lines of note `index` (from 0) for the foot of a page `width` wide: its blocks
+    /// after its number, in [`NOTE_SIZE`] text, at most `max_h` each. References inside a
+    /// note are plain superscripts (a note's own notes are not set again).
+    pub(crate) fn note_lines(&mut self, index: usize, blocks: &[Block], width: f32, max_h: f32) -> Vec<Line> {
+        let notes = std::mem::take(&mut self.notes);
+        let list = List { numbering: Numbering::Decimal, start: index as i64 + 1, items: vec![blocks.to_vec()] };
+        let ctx = Ctx { tight: true, lists: 0, max_h, size: NOTE_SIZE };
+        let mut out = Vec::new();
+        self.list(&list, width, ctx, &mut out);
+        self.notes = notes;
+        out
     }
 }
 

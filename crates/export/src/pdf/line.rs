@@ -68,8 +68,14 @@ fn set_line(mut pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> 
     let mut texts: Vec<Op> = Vec::with_capacity(pieces.len());
     let mut decorations: Vec<Op> = Vec::new();
     let mut links: Vec<Op> = Vec::new();
+    let mut refs: Vec<Op> = Vec::new();
     for p in pieces {
         let w = p.width;
+        if let Some(note) = p.note {
+            if !refs.contains(&Op::NoteRef(note)) {
+                refs.push(Op::NoteRef(note));
+            }
+        }
         if let Some((image, h)) = p.image {
             texts.push(Op::Image { x, y: baseline - h, w, h, image });
         } else {
@@ -113,5 +119,6 @@ fn set_line(mut pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> 
     ops.extend(texts);
     ops.extend(decorations);
     ops.extend(links);
+    ops.extend(refs);
     Line { height, ops, kind }
 }

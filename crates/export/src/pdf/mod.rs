@@ -2,7 +2,8 @@
 //! (the bundled set, then the system's, per character; subset, Identity-H, with a
 //! `ToUnicode` map so that the text can be selected and extracted in logical order),
 //! headings larger and bold, wrapped paragraphs, list markers, bordered tables, pictures,
-//! link annotations, the title in the document information.
+//! link annotations, footnotes at the foot of the page of their first reference, the title
+//! in the document information.
 //!
 //! `layout.rs` turns blocks into lines (`shape.rs` shapes their text with the fonts of
 //! `fonts.rs` and `system.rs`), this module stacks the lines into pages, and `writer.rs`
@@ -17,13 +18,14 @@ mod system;
 mod table;
 mod writer;
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use redline_ports::ImageSource;
 
-use crate::model::Block;
+use crate::model::{Block, Doc, Rgb};
 use fonts::Fonts;
-use layout::{Ctx, Kind, Layout, Line};
+use layout::{Ctx, Kind, Layout, Line, Op};
 pub use system::{SystemFonts, SYSTEM_FONT_DIR};
 
 /// A4 in points.
@@ -75,8 +77,9 @@ impl PageSetup {
 }
 
 /// The PDF and its warnings (characters no font has, by the font package to install).
+/// Notes are set at the foot of the page where they are first referenced.
 pub(crate) fn export(
-    blocks: &[Block],
+    doc: &Doc,
     title: &str,
     images: &dyn ImageSource,
     system: Arc<SystemFonts>,
@@ -85,11 +88,23 @@ pub(crate) fn export(
     let page = page.clamped();
     let fonts = Fonts::new(system)?;
     let mut layout = Layout::new(&fonts, images);
+    layout.notes = doc.notes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
     let mut pager = Pager::sized(writer::PdfWriter::new(page), page.content_h());
     let (content_w, content_h) = (page.content_w(), page.content_h());
-    let ctx = Ctx { tight: false, lists: 0, max_h: content_h };
+    pager.rule_w = content_w / 3.0;
+    let ctx = Ctx { tight: false, lists: 0, max_h: content_h, size: layout::BODY_SIZE };
     let mut lines = Vec::new();
-    for block in blocks {
+    let mut set = vec![false; doc.notes.len()];
+    for block in &doc.blocks {
+        // The notes this block references first are laid out before it, for the pager to
+        // set at the foot of the page where the reference lands.
+        for id in crate::build::note_refs(std::slice::from_ref(block)) {
+            let Some(&i) = layout.notes.get(&id) else { continue };
+            if !std::mem::replace(&mut set[i], true) {
+                let note_lines = layout.note_lines(i, &doc.notes[i].blocks, content_w, content_h / 2.0);
+                pager.stock.insert(i, note_lines);
+            }
+        }
         match block {
             // Top-level tables go to the pages row by row, to cut a tall row where the page ends.
             Block::Table(table) => {
@@ -117,6 +132,9 @@ pub(crate) type Page = Vec<(f32, Line)>;
 /// Less room than this at the bottom of a page is not worth starting a cut table row in.
 const MIN_ROOM: f32 = 48.0;
 
+/// The strip above a page's notes that holds the separator rule.
+const FOOT_SEP: f32 = 10.0;
+
 /// Where finished pages go, one by one.
 pub(crate) trait PageSink {
     fn page(&mut self, page: Page);
@@ -132,6 +150,11 @@ impl PageSink for Vec<Page> {
 /// space between blocks is dropped at the top of a page, and headings are held back until
 /// the line after them is known, so that they move to the next page with it. Each page goes
 /// to the sink as soon as the next one starts.
+///
+/// Footnotes: a line with [`Op::NoteRef`]s brings the lines of those notes (laid out
+/// beforehand, in `stock`) to the foot of its page, under a short rule; the line moves to
+/// the next page when it and its notes do not fit. Note lines that do not fit even on a
+/// fresh page continue at the foot of the next pages (at most half of each).
 pub(crate) struct Pager<S> {
     page: Page,
     sink: S,
@@ -142,6 +165,15 @@ pub(crate) struct Pager<S> {
     repeat: Option<Line>,
     /// The height of the text area.
     content_h: f32,
+    /// Lines of notes waiting for their first reference, by note index.
+    pub(crate) stock: HashMap<usize, Vec<Line>>,
+    /// The notes at the foot of the open page, and their height with the rule.
+    foot: Vec<Line>,
+    foot_h: f32,
+    /// Note lines that did not fit at the foot of their page: for the next pages.
+    carry: VecDeque<Line>,
+    /// The length of the rule above the notes.
+    pub(crate) rule_w: f32,
 }
 
 impl<S: PageSink> Pager<S> {
@@ -151,7 +183,62 @@ impl<S: PageSink> Pager<S> {
     }
 
     pub(crate) fn sized(sink: S, content_h: f32) -> Self {
-        Pager { page: Vec::new(), sink, y: 0.0, held: Vec::new(), repeat: None, content_h }
+        Pager {
+            page: Vec::new(),
+            sink,
+            y: 0.0,
+            held: Vec::new(),
+            repeat: None,
+            content_h,
+            stock: HashMap::new(),
+            foot: Vec::new(),
+            foot_h: 0.0,
+            carry: VecDeque::new(),
+            rule_w: CONTENT_W / 3.0,
+        }
+    }
+
+    /// The room the notes first referenced in `line` need at the foot of the page the line
+    /// goes on: all of them, or, when they would not fit under it even on a fresh page, their
+    /// first line (the rest goes on at the next page's foot).
+    fn notes_need(&self, line: &Line) -> f32 {
+        let mut lines = note_refs(line).filter_map(|i| self.stock.get(&i)).flatten().peekable();
+        let Some(first) = lines.peek().map(|l| l.height) else { return 0.0 };
+        let sep = if self.foot.is_empty() { FOOT_SEP } else { 0.0 };
+        let all: f32 = lines.map(|l| l.height).sum();
+        let fresh = self.content_h - self.repeat.as_ref().map_or(0.0, |l| l.height) - FOOT_SEP;
+        sep + if line.height + all <= fresh { all } else { first }
+    }
+
+    /// Sets notes at the foot of the open page, or after the notes carried on.
+    fn add_foot(&mut self, notes: Vec<Line>) {
+        for note in notes {
+            let sep = if self.foot.is_empty() { FOOT_SEP } else { 0.0 };
+            if !self.carry.is_empty() || self.y + self.foot_h + sep + note.height > self.content_h {
+                self.carry.push_back(note);
+            } else {
+                self.foot_h += sep + note.height;
+                self.foot.push(note);
+            }
+        }
+    }
+
+    /// Hands the open page to the sink, its notes at the foot under a rule.
+    fn close_page(&mut self) {
+        let mut page = std::mem::take(&mut self.page);
+        if !self.foot.is_empty() {
+            let mut y = self.content_h - self.foot_h;
+            let rule = Op::Fill { x: 0.0, y: FOOT_SEP - 4.0, w: self.rule_w, h: 0.5, color: Rgb(0, 0, 0) };
+            page.push((y, Line { height: FOOT_SEP, ops: vec![rule], kind: Kind::Content }));
+            y += FOOT_SEP;
+            for line in self.foot.drain(..) {
+                let h = line.height;
+                page.push((y, line));
+                y += h;
+            }
+            self.foot_h = 0.0;
+        }
+        self.sink.page(page);
     }
 
     fn at_top(&self) -> bool {
@@ -165,20 +252,32 @@ impl<S: PageSink> Pager<S> {
     /// The height the next content line may have to fit on the page it will be placed on.
     pub(crate) fn room(&self) -> f32 {
         let held = self.held_height();
-        let here = self.content_h - self.y - held;
+        let here = self.content_h - self.y - held - self.foot_h;
         if here >= MIN_ROOM || self.at_top() {
             here
         } else {
-            self.content_h - held - self.repeat.as_ref().map_or(0.0, |l| l.height)
+            let carried = self.carry.iter().map(|l| l.height).sum::<f32>().min(self.content_h / 2.0);
+            self.content_h - held - self.repeat.as_ref().map_or(0.0, |l| l.height) - carried
         }
     }
 
     fn new_page(&mut self) {
-        self.sink.page(std::mem::take(&mut self.page));
+        self.close_page();
         self.y = 0.0;
         if let Some(line) = self.repeat.clone() {
             self.y = line.height;
             self.page.push((0.0, line));
+        }
+        // Notes continued from the page before: at least one line, at most half the page.
+        while let Some(first) = self.carry.front() {
+            let sep = if self.foot.is_empty() { FOOT_SEP } else { 0.0 };
+            if !self.foot.is_empty() && self.foot_h + sep + first.height > self.content_h / 2.0 {
+                break;
+            }
+            self.foot_h += sep + first.height;
+            if let Some(line) = self.carry.pop_front() {
+                self.foot.push(line);
+            }
         }
     }
 
@@ -186,15 +285,17 @@ impl<S: PageSink> Pager<S> {
         if line.kind == Kind::Spacer && self.at_top() {
             return;
         }
-        if !self.at_top() && self.y + line.height > self.content_h {
+        if !self.at_top() && self.y + line.height + self.foot_h + self.notes_need(&line) > self.content_h {
             if line.kind == Kind::Spacer {
                 return;
             }
             self.new_page();
         }
+        let notes: Vec<Line> = note_refs(&line).filter_map(|i| self.stock.remove(&i)).flatten().collect();
         let h = line.height;
         self.page.push((self.y, line));
         self.y += h;
+        self.add_foot(notes);
     }
 
     pub(crate) fn push(&mut self, line: Line) {
@@ -203,8 +304,9 @@ impl<S: PageSink> Pager<S> {
             Kind::Spacer if !self.held.is_empty() => self.held.push(line),
             Kind::Spacer => self.place(line),
             Kind::Content => {
-                let need = (self.held_height() + line.height).min(self.content_h);
-                if !self.at_top() && self.y + need > self.content_h {
+                let notes_h = self.held.iter().chain([&line]).map(|l| self.notes_need(l)).sum::<f32>();
+                let need = (self.held_height() + line.height + notes_h).min(self.content_h);
+                if !self.at_top() && self.y + self.foot_h + need > self.content_h {
                     self.new_page();
                 }
                 for held in std::mem::take(&mut self.held) {
@@ -220,9 +322,20 @@ impl<S: PageSink> Pager<S> {
         for held in std::mem::take(&mut self.held) {
             self.place(held);
         }
-        self.sink.page(self.page);
+        while !self.carry.is_empty() {
+            self.new_page();
+        }
+        self.close_page();
         self.sink
     }
+}
+
+/// The notes a line references.
+fn note_refs(line: &Line) -> impl Iterator<Item = usize> + '_ {
+    line.ops.iter().filter_map(|op| match op {
+        Op::NoteRef(i) => Some(*i),
+        _ => None,
+    })
 }
 
 impl<S: PageSink> layout::Lines for Pager<S> {
@@ -273,7 +386,6 @@ impl LineSink for Nested<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use layout::Op;
 
     fn content(h: f32) -> Line {
         Line { height: h, ops: Vec::new(), kind: Kind::Content }
@@ -336,7 +448,7 @@ mod tests {
         let mut layout = Layout::new(&fonts, &NoImages);
         let text: String = (0..20_000).map(|i| format!("word{} ", i % 97)).collect();
         let block = Block::Paragraph { align: Default::default(), content: vec![Inline::Text(text, Style::default())] };
-        let ctx = Ctx { tight: false, lists: 0, max_h: CONTENT_H };
+        let ctx = Ctx { tight: false, lists: 0, max_h: CONTENT_H, size: layout::BODY_SIZE };
         let mut listed = Vec::new();
         layout.block(&block, CONTENT_W, ctx, &mut listed);
         let expected = paginate(listed);
@@ -352,6 +464,28 @@ mod tests {
         assert_eq!(shape(&pages), shape(&expected));
         let ops = |pages: &[Page]| -> Vec<Op> { pages.iter().flatten().flat_map(|(_, l)| l.ops.clone()).collect() };
         assert!(ops(&pages) == ops(&expected), "the same drawing operations");
+    }
+
+    /// A line referencing a note brings the note's lines to its page's foot, under a rule;
+    /// when the two do not fit, the line goes to the next page with its note.
+    #[test]
+    fn notes_go_to_the_foot_of_the_page_of_their_reference() {
+        let noted = |h: f32, note: usize| Line { height: h, ops: vec![Op::NoteRef(note)], kind: Kind::Content };
+        let mut pager = Pager::new(Vec::new());
+        pager.stock.insert(0, vec![content(20.0), content(20.0)]);
+        pager.stock.insert(1, vec![content(30.0)]);
+        pager.push(noted(12.0, 0));
+        pager.push(noted(12.0, 0));
+        assert!(!pager.stock.contains_key(&0), "set once");
+        assert_eq!(pager.foot_h, FOOT_SEP + 40.0);
+        pager.push(content(CONTENT_H - 24.0 - 40.0 - FOOT_SEP - 20.0));
+        pager.push(noted(12.0, 1)); // fits, its note does not
+        let pages = pager.finish();
+        assert_eq!(pages.len(), 2);
+        let ys = |p: &Page| p.iter().map(|(y, l)| (*y, l.height)).collect::<Vec<_>>();
+        let foot = CONTENT_H - FOOT_SEP - 40.0;
+        assert_eq!(ys(&pages[0])[3..], [(foot, FOOT_SEP), (foot + FOOT_SEP, 20.0), (foot + FOOT_SEP + 20.0, 20.0)]);
+        assert_eq!(ys(&pages[1]), [(0.0, 12.0), (CONTENT_H - 40.0, FOOT_SEP), (CONTENT_H - 30.0, 30.0)]);
     }
 
     #[test]

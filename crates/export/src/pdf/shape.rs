@@ -12,7 +12,6 @@ use rustybuzz::{Direction, ShapePlan, UnicodeBuffer};
 use unicode_bidi::{BidiClass, BidiInfo, Level};
 
 use super::fonts::{FontId, Fonts};
-use crate::model::Inline;
 
 /// The text a glyph shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,22 +198,6 @@ pub(crate) fn runs(fonts: &Fonts, want: FontId, text: &str, level_at: &dyn Fn(us
     }
 }
 
-/// Whether a paragraph is right to left: its first strong character is.
-pub(crate) fn paragraph_rtl(content: &[Inline]) -> bool {
-    for inline in content {
-        if let Inline::Text(text, _) = inline {
-            for c in text.chars() {
-                match unicode_bidi::bidi_class(c) {
-                    BidiClass::L => return false,
-                    BidiClass::R | BidiClass::AL => return true,
-                    _ => {}
-                }
-            }
-        }
-    }
-    false
-}
-
 /// The bidi level of every byte of `text` in a paragraph of that direction, or `None` when
 /// all are 0 (left-to-right text, the common case, costs one scan).
 pub(crate) fn levels(text: &str, rtl: bool) -> Option<Vec<u8>> {
@@ -324,7 +307,5 @@ mod tests {
         let mut items = vec![(0, 'a'), (1, 'x'), (1, 'y'), (0, 'b')];
         reorder(&mut items, |i| i.0);
         assert_eq!(items.iter().map(|i| i.1).collect::<String>(), "ayxb");
-        assert!(paragraph_rtl(&[Inline::Text("123 שלום abc".into(), Default::default())]));
-        assert!(!paragraph_rtl(&[Inline::Text("abc שלום".into(), Default::default())]));
     }
 }

@@ -74,7 +74,7 @@ impl Layout<'_> {
         for (i, w) in widths.iter().enumerate() {
             xs[i + 1] = xs[i] + w;
         }
-        let cell_ctx = Ctx { tight: true, lists: 0, max_h: (ctx.max_h - 2.0 * PAD).max(20.0) };
+        let cell_ctx = Ctx { tight: true, lists: 0, max_h: (ctx.max_h - 2.0 * PAD).max(20.0), ..ctx };
 
         let mut boxes: Vec<CellBox> = Vec::new();
         let mut box_at: HashMap<(usize, usize), usize> = HashMap::new();

@@ -232,6 +232,7 @@ fn page_content(page: &Page, used: &mut HashMap<FontId, UsedFont>, setup: PageSe
                         num(top - line_y - y - h)
                     );
                 }
+                Op::NoteRef(_) => {}
                 Op::Link { x, y, w, h, uri } => {
                     let (x0, y0) = (margin + x, top - line_y - y - h);
                     annots.push(dictionary! {

@@ -1,5 +1,7 @@
 //! Ended paragraphs as HTML blocks: body paragraphs and headings, list items nested by
-//! level, table cells and rows, and footnotes gathered for the end of the document.
+//! level, table cells and rows, and footnotes gathered for the endnotes section at the end.
+
+use std::fmt::Write as _;
 
 use super::{Dest, Parser};
 use crate::rtf::paragraph::{push_row, Look, Table};
@@ -20,11 +22,10 @@ impl Parser<'_> {
             paragraph.runs.insert(0, (Look::default(), marker.clone()));
         }
         if self.group.dest == Dest::Footnote {
-            if paragraph.has_text {
-                let mut html = String::from("<p>");
-                paragraph.render(&self.links, &mut html);
-                html.push_str("</p>\n");
-                self.footnotes.push(html);
+            if let (true, Some(note)) = (paragraph.has_text, self.footnotes.last_mut()) {
+                note.push_str("<p>");
+                paragraph.render(&self.links, note);
+                note.push_str("</p>\n");
             }
             return;
         }
@@ -157,11 +158,13 @@ impl Parser<'_> {
         self.close_table();
         self.close_lists();
         if !self.footnotes.is_empty() {
+            // The notes as DPUB-ARIA endnotes (docs/conversion.md, "Footnotes").
             self.has_text = true;
-            self.html.push_str("<hr>\n");
-            for note in &self.footnotes {
-                self.html.push_str(note);
+            self.html.push_str("<section role=\"doc-endnotes\"><ol>\n");
+            for (i, note) in self.footnotes.iter().enumerate() {
+                let _ = writeln!(self.html, "<li id=\"fn{}\">{}</li>", i + 1, note.trim_end());
             }
+            self.html.push_str("</ol></section>\n");
         }
         (self.html, self.warnings, self.has_text)
     }

@@ -90,9 +90,11 @@ pub(super) struct Parser<'a> {
     outer: Vec<Paragraph>,
     table: Option<Table>,
     html: String,
+    /// The HTML of each footnote met so far (its paragraphs), in order.
     footnotes: Vec<String>,
-    /// Footnotes met so far.
-    notes: usize,
+    /// The number of the last note whose reference is in the body (a `\chftn` there, or the
+    /// place of the `\footnote` group when no `\chftn` came before it).
+    referenced: usize,
     instruction: String,
     links: Vec<String>,
     has_text: bool,
@@ -226,7 +228,7 @@ impl<'a> Parser<'a> {
             table: None,
             html: String::new(),
             footnotes: Vec::new(),
-            notes: 0,
+            referenced: 0,
             instruction: String::new(),
             links: Vec::new(),
             has_text: false,
@@ -424,6 +426,7 @@ impl<'a> Parser<'a> {
             link: format.link.checked_sub(1),
             // Black text and white highlights are the defaults: no span for them.
             image: None,
+            note: None,
             color: color(format.color).filter(|c| *c != [0, 0, 0]),
             background: color(format.background).filter(|c| *c != [255, 255, 255]),
             bold: format.bold,

@@ -46,7 +46,13 @@ impl Parser<'_> {
             b"footnote" => {
                 if matches!(self.group.dest, Dest::Body) {
                     self.group.dest = Dest::Footnote;
-                    self.notes += 1;
+                    self.footnotes.push(String::new());
+                    let n = self.footnotes.len();
+                    if self.referenced < n {
+                        // No `\chftn` marked the reference: it is where the note is.
+                        self.paragraph.push_note(n);
+                        self.referenced = n;
+                    }
                     self.outer.push(std::mem::take(&mut self.paragraph));
                 } else {
                     self.group.dest = Dest::Skip;
@@ -205,9 +211,14 @@ impl Parser<'_> {
             b"ldblquote" => self.text("\u{201C}"),
             b"rdblquote" => self.text("\u{201D}"),
             b"emspace" | b"enspace" | b"qmspace" => self.text(" "),
-            b"chftn" => {
-                let n = self.notes + usize::from(self.group.dest == Dest::Body);
-                self.text(&n.max(1).to_string());
+            // The note's mark: a reference in the body; in the note itself, nothing (the list
+            // of notes numbers them).
+            b"chftn" if self.group.dest == Dest::Body && !self.group.hidden => {
+                let n = self.footnotes.len() + 1;
+                if self.referenced < n {
+                    self.paragraph.push_note(n);
+                    self.referenced = n;
+                }
             }
             // Paragraphs and tables.
             b"par" | b"sect" | b"page" => {
