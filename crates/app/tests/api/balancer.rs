@@ -20,7 +20,10 @@ use crate::helpers::{client, PgDatabase};
 use crate::replicas::{free_port, Replica};
 
 /// The shipped configuration, as an operator installs it.
-const SHIPPED: &str = include_str!("../../../../deploy/haproxy/redline.cfg");
+fn shipped() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/haproxy/redline.cfg");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
 
 fn haproxy_binary() -> Option<PathBuf> {
     let from_path = std::env::var_os("PATH")
@@ -36,7 +39,7 @@ fn render(front: u16, replicas: [u16; 3]) -> String {
         assert_eq!(text.matches(from).count(), 1, "the shipped config names {from:?} once");
         text.replace(from, to)
     };
-    let mut text = replace_once(SHIPPED.to_owned(), "bind :80\n", &format!("bind 127.0.0.1:{front}\n"));
+    let mut text = replace_once(shipped(), "bind :80\n", &format!("bind 127.0.0.1:{front}\n"));
     for (i, port) in replicas.iter().enumerate() {
         text = replace_once(text, &format!(" 10.0.0.1{}:8080\n", i + 1), &format!(" 127.0.0.1:{port}\n"));
     }
@@ -354,6 +357,31 @@ async fn a_rolling_restart_behind_haproxy_fails_no_request_and_keeps_no_turn_wai
     let logs = fleet.all_logs();
     let line = logs.lines().find(|l| l.contains(&request_id) && l.contains("request finished")).expect("logged");
     assert!(line.contains("\"client\":\"127.0.0.2\""), "{line}");
+
+    // A file upload over the service's cap stops at HAProxy, on its Content-Length alone.
+    let answer = {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut conn = tokio::net::TcpStream::connect(base.trim_start_matches("http://")).await.expect("connect");
+        let head = "POST /v1/documents/upload HTTP/1.1\r\nHost: redline.test\r\n\
+                    Content-Type: multipart/form-data; boundary=x\r\nContent-Length: 60000000\r\n\r\n";
+        conn.write_all(head.as_bytes()).await.expect("write");
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), async {
+            let mut chunk = [0u8; 4096];
+            while !answer.ends_with(b"}") {
+                match conn.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => answer.extend_from_slice(&chunk[..k]),
+                }
+            }
+        })
+        .await;
+        assert!(read.is_ok(), "no whole answer to an oversized upload: {:?}", String::from_utf8_lossy(&answer));
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or_default()).expect("JSON");
+    assert_eq!(body["error_code"], "request_too_large", "{answer}");
 
     // The load: reads, saves and uploads, and chat turns, until the restart is over.
     let stop = Arc::new(AtomicBool::new(false));
