@@ -11,6 +11,8 @@
 #   - poppler-utils (pdftotext, pdffonts) and fonts-noto-cjk (Debian's packages, when root) for
 #     the PDF export's mixed-script test (crates/export/tests/pdf_scripts.rs).
 #   - pandoc and LibreOffice Writer (Debian's packages, when root): readers of the DOCX exports.
+#   - HAProxy (Debian's package, when root) for the load-balancer tests
+#     (crates/app/tests/api/balancer.rs, running deploy/haproxy/redline.cfg).
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
 #     tests; python-docx, a reader of the DOCX exports; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
 #     conformance suite is present, its requirements.
@@ -108,6 +110,13 @@ fi
 if ! command -v soffice >/dev/null 2>&1; then
   if as_root; then say "installing LibreOffice Writer from Debian's packages"; apt_install libreoffice-writer-nogui; fi
   command -v soffice >/dev/null 2>&1 || warn "LibreOffice is missing (apt-get install libreoffice-writer-nogui): the DOCX opening check is skipped"
+fi
+
+# --- The load-balancer tests: HAProxy in front of three replicas ----------------------------
+if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
+  if as_root; then say "installing HAProxy from Debian's packages"; apt_install haproxy; fi
+  { command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; } \
+    || warn "haproxy is missing (apt-get install haproxy): the load-balancer tests are skipped"
 fi
 
 # --- Python --------------------------------------------------------------------------------

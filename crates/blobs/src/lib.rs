@@ -5,6 +5,10 @@
 //! Invariant: memory is bounded whatever the blob's size. A streamed write holds at most one
 //! part ([`PART_BYTES`]) plus one incoming chunk; larger blobs go up as a multipart upload,
 //! which is aborted (nothing left behind) when the stream fails or passes its cap.
+//!
+//! A store that cannot be reached fails fast: a request is retried at most [`S3_RETRIES`]
+//! times within [`S3_RETRY_WINDOW`] (object_store's default keeps trying for 3 minutes),
+//! so an upload during an outage gets its 503 in about a second, not after a minute.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,12 +20,18 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::prefix::PrefixStore;
-use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{BackoffConfig, MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 use redline_ports::blobs::{BlobError, BlobMeta, BlobStore};
 
 /// Size of the parts of a multipart upload (S3 wants at least 5 MiB for every part but the
 /// last). A streamed blob smaller than this is written with one atomic `put`.
 pub const PART_BYTES: usize = 8 * 1024 * 1024;
+
+/// Retries of one S3 request (connection refused, 5xx, a timeout of an idempotent request),
+/// with a backoff from 100 ms doubling up to 1 s.
+pub const S3_RETRIES: usize = 3;
+/// The longest an S3 request is retried, from its first try.
+pub const S3_RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Where blobs live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,7 +159,16 @@ impl ObjectBlobStore {
                         builder = builder.with_config(k, value);
                     }
                 }
-                let s3 = builder.with_allow_http(allow_http).build().map_err(unavailable)?;
+                let retry = RetryConfig {
+                    backoff: BackoffConfig {
+                        init_backoff: std::time::Duration::from_millis(100),
+                        max_backoff: std::time::Duration::from_secs(1),
+                        base: 2.,
+                    },
+                    max_retries: S3_RETRIES,
+                    retry_timeout: S3_RETRY_WINDOW,
+                };
+                let s3 = builder.with_allow_http(allow_http).with_retry(retry).build().map_err(unavailable)?;
                 let description = format!("s3://{bucket}/{}", prefix.as_deref().unwrap_or(""));
                 let store: Arc<dyn ObjectStore> = match prefix {
                     Some(p) => Arc::new(PrefixStore::new(s3, p.as_str())),

@@ -27,7 +27,7 @@ pub fn harbour_text() -> Vec<u8> {
 }
 
 /// A `multipart/form-data` body of text fields and one file field.
-fn multipart(fields: &[(&str, &str)], file: Option<(&str, &[u8])>) -> (String, Vec<u8>) {
+pub(crate) fn multipart(fields: &[(&str, &str)], file: Option<(&str, &[u8])>) -> (String, Vec<u8>) {
     let boundary = format!("redline-{}", random_hex());
     let mut body = Vec::new();
     for (name, value) in fields {
@@ -678,7 +678,7 @@ async fn a_job_run_again_after_a_crash_indexes_once() {
 // ---------------------------------------------------------------------------------------------
 // The same flow on an S3-compatible store (moto from `.venv`, as the blob store's own tests).
 
-fn moto_binary() -> Option<PathBuf> {
+pub(crate) fn moto_binary() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("REDLINE_MOTO_SERVER") {
         return Some(PathBuf::from(p));
     }
@@ -691,9 +691,9 @@ fn moto_binary() -> Option<PathBuf> {
 }
 
 /// A moto server on a free loopback port, stopped (by its pid) on drop.
-struct Moto {
+pub(crate) struct Moto {
     child: Child,
-    endpoint: String,
+    pub(crate) endpoint: String,
 }
 
 impl Drop for Moto {
@@ -703,7 +703,7 @@ impl Drop for Moto {
     }
 }
 
-fn start_moto(binary: &Path) -> Moto {
+pub(crate) fn start_moto(binary: &Path) -> Moto {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let child = Command::new(binary)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])

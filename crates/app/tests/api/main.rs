@@ -5,6 +5,7 @@
 mod agents;
 mod attachments;
 mod auth_header;
+mod balancer;
 mod body_cap;
 mod chat;
 mod cli;

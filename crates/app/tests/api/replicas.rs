@@ -12,20 +12,25 @@ use serde_json::{json, Value};
 
 use crate::helpers::{client, PgDatabase};
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
-struct Replica {
-    child: Child,
-    base: String,
+/// A `redline serve` process of its own; killed on drop.
+pub(crate) struct Replica {
+    pub(crate) child: Child,
+    pub(crate) base: String,
     log: std::path::PathBuf,
 }
 
 impl Replica {
     async fn start(data_dir: &std::path::Path, env: &[(&str, String)]) -> Self {
+        Self::start_on(data_dir, free_port(), env).await
+    }
+
+    /// A replica listening on `port` of loopback, once `/healthz` answers.
+    pub(crate) async fn start_on(data_dir: &std::path::Path, port: u16, env: &[(&str, String)]) -> Self {
         std::fs::create_dir_all(data_dir).expect("data dir");
-        let port = free_port();
         let log = data_dir.join(format!("server-{port}.log"));
         let out = File::create(&log).expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_redline"));
@@ -58,16 +63,22 @@ impl Replica {
         }
     }
 
-    fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
-    async fn call(&self, method: reqwest::Method, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+    pub(crate) async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         let mut req = client().request(method, format!("{}{path}", self.base)).bearer_auth(key);
         if let Some(b) = body {
             req = req.json(&b);
@@ -77,7 +88,7 @@ impl Replica {
         (status, resp.json().await.unwrap_or(Value::Null))
     }
 
-    async fn key(&self) -> String {
+    pub(crate) async fn key(&self) -> String {
         let resp =
             client().post(format!("{}/v1/agents/signup", self.base)).json(&json!({})).send().await.expect("signup");
         let v: Value = resp.json().await.expect("json");
