@@ -212,9 +212,10 @@ impl Config {
     /// What `serve` refuses to start with, one sentence each (empty: it starts). On
     /// PostgreSQL any number of replicas may serve the data, so the settings they must share
     /// cannot be left to each replica's own default, which would break in silence: links
-    /// signed on one replica would be refused by the others, and picture URLs would carry the
-    /// address of whichever replica served the upload. `REDLINE_SINGLE_REPLICA=true` waives
-    /// them for a deployment of one.
+    /// signed on one replica would be refused by the others, picture URLs would carry the
+    /// address of whichever replica served the upload, and mail without SMTP would land in the
+    /// outbox folder of whichever replica ran the e-mailed export, where no one looks.
+    /// `REDLINE_SINGLE_REPLICA=true` waives them for a deployment of one.
     pub fn refusals(&self) -> Vec<String> {
         if !self.is_postgres() || self.single_replica {
             return Vec::new();
@@ -236,6 +237,16 @@ impl Config {
                  the address in front of the replicas (e.g. https://redline.example.com), or \
                  REDLINE_SINGLE_REPLICA=true if this process alone will ever serve this database.",
                 self.public_base_url_for(self.bind)
+            ));
+        }
+        if self.outbound.smtp_url.is_none() && self.outbound.outbox_dir.is_none() {
+            refusals.push(format!(
+                "REDLINE_SMTP_URL is unset: on PostgreSQL several replicas may serve this database, and the e-mailed \
+                 exports that this replica runs would be written to its own outbox ({}) while the others write to \
+                 theirs. Set REDLINE_SMTP_URL (e.g. smtps://user:pass@smtp.example.com), or REDLINE_OUTBOX_DIR to a \
+                 folder that every replica shares (a relay or a person collects the .eml files there), or \
+                 REDLINE_SINGLE_REPLICA=true if this process alone will ever serve this database.",
+                self.data_dir.join("outbox").display()
             ));
         }
         refusals
@@ -312,8 +323,15 @@ impl Config {
             (
                 "REDLINE_SMTP_URL",
                 self.outbound.smtp_url.as_deref().map_or_else(
-                    || format!("(unset: .eml files in {})", self.data_dir.join("outbox").display()),
+                    || format!("(unset: .eml files in {})", self.outbound.outbox(&self.data_dir).display()),
                     mask_url_password,
+                ),
+            ),
+            (
+                "REDLINE_OUTBOX_DIR",
+                self.outbound.outbox_dir.as_ref().map_or_else(
+                    || format!("(unset: {})", self.data_dir.join("outbox").display()),
+                    |d| d.display().to_string(),
                 ),
             ),
             ("REDLINE_MAIL_FROM", self.outbound.mail_from.clone()),
@@ -457,18 +475,31 @@ mod tests {
 
         let pg = [("REDLINE_DATABASE_URL", "postgres://app@db/redline")];
         let refusals = config(&pg).refusals();
-        assert_eq!(refusals.len(), 2, "{refusals:?}");
+        assert_eq!(refusals.len(), 3, "{refusals:?}");
         assert!(
             refusals[0].starts_with("REDLINE_SECRET is unset") && refusals[0].contains("REDLINE_SINGLE_REPLICA=true")
         );
         assert!(refusals[1].starts_with("REDLINE_PUBLIC_BASE_URL is unset") && refusals[1].contains("127.0.0.1:8080"));
+        assert!(
+            refusals[2].starts_with("REDLINE_SMTP_URL is unset")
+                && refusals[2].contains("REDLINE_OUTBOX_DIR")
+                && refusals[2].contains("REDLINE_SINGLE_REPLICA=true"),
+            "{refusals:?}"
+        );
 
-        let with_secret = config(&[pg[0], ("REDLINE_SECRET", "s3cr3t")]).refusals();
+        let mail = ("REDLINE_SMTP_URL", "smtp://127.0.0.1:2525");
+        let with_secret = config(&[pg[0], mail, ("REDLINE_SECRET", "s3cr3t")]).refusals();
         assert_eq!(with_secret.len(), 1);
         assert!(with_secret[0].starts_with("REDLINE_PUBLIC_BASE_URL"), "{with_secret:?}");
 
-        let fleet = config(&[pg[0], ("REDLINE_SECRET", "s3cr3t"), ("REDLINE_PUBLIC_BASE_URL", "https://r.example")]);
-        assert!(fleet.refusals().is_empty());
+        let shared = [pg[0], ("REDLINE_SECRET", "s3cr3t"), ("REDLINE_PUBLIC_BASE_URL", "https://r.example")];
+        let without_mail = config(&shared).refusals();
+        assert_eq!(without_mail.len(), 1, "{without_mail:?}");
+        assert!(without_mail[0].starts_with("REDLINE_SMTP_URL is unset"), "{without_mail:?}");
+        assert!(config(&[&shared[..], &[mail]].concat()).refusals().is_empty());
+        let outbox = config(&[&shared[..], &[("REDLINE_OUTBOX_DIR", "/srv/mail/outbox")]].concat());
+        assert!(outbox.refusals().is_empty(), "an outbox chosen on purpose is accepted");
+        assert_eq!(outbox.outbound.outbox(&outbox.data_dir), std::path::PathBuf::from("/srv/mail/outbox"));
         assert!(config(&[pg[0], ("REDLINE_SINGLE_REPLICA", "true")]).refusals().is_empty());
         assert!(config(&[("REDLINE_DATABASE_URL", "postgresql://db/x"), ("REDLINE_SINGLE_REPLICA", "1")])
             .refusals()

@@ -4,7 +4,8 @@
 //! | variable | default |
 //! | - | - |
 //! | `REDLINE_STORAGE_URL` | unset: the folder `<data_dir>/blobs`; `s3://bucket[/prefix]` with the usual `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, …) |
-//! | `REDLINE_SMTP_URL` | unset: `.eml` files in `<data_dir>/outbox` |
+//! | `REDLINE_SMTP_URL` | unset: `.eml` files in the outbox folder |
+//! | `REDLINE_OUTBOX_DIR` | `<data_dir>/outbox` (on PostgreSQL without SMTP it must be set: [`crate::config::Config::refusals`]) |
 //! | `REDLINE_MAIL_FROM` | `Redline <no-reply@redline.invalid>` |
 //! | `REDLINE_SECRET` | unset: a random key kept in `<data_dir>/secret` (replicas must share one) |
 //! | `REDLINE_EXPORT_CAP_BYTES` | 104857600, per format; `REDLINE_EXPORT_CAP_BYTES_DOCX` (`_PDF`, `_HTML`, `_MARKDOWN`, `_TXT`) overrides one |
@@ -12,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +33,8 @@ pub struct OutboundConfig {
     /// `AWS_*` variables, for an `s3://` storage URL.
     pub aws_settings: Vec<(String, String)>,
     pub smtp_url: Option<String>,
+    /// `REDLINE_OUTBOX_DIR`: the outbox folder when there is no SMTP (else `<data_dir>/outbox`).
+    pub outbox_dir: Option<PathBuf>,
     pub mail_from: String,
     /// `REDLINE_SECRET`: the HMAC key of signed links.
     pub secret: Option<String>,
@@ -47,6 +50,7 @@ impl std::fmt::Debug for OutboundConfig {
             .field("storage_url", &self.storage_url)
             .field("aws_settings", &self.aws_settings.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
             .field("smtp_url", &self.smtp_url.as_ref().map(|_| "<set>"))
+            .field("outbox_dir", &self.outbox_dir)
             .field("mail_from", &self.mail_from)
             .field("secret", &self.secret.as_ref().map(|_| "<set>"))
             .field("export_cap_bytes", &self.export_cap_bytes)
@@ -85,6 +89,7 @@ impl OutboundConfig {
             storage_url: get("REDLINE_STORAGE_URL").map(str::to_owned),
             aws_settings,
             smtp_url: get("REDLINE_SMTP_URL").map(str::to_owned),
+            outbox_dir: get("REDLINE_OUTBOX_DIR").map(PathBuf::from),
             mail_from: get("REDLINE_MAIL_FROM").unwrap_or(redline_mail::DEFAULT_FROM).to_owned(),
             secret: get("REDLINE_SECRET").map(str::to_owned),
             export_cap_bytes,
@@ -101,11 +106,16 @@ impl OutboundConfig {
         Ok((Arc::new(store), description))
     }
 
+    /// The outbox folder (used without SMTP).
+    pub fn outbox(&self, data_dir: &Path) -> PathBuf {
+        self.outbox_dir.clone().unwrap_or_else(|| data_dir.join("outbox"))
+    }
+
     /// The mailer.
     pub fn mailer(&self, data_dir: &Path) -> anyhow::Result<Arc<dyn Mailer>> {
         let transport = match &self.smtp_url {
             Some(url) => MailTransport::Smtp(url.clone()),
-            None => MailTransport::Outbox(data_dir.join("outbox")),
+            None => MailTransport::Outbox(self.outbox(data_dir)),
         };
         redline_mail::open(&transport, &self.mail_from).context("cannot set up mail")
     }

@@ -20,7 +20,7 @@ use redline_ports::SystemClock;
 use redline_storage::{Db, DbConfig};
 
 use redline_core::chat::{Chat, ChatConfig, ChatPorts};
-use redline_core::worker::Workers;
+use redline_core::worker::{Runners, Workers};
 use redline_ports::{DocumentConverter, EventBus, LanguageModel};
 
 use crate::config::{Config, LlmConfig};
@@ -85,6 +85,11 @@ impl Services {
             clock.clone(),
             ImageStorage { blobs: blobs.clone(), files: db.clone(), public_base_url: public_base_url.to_owned() },
         ));
+        let bus: Arc<dyn EventBus> = if db.backend_name() == "postgres" {
+            Arc::new(redline_storage::bus::PgBus::start(&config.database_url))
+        } else {
+            Arc::new(redline_storage::bus::LocalBus::default())
+        };
         let exports = Arc::new(Exports::new(
             ExportPorts {
                 documents: db.clone(),
@@ -100,6 +105,8 @@ impl Services {
                 identity: db.clone(),
                 mailer: config.outbound.mailer(&config.data_dir)?,
                 clock: clock.clone(),
+                jobs: db.clone(),
+                bus: bus.clone(),
             },
             LinkSigner::new(config.outbound.signing_key(&config.data_dir)?),
             ExportConfig {
@@ -107,17 +114,13 @@ impl Services {
                 cap_overrides: config.outbound.export_cap_overrides.clone(),
                 link_ttl_ms: millis(config.outbound.export_link_ttl),
                 public_base_url: public_base_url.to_owned(),
+                lease: config.jobs.lease,
             },
         ));
         let templates = Arc::new(
             Templates::new(db.clone(), documents.clone(), sections.as_ref(), clock.clone())
                 .map_err(|e| anyhow::anyhow!("cannot prepare the built-in templates: {e}"))?,
         );
-        let bus: Arc<dyn EventBus> = if db.backend_name() == "postgres" {
-            Arc::new(redline_storage::bus::PgBus::start(&config.database_url))
-        } else {
-            Arc::new(redline_storage::bus::LocalBus::default())
-        };
         identity.follow_revocations(bus.clone());
         db.follow_session_changes(bus.clone());
         let chat_config = ChatConfig {
@@ -162,7 +165,8 @@ impl Services {
                 public_base_url: public_base_url.to_owned(),
             },
         ));
-        let workers = Workers::new(chat.clone(), Some(attachments.clone()), db.clone(), clock);
+        let runners = Runners { attachments: Some(attachments.clone()), exports: Some(exports.clone()) };
+        let workers = Workers::new(chat.clone(), runners, db.clone(), clock);
         Ok(Self { db, identity, sessions, usage, documents, chat, workers, exports, templates, attachments })
     }
 }

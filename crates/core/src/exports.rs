@@ -1,7 +1,8 @@
 //! Exports (docs/api.md, "Export"): a document rendered to DOCX, PDF, HTML, Markdown or text, either
-//! answered at once (under a per-format cap) or rendered in the background, kept in the blob
-//! store and e-mailed as a signed download link.
+//! answered at once (under a per-format cap) or rendered by a job of the database queue
+//! (`job.rs`), kept in the blob store and e-mailed as a signed download link.
 
+mod job;
 mod link;
 
 use std::collections::{HashMap, HashSet};
@@ -13,14 +14,16 @@ use redline_domain::time_util::Millis;
 use redline_domain::{Email, Owner, SessionId};
 use redline_ports::documents::DocumentRecord;
 use redline_ports::files::ExportFileRecord;
+use redline_ports::jobs::Signal;
 use redline_ports::mail::{MailError, OutgoingMail};
 use redline_ports::{
-    BlobError, BlobStore, Clock, DocumentExporter, DocumentStore, ExportError, FileIndex, IdentityStore, ImageSource,
-    Mailer, StoreError,
+    BlobError, BlobStore, Clock, DocumentExporter, DocumentStore, EventBus, ExportError, FileIndex, IdentityStore,
+    ImageSource, JobStore, Mailer, StoreError,
 };
 
 use crate::documents::{export_key, image_key, is_image_id, IMAGE_PATH};
 
+pub use job::EmailedExport;
 pub use link::{LinkSigner, SignedLink};
 
 /// Images fetched for one export at most, in number and in bytes; further images are left
@@ -39,6 +42,9 @@ pub struct ExportConfig {
     pub link_ttl_ms: Millis,
     /// scheme://host[:port] of the service, for the links in e-mails.
     pub public_base_url: String,
+    /// `REDLINE_JOB_LEASE_SECS`: how long an e-mailed export's job is this worker's without
+    /// a renewal.
+    pub lease: std::time::Duration,
 }
 
 impl ExportConfig {
@@ -57,6 +63,9 @@ pub struct ExportPorts {
     pub identity: Arc<dyn IdentityStore>,
     pub mailer: Arc<dyn Mailer>,
     pub clock: Arc<dyn Clock>,
+    /// The queue of e-mailed exports.
+    pub jobs: Arc<dyn JobStore>,
+    pub bus: Arc<dyn EventBus>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -191,17 +200,22 @@ impl Exports {
 
     /// Renders the document on the blocking pool.
     async fn render(&self, document: &DocumentRecord, format: ExportFormat) -> ExportResult<ExportedFile> {
+        self.render_html(&document.html, &document.session_id, format).await
+    }
+
+    /// Renders a document's HTML on the blocking pool.
+    async fn render_html(&self, html: &str, session: &SessionId, format: ExportFormat) -> ExportResult<ExportedFile> {
         let _turn = self.renders.acquire().await.map_err(|e| ExportFailure::Worker(e.to_string()))?;
-        let images = self.images_of(&document.html).await?;
+        let images = self.images_of(html).await?;
         let exporter = self.ports.exporter.clone();
-        let html = document.html.clone();
-        let title = document.session_id.as_str().to_owned();
+        let html = html.to_owned();
+        let title = session.as_str().to_owned();
         let bytes = tokio::task::spawn_blocking(move || exporter.export(&html, &title, format, &images))
             .await
             .map_err(|e| ExportFailure::Worker(e.to_string()))??;
         Ok(ExportedFile {
             format,
-            filename: filename(&document.session_id, format),
+            filename: filename(session, format),
             content_type: format.content_type().to_owned(),
             bytes: Bytes::from(bytes),
         })
@@ -231,11 +245,12 @@ impl Exports {
         user.and_then(|u| u.email).ok_or(ExportFailure::NoRecipient)
     }
 
-    /// Accepts an e-mailed export: checks the session and the recipient now, renders in the
-    /// background (no cap: this is the remedy for a file over it), keeps the file in the blob
-    /// store and mails a signed link. Answers the request id (the export's id).
+    /// Accepts an e-mailed export: checks the session and the recipient now and queues the
+    /// job that renders the document's current version (no cap: this is the remedy for a
+    /// file over it), keeps the file in the blob store and mails a signed link. Answers the
+    /// request id (the export's id, and its job's).
     pub async fn request_email(
-        self: &Arc<Self>,
+        &self,
         owner: Owner,
         session: &SessionId,
         format: ExportFormat,
@@ -243,58 +258,17 @@ impl Exports {
     ) -> ExportResult<String> {
         let document = self.document(owner, session).await?;
         let to = self.recipient(owner, email).await?;
-        let export_id = new_export_id();
-        let this = self.clone();
-        let id = export_id.clone();
-        tokio::spawn(async move {
-            this.purge_expired().await;
-            match this.deliver(owner, &document, format, &id, &to).await {
-                Ok(()) => tracing::info!(export_id = %id, format = %format, "export e-mailed"),
-                Err(e) => {
-                    tracing::error!(export_id = %id, format = %format, error = %e, "e-mailed export failed");
-                    if let Err(mail) = this.mail_failure(&document.session_id, format, &to).await {
-                        tracing::error!(export_id = %id, error = %mail, "could not tell the recipient the export failed");
-                    }
-                }
-            }
-        });
-        Ok(export_id)
-    }
-
-    async fn deliver(
-        &self,
-        owner: Owner,
-        document: &DocumentRecord,
-        format: ExportFormat,
-        export_id: &str,
-        to: &Email,
-    ) -> Result<(), DeliveryError> {
-        let file = self.render(document, format).await?;
-        let now = self.ports.clock.now_ms();
-        let expires_at = now.saturating_add(self.config.link_ttl_ms);
-        self.ports.blobs.put(&export_key(export_id), file.bytes.clone()).await.map_err(ExportFailure::from)?;
-        let record = ExportFileRecord {
-            export_id: export_id.to_owned(),
+        let request = EmailedExport {
+            export_id: new_export_id(),
             owner,
-            session_id: document.session_id.clone(),
-            format: format.as_str().to_owned(),
-            filename: file.filename.clone(),
-            content_type: file.content_type.clone(),
-            size_bytes: i64::try_from(file.bytes.len()).unwrap_or(i64::MAX),
-            created_at: now,
-            expires_at,
+            session: session.clone(),
+            format,
+            to,
+            version_id: document.version_id,
         };
-        if let Err(e) = self.ports.files.insert_export(&record).await {
-            // The session was deleted meanwhile (or the database failed): keep nothing.
-            if let Err(blob) = self.ports.blobs.delete(&export_key(export_id)).await {
-                tracing::warn!(export_id, error = %blob, "could not remove the file of a failed export");
-            }
-            return Err(ExportFailure::from(e).into());
-        }
-        let link = self.signer.link(&self.config.public_base_url, export_id, expires_at);
-        let mail = ready_mail(to, &document.session_id, &file, &link, self.config.link_ttl_ms);
-        self.ports.mailer.send(&mail).await?;
-        Ok(())
+        self.ports.jobs.insert_job(&request.job(self.ports.clock.now_ms())).await?;
+        self.ports.bus.publish(Signal::Queued).await;
+        Ok(request.export_id)
     }
 
     async fn mail_failure(&self, session: &SessionId, format: ExportFormat, to: &Email) -> Result<(), MailError> {
@@ -350,13 +324,23 @@ impl Exports {
     }
 }
 
-/// Why a background export did not arrive.
-#[derive(Debug, thiserror::Error)]
-enum DeliveryError {
-    #[error(transparent)]
-    Export(#[from] ExportFailure),
-    #[error(transparent)]
-    Mail(#[from] MailError),
+/// A stored export, as its mail describes it.
+struct ReadyFile {
+    filename: String,
+    format: ExportFormat,
+    size_bytes: usize,
+    expires_at: Millis,
+}
+
+impl ReadyFile {
+    fn of_record(record: &ExportFileRecord) -> Option<Self> {
+        Some(Self {
+            filename: record.filename.clone(),
+            format: ExportFormat::parse(&record.format)?.format,
+            size_bytes: usize::try_from(record.size_bytes).unwrap_or(0),
+            expires_at: record.expires_at,
+        })
+    }
 }
 
 fn human_size(bytes: usize) -> String {
@@ -375,14 +359,14 @@ fn escape_html(s: &str) -> String {
 }
 
 /// The e-mail carrying a download link.
-fn ready_mail(to: &Email, session: &SessionId, file: &ExportedFile, link: &str, ttl_ms: Millis) -> OutgoingMail {
+fn ready_mail(to: &Email, session: &SessionId, file: &ReadyFile, link: &str, ttl_ms: Millis) -> OutgoingMail {
     let hours = ttl_ms / 3_600_000;
     let validity = match hours {
         h if h >= 48 && h % 24 == 0 => format!("{} days", h / 24),
         h if h >= 1 => format!("{h} hours"),
         _ => format!("{} seconds", ttl_ms / 1000),
     };
-    let what = format!("{} ({}, {})", file.filename, file.format.as_str().to_uppercase(), human_size(file.bytes.len()));
+    let what = format!("{} ({}, {})", file.filename, file.format.as_str().to_uppercase(), human_size(file.size_bytes));
     let text = format!(
         "Your export of \"{session}\" is ready: {what}.\n\nDownload it here (the link works for {validity}, without signing in, for anyone who has it):\n\n{link}\n",
         session = session.as_str(),
@@ -402,5 +386,7 @@ fn ready_mail(to: &Email, session: &SessionId, file: &ExportedFile, link: &str, 
     }
 }
 
+#[cfg(test)]
+mod fake_jobs;
 #[cfg(test)]
 mod tests;

@@ -58,7 +58,7 @@ impl Histogram {
 const JOB_BOUNDS: &[f64] = &[0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0];
 const MODEL_BOUNDS: &[f64] = &[0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0];
 
-const TYPES: [JobType; 2] = [JobType::Chat, JobType::AttachmentProcessing];
+const TYPES: [JobType; 3] = JobType::ALL;
 const ENDS: [JobStatus; 3] = [JobStatus::Completed, JobStatus::Failed, JobStatus::Cancelled];
 
 /// The job and model figures of one replica.

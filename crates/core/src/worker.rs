@@ -7,23 +7,92 @@ use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
+use redline_ports::{Clock, EventBus, JobStore};
 use tokio::sync::watch;
 
 use crate::chat::Chat;
 
-/// Runs jobs of a type other than chat (attachment processing).
+/// Runs jobs of a type other than chat (attachment processing, e-mailed exports).
 #[async_trait::async_trait]
 pub trait JobRunner: Send + Sync {
     async fn run(&self, job: JobRecord);
+
+    /// The sweep failed the job (its workers stopped too often) or cancelled it: whatever
+    /// the runner owes someone for it (the e-mailed export's failure mail). Called once, by
+    /// the replica whose sweep ended it.
+    async fn given_up(&self, _job: JobRecord) {}
+}
+
+/// Renews the job's lease every third of it; turns `true` when the job is no longer in
+/// progress (cancelled, or taken back after a lease ran out).
+pub(crate) fn keep_lease(
+    jobs: Arc<dyn JobStore>,
+    bus: Arc<dyn EventBus>,
+    clock: Arc<dyn Clock>,
+    job_id: String,
+    lease: Duration,
+) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = watch::channel(false);
+    let handle = tokio::spawn(async move {
+        let mut signals = bus.subscribe();
+        let mut renew = tokio::time::interval((lease / 3).max(Duration::from_millis(100)));
+        renew.tick().await;
+        loop {
+            tokio::select! {
+                _ = renew.tick() => {
+                    let now = clock.now_ms();
+                    let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2));
+                    let update = JobUpdate { lease_until: Some(Some(until)), ..Default::default() };
+                    if let Ok(None) = jobs.update_job(&job_id, &[JobStatus::InProgress], &update, now).await {
+                        let _ = tx.send(true);
+                        return;
+                    }
+                }
+                signal = signals.recv() => {
+                    let mine = match signal {
+                        Ok(Signal::Job(id)) => id == job_id,
+                        Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_) | Signal::SessionsChanged(_) | Signal::Reconnected) => false,
+                        Err(_) => true,
+                    };
+                    if mine {
+                        if let Ok(Some(status)) = jobs.job_status(&job_id).await {
+                            if status != JobStatus::InProgress {
+                                let _ = tx.send(true);
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+    (rx, handle)
 }
 
 /// Idle workers look for work at least this often (signals usually wake them sooner).
 const IDLE_POLL: Duration = Duration::from_millis(1000);
 const SWEEP_EVERY: Duration = Duration::from_millis(1000);
 
+/// The runners of the job types other than chat; a type without one fails its jobs.
+#[derive(Default, Clone)]
+pub struct Runners {
+    pub attachments: Option<Arc<dyn JobRunner>>,
+    pub exports: Option<Arc<dyn JobRunner>>,
+}
+
+impl Runners {
+    fn of(&self, job_type: JobType) -> Option<&Arc<dyn JobRunner>> {
+        match job_type {
+            JobType::Chat => None,
+            JobType::AttachmentProcessing => self.attachments.as_ref(),
+            JobType::EmailedExport => self.exports.as_ref(),
+        }
+    }
+}
+
 pub struct Workers {
     chat: Arc<Chat>,
-    attachments: Option<Arc<dyn JobRunner>>,
+    runners: Runners,
     store: Arc<dyn redline_ports::JobStore>,
     clock: Arc<dyn redline_ports::Clock>,
 }
@@ -44,11 +113,11 @@ async fn drained(shutdown: &mut watch::Receiver<bool>, drain: Duration) {
 impl Workers {
     pub fn new(
         chat: Arc<Chat>,
-        attachments: Option<Arc<dyn JobRunner>>,
+        runners: Runners,
         store: Arc<dyn redline_ports::JobStore>,
         clock: Arc<dyn redline_ports::Clock>,
     ) -> Arc<Self> {
-        Arc::new(Self { chat, attachments, store, clock })
+        Arc::new(Self { chat, runners, store, clock })
     }
 
     /// Starts `n` workers (0: this replica only serves HTTP) and the sweeper on the current
@@ -75,7 +144,7 @@ impl Workers {
         if sole_runner {
             // Until it succeeds (the database may still be coming up): a worker started
             // before it would have its job requeued under it and run twice.
-            while let Err(e) = self.chat.sweep(true).await {
+            while let Err(e) = self.sweep(true).await {
                 tracing::warn!(error = %e, "job sweep failed; workers wait for it");
                 tokio::select! {
                     _ = tokio::time::sleep(SWEEP_EVERY) => {}
@@ -172,24 +241,29 @@ impl Workers {
     }
 
     async fn run(&self, job: JobRecord) {
-        match job.job_type {
-            JobType::Chat => self.chat.run_job(job).await,
-            JobType::AttachmentProcessing => match &self.attachments {
-                Some(runner) => runner.run(job).await,
-                None => {
-                    let update = JobUpdate {
-                        status: Some(JobStatus::Failed),
-                        error: Some("Attachment processing is not available on this server.".to_owned()),
-                        ..Default::default()
-                    };
-                    let _ = self
-                        .store
-                        .update_job(&job.job_id, &[JobStatus::InProgress], &update, self.clock.now_ms())
-                        .await;
-                    self.chat.bus().publish(Signal::Job(job.job_id)).await;
-                }
-            },
+        if job.job_type == JobType::Chat {
+            return self.chat.run_job(job).await;
         }
+        if let Some(runner) = self.runners.of(job.job_type) {
+            return runner.run(job).await;
+        }
+        let error = match job.job_type {
+            JobType::AttachmentProcessing => "Attachment processing is not available on this server.",
+            JobType::Chat | JobType::EmailedExport => "This server cannot run this job.",
+        };
+        let update = JobUpdate { status: Some(JobStatus::Failed), error: Some(error.to_owned()), ..Default::default() };
+        let _ = self.store.update_job(&job.job_id, &[JobStatus::InProgress], &update, self.clock.now_ms()).await;
+        self.chat.bus().publish(Signal::Job(job.job_id)).await;
+    }
+
+    /// One sweep; the jobs of other types it ended go to their runner's `given_up`.
+    async fn sweep(&self, every_lease_ended: bool) -> crate::chat::ChatResult<()> {
+        for job in self.chat.sweep(every_lease_ended).await? {
+            if let Some(runner) = self.runners.of(job.job_type) {
+                runner.given_up(job).await;
+            }
+        }
+        Ok(())
     }
 
     async fn sweep_loop(&self, mut shutdown: watch::Receiver<bool>) {
@@ -201,7 +275,7 @@ impl Workers {
             if *shutdown.borrow() {
                 return;
             }
-            if let Err(e) = self.chat.sweep(false).await {
+            if let Err(e) = self.sweep(false).await {
                 tracing::warn!(error = %e, "job sweep failed");
             }
         }

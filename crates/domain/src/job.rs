@@ -5,26 +5,44 @@ use std::fmt;
 
 use crate::document::{ChunkId, Document, DocumentError, Section};
 
-/// What a job does.
+/// What a job does. `Chat` and `AttachmentProcessing` are the contract's job types, which
+/// callers see and list; `EmailedExport` is internal: it runs in the same queue (any replica
+/// claims it, a crash retries it) but no caller ever sees it as a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JobType {
     Chat,
     AttachmentProcessing,
+    /// An export rendered in the background and e-mailed as a download link.
+    EmailedExport,
 }
 
 impl JobType {
+    /// Every type, the public ones first.
+    pub const ALL: [JobType; 3] = [JobType::Chat, JobType::AttachmentProcessing, JobType::EmailedExport];
+
     pub fn as_str(self) -> &'static str {
         match self {
             JobType::Chat => "chat",
             JobType::AttachmentProcessing => "attachment_processing",
+            JobType::EmailedExport => "emailed_export",
         }
     }
 
+    /// Any stored type, internal ones included (what the job store reads).
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "chat" => Some(JobType::Chat),
-            "attachment_processing" => Some(JobType::AttachmentProcessing),
-            _ => None,
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// A type callers may name (the `job_type` filter): the public ones only.
+    pub fn parse_public(s: &str) -> Option<Self> {
+        Self::parse(s).filter(|t| t.is_public())
+    }
+
+    /// Whether callers see jobs of this type (listings, `GET /v1/jobs/{id}`, events, cancel).
+    pub fn is_public(self) -> bool {
+        match self {
+            JobType::Chat | JobType::AttachmentProcessing => true,
+            JobType::EmailedExport => false,
         }
     }
 }
@@ -268,6 +286,17 @@ mod tests {
             html: format!("<p data-chunk-id=\"{id}\">{text}</p>"),
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn internal_job_types_are_stored_but_never_named_by_callers() {
+        for t in JobType::ALL {
+            assert_eq!(JobType::parse(t.as_str()), Some(t));
+            assert_eq!(JobType::parse_public(t.as_str()).is_some(), t.is_public());
+        }
+        assert_eq!(JobType::parse_public("emailed_export"), None);
+        assert_eq!(JobType::parse_public("chat"), Some(JobType::Chat));
+        assert_eq!(JobType::parse("Chat"), None);
     }
 
     fn doc() -> Document {

@@ -1,5 +1,6 @@
-//! Jobs (chat turns and attachment processing), their intermediate events, the chat
-//! history of a session, and the signals that wake workers and event streams.
+//! Jobs (chat turns, attachment processing and the internal e-mailed exports), their
+//! intermediate events, the chat history of a session, and the signals that wake workers and
+//! event streams.
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::page::{Page, PageRequest};
@@ -115,7 +116,8 @@ pub trait JobStore: Send + Sync {
 
     /// One page of the owner's jobs that pass `filter`, newest first (ties by job id,
     /// descending), starting after `page.after` (its number a `created_at`, its id a job id).
-    /// MUST read through an index that starts with the owner, whatever the filter.
+    /// MUST read through an index that starts with the owner, whatever the filter, and MUST
+    /// NOT answer a job of an internal type (`JobType::is_public`), whatever the filter.
     async fn list_jobs(
         &self,
         owner: Owner,

@@ -113,6 +113,11 @@ fn statuses(from: &[JobStatus]) -> Vec<&'static str> {
 
 const ACTIVE: [&str; 3] = ["pending", "in_progress", "awaiting_approval"];
 
+/// The job types no listing shows (`JobType::is_public`).
+fn internal_types() -> Vec<&'static str> {
+    JobType::ALL.into_iter().filter(|t| !t.is_public()).map(JobType::as_str).collect()
+}
+
 #[async_trait::async_trait]
 
 impl JobStore for Db {
@@ -171,6 +176,9 @@ impl JobStore for Db {
         let owner = owner.to_string();
         let session = filter.session_id.as_ref().map(|s| s.as_str().to_owned());
         let status = filter.status.map(|s| s.as_str());
+        if filter.job_type.is_some_and(|t| !t.is_public()) {
+            return Ok(Page::from_rows(Vec::new(), page, |j: &JobRecord| Cursor::new(j.created_at, j.job_id.clone())));
+        }
         let job_type = filter.job_type.map(|t| t.as_str());
         let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
         let after = page.after.clone();
@@ -182,8 +190,11 @@ impl JobStore for Db {
             if let Some(s) = status {
                 q = q.filter(jobs::status.eq(s));
             }
-            if let Some(t) = job_type {
-                q = q.filter(jobs::job_type.eq(t));
+            match job_type {
+                Some(t) => q = q.filter(jobs::job_type.eq(t)),
+                // Internal jobs (e-mailed exports) are never listed: a condition on the rows
+                // the index finds, which keeps the owner's index and its order.
+                None => q = q.filter(jobs::job_type.ne_all(internal_types())),
             }
             if let Some(after) = &after {
                 // The first condition bounds the index range; the second settles ties.

@@ -218,6 +218,7 @@ impl Fleet {
             ("REDLINE_DB_CONNECTIONS", "4".to_owned()),
             ("REDLINE_SECRET", "shared by the replicas".to_owned()),
             ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+            ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
             ("REDLINE_TRUSTED_PROXIES", "127.0.0.1".to_owned()),
             ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
             ("REDLINE_OPENAI_MODEL", "m".to_owned()),

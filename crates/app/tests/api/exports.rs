@@ -233,3 +233,115 @@ async fn the_recipient_defaults_to_the_accounts_address() {
         Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document")
     );
 }
+
+/// The `.eml` files in `dir` addressed to `to`.
+fn mails_to(dir: &std::path::Path, to: &str) -> Vec<String> {
+    crate::files::files_under(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "eml"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .filter(|text| text.contains(&format!("To: {to}")))
+        .collect()
+}
+
+/// The e-mailed export runs as a job of the queue, but an internal one: the request answers
+/// `{request_id}` alone, the mail arrives, and no job endpoint shows or finds it.
+#[tokio::test]
+async fn an_emailed_export_is_a_queued_job_that_no_job_endpoint_shows() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    save(&app, &key, "queued", &doc_html()).await;
+    let to = unique_email();
+    let r = email_request(&app, &key, json!({"session_id": "queued", "format": "txt", "email": to})).await;
+    r.expect_status(202).expect_json();
+    let request_id = r.json["request_id"].as_str().unwrap_or_else(|| panic!("{r:?}")).to_owned();
+    assert_eq!(r.json, json!({"request_id": request_id}), "the answer is the request id alone");
+    assert!(
+        r.text.starts_with("{\"request_id\":\"exp_") && r.text.len() == r#"{"request_id":""}"#.len() + 36,
+        "{}",
+        r.text
+    );
+
+    let mail = wait_for_mail(&app, &to).await;
+    assert!(mail.contains("Subject: Your Redline export of queued is ready"), "{mail}");
+    let file = app.send(app.get(&download_path(&mail))).await;
+    assert!(file.expect_status(200).text.contains(PHRASE));
+
+    for path in ["/v1/jobs", "/v1/jobs?status=completed", "/v1/jobs?status=pending", "/v1/sessions/queued/jobs"] {
+        let r = app.send(app.get(path).bearer_auth(&key)).await;
+        assert_eq!(r.expect_status(200).json["jobs"], json!([]), "{path}: {r:?}");
+    }
+    let r = app.send(app.get("/v1/jobs?job_type=emailed_export").bearer_auth(&key)).await;
+    assert_eq!(r.expect_422_at(&[json!("query"), json!("job_type")])["type"], "literal_error");
+    app.send(app.get(&format!("/v1/jobs/{request_id}")).bearer_auth(&key)).await.expect_status(404);
+    app.send(app.get(&format!("/v1/jobs/{request_id}/events")).bearer_auth(&key)).await.expect_status(404);
+    app.send(app.post(&format!("/v1/jobs/{request_id}/cancel")).bearer_auth(&key)).await.expect_status(404);
+    let metrics = app.send(app.get("/metrics")).await;
+    assert!(metrics.text.contains("redline_jobs{type=\"emailed_export\""), "{}", metrics.text);
+}
+
+/// A replica dies while it holds the export's job: the job's lease runs out, another replica's
+/// sweep queues it again and its worker mails the version that was asked for, once.
+#[tokio::test]
+async fn an_export_whose_worker_died_is_retried_by_another_replica_and_mailed_once() {
+    let Some(db) = PgDatabase::create("redline_export_retry").await else { return };
+    // What the replicas share: the database, the blob store, the secret, the address, and
+    // the outbox folder (where a relay would collect the mail).
+    let shared = tempfile::tempdir().expect("temp dir");
+    let outbox = shared.path().join("outbox");
+    let (outbox_dir, blobs_dir) = (outbox.display().to_string(), shared.path().join("blobs").display().to_string());
+    let fleet = [
+        ("REDLINE_DATABASE_URL", db.url.as_str()),
+        ("REDLINE_STORAGE_URL", blobs_dir.as_str()),
+        ("REDLINE_SECRET", "shared by the replicas"),
+        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test"),
+        ("REDLINE_OUTBOX_DIR", outbox_dir.as_str()),
+    ];
+    // Replica A only serves HTTP.
+    let a = spawn_app_with(&[&fleet[..], &[("REDLINE_WORKERS", "0")]].concat()).await;
+    let key = a.agent_key().await;
+    save(&a, &key, "pinned", &doc_html()).await;
+    let to = unique_email();
+    let r = email_request(&a, &key, json!({"session_id": "pinned", "format": "txt", "email": to})).await;
+    let request_id = r.expect_status(202).json["request_id"].as_str().unwrap().to_owned();
+    // The document moves on after the request: the export is of the version asked for.
+    save(&a, &key, "pinned", "<p>Edited after the request.</p>").await;
+
+    // A worker claims the job and dies: its lease ends in half a second and is never renewed.
+    let (pg, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    let now_ms =
+        i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis()).unwrap();
+    let claimed = pg
+        .execute(
+            "UPDATE jobs SET status = 'in_progress', lease_until = $2 WHERE job_id = $1 AND status = 'pending'",
+            &[&request_id, &(now_ms + 500)],
+        )
+        .await
+        .expect("claim");
+    assert_eq!(claimed, 1, "the job waits in the queue");
+
+    // Replica B runs jobs; its sweep finds the lease run out.
+    let _b = spawn_app_with(&[&fleet[..], &[("REDLINE_WORKERS", "1"), ("REDLINE_JOB_LEASE_SECS", "2")]].concat()).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let (status, attempts) = loop {
+        let row = pg.query_one("SELECT status, attempts FROM jobs WHERE job_id = $1", &[&request_id]).await.unwrap();
+        let (status, attempts): (String, i32) = (row.get(0), row.get(1));
+        if status == "completed" || status == "failed" {
+            break (status, attempts);
+        }
+        assert!(std::time::Instant::now() < deadline, "the export job is still {status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!((status.as_str(), attempts), ("completed", 1), "retried once after the crash");
+    // The mail goes out before the job completes, and a completed job never runs again.
+    let mails = mails_to(&outbox, &to);
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let file = a.send(a.get(&download_path(&mails[0]))).await;
+    let text = &file.expect_status(200).text;
+    assert!(text.contains(PHRASE) && !text.contains("Edited after"), "{text}");
+
+    a.send(a.get(&format!("/v1/jobs/{request_id}")).bearer_auth(&key)).await.expect_status(404);
+    let listed = a.send(a.get("/v1/jobs").bearer_auth(&key)).await;
+    assert_eq!(listed.expect_status(200).json["jobs"], json!([]));
+}

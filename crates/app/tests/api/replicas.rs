@@ -246,6 +246,7 @@ async fn two_replicas_share_jobs_and_streams_over_postgres() {
             ("REDLINE_DATABASE_URL", url.clone()),
             ("REDLINE_SECRET", "shared by the replicas".to_owned()),
             ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+            ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
             ("REDLINE_WORKERS", workers.to_owned()),
         ]
     };
@@ -324,7 +325,9 @@ async fn a_replica_on_postgres_without_the_shared_settings_does_not_start() {
     assert!(!out.status.success(), "it started");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("REDLINE_SECRET is unset") && stderr.contains("REDLINE_PUBLIC_BASE_URL is unset"),
+        stderr.contains("REDLINE_SECRET is unset")
+            && stderr.contains("REDLINE_PUBLIC_BASE_URL is unset")
+            && stderr.contains("REDLINE_SMTP_URL is unset"),
         "{stderr}"
     );
 
@@ -339,8 +342,11 @@ async fn a_replica_on_postgres_without_the_shared_settings_does_not_start() {
     );
     assert!(!stdout.contains("REDLINE_SECRET is unset"), "{stdout}");
 
-    let out =
-        redline("check-config", &[("REDLINE_SECRET", "s"), ("REDLINE_PUBLIC_BASE_URL", "https://redline.example")]);
+    let shared = [("REDLINE_SECRET", "s"), ("REDLINE_PUBLIC_BASE_URL", "https://redline.example")];
+    let out = redline("check-config", &shared);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("REDLINE_SMTP_URL is unset"), "{out:?}");
+    let out = redline("check-config", &[&shared[..], &[("REDLINE_SMTP_URL", "smtp://127.0.0.1:2525")]].concat());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("would start"), "{out:?}");
 
@@ -367,6 +373,7 @@ async fn a_replica_stopped_with_sigterm_hands_its_turn_to_another_at_once() {
         ("REDLINE_DATABASE_URL", db.url.clone()),
         ("REDLINE_SECRET", "shared by the replicas".to_owned()),
         ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+        ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
         ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
         ("REDLINE_OPENAI_BASE_URL", model),
         ("REDLINE_OPENAI_MODEL", "m".to_owned()),
@@ -451,6 +458,7 @@ async fn a_key_revoked_on_one_replica_is_refused_by_the_others_at_once() {
         ("REDLINE_DATABASE_URL", db.url.clone()),
         ("REDLINE_SECRET", "shared by the replicas".to_owned()),
         ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+        ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
         ("REDLINE_WORKERS", "0".to_owned()),
     ];
     let a = Replica::start(&dir.path().join("a"), &env).await;
@@ -506,6 +514,7 @@ async fn a_session_list_kept_on_one_replica_shows_a_write_on_another_at_once() {
         ("REDLINE_DATABASE_URL", db.url.clone()),
         ("REDLINE_SECRET", "shared by the replicas".to_owned()),
         ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+        ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
         ("REDLINE_WORKERS", "0".to_owned()),
     ];
     let a = Replica::start(&dir.path().join("a"), &env).await;

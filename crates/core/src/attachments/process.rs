@@ -10,21 +10,18 @@
 //! - Indexing replaces the attachment's passages in one transaction, so a retry after a
 //!   crash never indexes twice.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use redline_domain::attachment::TextBlock;
 use redline_domain::formats::SourceFormat;
 use redline_domain::job::JobStatus;
 use redline_ports::attachments::Replaced;
 use redline_ports::blobs::BlobError;
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
-use redline_ports::{Clock, EventBus, JobStore, StoreError};
+use redline_ports::StoreError;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::{extracted_text, Attachments};
-use crate::worker::JobRunner;
+use crate::worker::{keep_lease, JobRunner};
 
 /// Why processing stopped early.
 enum Stop {
@@ -43,52 +40,6 @@ impl From<StoreError> for Stop {
             other => Stop::Fail(format!("Processing failed: {other}.")),
         }
     }
-}
-
-/// Renews the job's lease every third of it; turns `true` when the job is no longer in
-/// progress (cancelled, or taken back after a lease ran out).
-fn keep_lease(
-    jobs: Arc<dyn JobStore>,
-    bus: Arc<dyn EventBus>,
-    clock: Arc<dyn Clock>,
-    job_id: String,
-    lease: Duration,
-) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
-    let (tx, rx) = watch::channel(false);
-    let handle = tokio::spawn(async move {
-        let mut signals = bus.subscribe();
-        let mut renew = tokio::time::interval((lease / 3).max(Duration::from_millis(100)));
-        renew.tick().await;
-        loop {
-            tokio::select! {
-                _ = renew.tick() => {
-                    let now = clock.now_ms();
-                    let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2));
-                    let update = JobUpdate { lease_until: Some(Some(until)), ..Default::default() };
-                    if let Ok(None) = jobs.update_job(&job_id, &[JobStatus::InProgress], &update, now).await {
-                        let _ = tx.send(true);
-                        return;
-                    }
-                }
-                signal = signals.recv() => {
-                    let mine = match signal {
-                        Ok(Signal::Job(id)) => id == job_id,
-                        Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_) | Signal::SessionsChanged(_) | Signal::Reconnected) => false,
-                        Err(_) => true,
-                    };
-                    if mine {
-                        if let Ok(Some(status)) = jobs.job_status(&job_id).await {
-                            if status != JobStatus::InProgress {
-                                let _ = tx.send(true);
-                                return;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    });
-    (rx, handle)
 }
 
 #[async_trait::async_trait]

@@ -154,6 +154,10 @@ impl Chat {
     /// A job of the owner (403 for another owner's, 404 for none).
     pub async fn job(&self, owner: Owner, job_id: &str) -> ChatResult<JobRecord> {
         let job = self.ports.jobs.job(job_id).await?.ok_or(ChatError::JobNotFound)?;
+        // An internal job (an e-mailed export) is no caller's job, whoever asked for it.
+        if !job.job_type.is_public() {
+            return Err(ChatError::JobNotFound);
+        }
         if job.owner != owner {
             return Err(ChatError::Forbidden);
         }

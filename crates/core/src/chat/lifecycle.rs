@@ -118,7 +118,9 @@ impl Chat {
     /// Requeues the jobs of dead workers (those whose lease ran out, or, with
     /// `every_lease_ended`, every job in progress: at the start of the only process that runs
     /// jobs on this database), cancels unanswered approvals and deletes old finished jobs.
-    pub async fn sweep(&self, every_lease_ended: bool) -> ChatResult<()> {
+    /// Answers the jobs of other types that it failed or cancelled, as they are now, for
+    /// their runners (an e-mailed export tells its recipient).
+    pub async fn sweep(&self, every_lease_ended: bool) -> ChatResult<Vec<JobRecord>> {
         let now = self.now();
         let rules = redline_ports::jobs::SweepRules {
             now,
@@ -131,6 +133,7 @@ impl Chat {
         for id in &sweep.failed {
             tracing::warn!(job_id = %id, "gave up a job: the servers running it stopped too often, or it had committed");
         }
+        let mut others = Vec::new();
         for id in sweep.cancelled.iter().chain(&sweep.failed) {
             if let Some(job) = self.ports.jobs.job(id).await? {
                 if job.job_type == JobType::Chat {
@@ -138,6 +141,8 @@ impl Chat {
                         let _ = self.usage.release(&admission).await;
                     }
                     self.record_interrupted_turn(&job).await;
+                } else {
+                    others.push(job);
                 }
             }
             self.ports.bus.publish(Signal::Job(id.clone())).await;
@@ -146,6 +151,6 @@ impl Chat {
             tracing::warn!(jobs = ?sweep.requeued, "requeued jobs whose worker stopped");
             self.ports.bus.publish(Signal::Queued).await;
         }
-        Ok(())
+        Ok(others)
     }
 }

@@ -107,6 +107,10 @@ impl JobView {
                 metadata: attachment_part("metadata", &job.metadata)?,
                 result: job.result.as_ref().map(|r| attachment_part("result", r)).transpose()?,
             }),
+            // Never reached: the store lists no internal job and `Chat::job` finds none.
+            JobType::EmailedExport => {
+                return Err(StoreError::Other(format!("job {} is internal and has no public view", job.job_id)))
+            }
         };
         Ok(Self {
             job_id: job.job_id.clone(),

@@ -11,7 +11,12 @@ use redline_ports::files::{ImageRecord, SessionFiles};
 use redline_ports::identity::MockIdentityStore;
 use redline_ports::records::{PlanSettings, UserKind, UserRecord};
 
+use super::fake_jobs::{FakeBus, FakeJobs};
 use super::*;
+use crate::worker::JobRunner;
+use redline_domain::job::{JobStatus, JobType};
+use redline_ports::documents::VersionRecord;
+use redline_ports::jobs::JobRecord;
 
 const T0: Millis = 1_800_000_000_000;
 
@@ -100,12 +105,16 @@ impl FileIndex for FakeFiles {
     }
 }
 
+/// The mails sent; while `down`, the transport is unavailable.
 #[derive(Default)]
-struct FakeMailer(Mutex<Vec<OutgoingMail>>);
+struct FakeMailer(Mutex<Vec<OutgoingMail>>, std::sync::atomic::AtomicBool);
 
 #[async_trait::async_trait]
 impl Mailer for FakeMailer {
     async fn send(&self, mail: &OutgoingMail) -> Result<(), MailError> {
+        if self.1.load(Ordering::SeqCst) {
+            return Err(MailError::Unavailable("the fake transport is down".into()));
+        }
         self.0.lock().unwrap().push(mail.clone());
         Ok(())
     }
@@ -147,6 +156,9 @@ impl DocumentExporter for FakeExporter {
 
 struct Fixture {
     exports: Arc<Exports>,
+    /// Per session, its versions' HTML in order (`v_1`, `v_2`, ...); the last is current.
+    docs: Arc<Mutex<HashMap<String, Vec<String>>>>,
+    jobs: Arc<FakeJobs>,
     blobs: Arc<FakeBlobs>,
     files: Arc<FakeFiles>,
     mailer: Arc<FakeMailer>,
@@ -157,23 +169,40 @@ fn sid(s: &str) -> SessionId {
     SessionId::parse(s).unwrap()
 }
 
-fn record(owner: Owner, session: &str, html: &str) -> DocumentRecord {
-    DocumentRecord {
+fn record(owner: Owner, session: &str, versions: &[String]) -> Option<DocumentRecord> {
+    Some(DocumentRecord {
         owner,
         session_id: sid(session),
-        html: html.to_owned(),
-        version_id: Some("v_1".into()),
+        html: versions.last()?.clone(),
+        version_id: Some(format!("v_{}", versions.len())),
         section_count: 1,
         created_at: T0,
         updated_at: T0,
-    }
+    })
 }
 
-/// `docs` are the sessions that exist (for any owner); `email` is the users' address.
+/// `docs` are the sessions that exist (for any owner), each with one version; `email` is the
+/// users' address.
 fn fixture(docs: Vec<(String, String)>, email: Option<&str>) -> Fixture {
+    let docs: Arc<Mutex<HashMap<String, Vec<String>>>> =
+        Arc::new(Mutex::new(docs.into_iter().map(|(s, html)| (s, vec![html])).collect()));
     let mut store = MockDocumentStore::new();
+    let current = docs.clone();
     store.expect_document().returning(move |owner, session| {
-        Ok(docs.iter().find(|(s, _)| s == session.as_str()).map(|(s, html)| record(owner, s, html)))
+        Ok(current.lock().unwrap().get(session.as_str()).and_then(|v| record(owner, session.as_str(), v)))
+    });
+    let versions = docs.clone();
+    store.expect_version().returning(move |_, session, version_id| {
+        let n: usize = version_id.strip_prefix("v_").and_then(|n| n.parse().ok()).unwrap_or(0);
+        let docs = versions.lock().unwrap();
+        let html = docs.get(session.as_str()).and_then(|v| v.get(n.wrapping_sub(1)));
+        Ok(html.map(|html| VersionRecord {
+            version_id: version_id.to_owned(),
+            html: html.clone(),
+            section_count: 1,
+            source: "save".into(),
+            created_at: T0,
+        }))
     });
     let mut identity = MockIdentityStore::new();
     let email = email.map(|e| Email::parse(e).unwrap());
@@ -192,11 +221,13 @@ fn fixture(docs: Vec<(String, String)>, email: Option<&str>) -> Fixture {
     let files = Arc::new(FakeFiles::default());
     let mailer = Arc::new(FakeMailer::default());
     let clock = Arc::new(FakeClock(AtomicI64::new(T0)));
+    let jobs = Arc::new(FakeJobs::default());
     let config = ExportConfig {
         default_cap_bytes: 1_000,
         cap_overrides: [(ExportFormat::Docx, 40)].into_iter().collect(),
         link_ttl_ms: 60_000,
         public_base_url: "https://r.example/".into(),
+        lease: Duration::from_secs(30),
     };
     let exports = Arc::new(Exports::new(
         ExportPorts {
@@ -207,25 +238,41 @@ fn fixture(docs: Vec<(String, String)>, email: Option<&str>) -> Fixture {
             identity: Arc::new(identity),
             mailer: mailer.clone(),
             clock: clock.clone(),
+            jobs: jobs.clone(),
+            bus: Arc::new(FakeBus::default()),
         },
         LinkSigner::new(b"test key".to_vec()),
         config,
     ));
-    Fixture { exports, blobs, files, mailer, clock }
+    Fixture { exports, docs, jobs, blobs, files, mailer, clock }
+}
+
+impl Fixture {
+    /// Claims the oldest pending job as a worker would.
+    async fn claim(&self) -> Option<JobRecord> {
+        self.jobs.claim_job(T0, T0 + 30_000).await.unwrap()
+    }
+
+    /// Runs every queued job, as the workers would.
+    async fn run_queued(&self) {
+        while let Some(job) = self.claim().await {
+            self.exports.run(job).await;
+        }
+    }
+
+    fn mails(&self) -> Vec<OutgoingMail> {
+        self.mailer.0.lock().unwrap().clone()
+    }
 }
 
 fn ann() -> Owner {
     Owner::User(UserId::new())
 }
 
+/// Runs the queued jobs and answers the first mail sent.
 async fn wait_for_mail(f: &Fixture) -> OutgoingMail {
-    for _ in 0..200 {
-        if let Some(mail) = f.mailer.0.lock().unwrap().first().cloned() {
-            return mail;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no mail was sent");
+    f.run_queued().await;
+    f.mails().first().cloned().expect("a mail was sent")
 }
 
 fn token_of(mail: &OutgoingMail) -> String {
@@ -392,4 +439,139 @@ async fn an_emailed_link_downloads_until_it_expires() {
     wait_for_mail(&f).await;
     assert!(f.files.export_file(&request_id).await.unwrap().is_none());
     assert!(!f.blobs.0.lock().unwrap().contains_key(&export_key(&request_id)));
+}
+
+fn ann_at() -> Option<Email> {
+    Some(Email::parse("ann@example.com").unwrap())
+}
+
+#[tokio::test]
+async fn an_emailed_export_is_an_internal_job_with_a_typed_versioned_request() {
+    let f = fixture(vec![("s1".into(), "<p>one</p>".into())], None);
+    let owner = ann();
+    let id = f.exports.request_email(owner, &sid("s1"), ExportFormat::Pdf, ann_at()).await.unwrap();
+    assert!(id.starts_with("exp_") && id.len() == 36, "{id}");
+    assert!(f.mails().is_empty(), "nothing is rendered before a worker claims the job");
+
+    let job = f.jobs.get(&id).expect("the request id is the job's id");
+    assert_eq!(
+        (job.job_type, job.status, job.owner, job.session_id.as_str()),
+        (JobType::EmailedExport, JobStatus::Pending, owner, "s1")
+    );
+    assert!(!job.job_type.is_public());
+    let request = EmailedExport::read(&job.request).unwrap();
+    let expected = EmailedExport {
+        export_id: id.clone(),
+        owner,
+        session: sid("s1"),
+        format: ExportFormat::Pdf,
+        to: ann_at().unwrap(),
+        version_id: Some("v_1".into()),
+    };
+    assert_eq!(request, expected);
+    assert_eq!(job.request["format"], 1, "{}", job.request);
+    assert_eq!(job.request["export_format"], "pdf");
+
+    // A request written by a newer build is refused, not misread; a corrupt one too.
+    let mut newer = job.request.clone();
+    newer["format"] = serde_json::json!(2);
+    assert!(EmailedExport::read(&newer).is_err());
+    let mut corrupt = job.request.clone();
+    corrupt["to"] = serde_json::json!("not an address");
+    assert!(EmailedExport::read(&corrupt).is_err());
+
+    f.run_queued().await;
+    let done = f.jobs.get(&id).unwrap();
+    assert_eq!((done.status, done.progress), (JobStatus::Completed, 100));
+    assert_eq!(done.result, Some(serde_json::json!({"export_id": id})));
+    assert_eq!(f.mails().len(), 1);
+}
+
+#[tokio::test]
+async fn the_file_is_the_version_asked_for_not_a_later_one() {
+    let f = fixture(vec![("s1".into(), "<p>as asked</p>".into())], None);
+    let owner = ann();
+    f.exports.request_email(owner, &sid("s1"), ExportFormat::Txt, ann_at()).await.unwrap();
+    // A turn commits a new version before a worker takes the job.
+    f.docs.lock().unwrap().get_mut("s1").unwrap().push("<p>edited later</p>".into());
+    let mail = wait_for_mail(&f).await;
+    let file = f.exports.download(&token_of(&mail)).await.unwrap();
+    assert_eq!(file.bytes, Bytes::from("txt:<p>as asked</p>"));
+}
+
+#[tokio::test]
+async fn a_run_after_a_crash_mails_the_stored_file_without_rendering_again() {
+    let f = fixture(vec![("s1".into(), "<p>once</p>".into())], None);
+    let id = f.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, ann_at()).await.unwrap();
+    f.run_queued().await;
+    let first = f.mails();
+    assert_eq!(first.len(), 1);
+    // As if the worker had died after mailing, before completing: the sweep queues the job
+    // again, and the document has meanwhile become one that cannot be rendered.
+    f.jobs.set_status(&id, JobStatus::Pending);
+    f.docs.lock().unwrap().get_mut("s1").unwrap()[0] = "<p>unrenderable</p>".into();
+    f.run_queued().await;
+    let mails = f.mails();
+    assert_eq!(mails.len(), 2, "the link goes out again: at least once");
+    assert_eq!(mails[1].subject, first[0].subject, "{mails:?}");
+    assert_eq!(f.jobs.get(&id).unwrap().status, JobStatus::Completed);
+    assert_eq!(f.files.exports.lock().unwrap().len(), 1, "recorded once");
+}
+
+#[tokio::test]
+async fn a_job_taken_away_is_not_mailed_and_a_mail_outage_is_retried() {
+    let f = fixture(vec![("s1".into(), "<p>x</p>".into())], None);
+    let id = f.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, ann_at()).await.unwrap();
+    // Handed back (a replica shutting down) after its claim: this worker mails nothing.
+    let job = f.claim().await.unwrap();
+    f.jobs.set_status(&id, JobStatus::Pending);
+    f.exports.run(job).await;
+    assert!(f.mails().is_empty());
+    assert_eq!(f.jobs.get(&id).unwrap().status, JobStatus::Pending);
+
+    // The mail transport is down: the job stays in progress for its lease to run out (the
+    // sweep retries it); it neither fails nor completes.
+    f.mailer.1.store(true, Ordering::SeqCst);
+    let job = f.claim().await.unwrap();
+    f.exports.run(job).await;
+    let held = f.jobs.get(&id).unwrap();
+    assert_eq!(held.status, JobStatus::InProgress);
+    assert!(f.mails().is_empty());
+
+    // The retry, once the transport is back, delivers.
+    f.mailer.1.store(false, Ordering::SeqCst);
+    f.jobs.set_status(&id, JobStatus::Pending);
+    f.run_queued().await;
+    assert_eq!(f.mails().len(), 1);
+    assert!(f.mails()[0].subject.contains("is ready"), "{:?}", f.mails());
+    assert_eq!(f.jobs.get(&id).unwrap().status, JobStatus::Completed);
+}
+
+#[tokio::test]
+async fn a_job_given_up_by_the_sweep_tells_the_recipient() {
+    let f = fixture(vec![("s1".into(), "<p>x</p>".into())], None);
+    let id = f.exports.request_email(ann(), &sid("s1"), ExportFormat::Docx, ann_at()).await.unwrap();
+    let mut job = f.jobs.get(&id).unwrap();
+    // Only a failed export job is told; anything else is not this runner's to tell.
+    f.exports.given_up(job.clone()).await;
+    assert!(f.mails().is_empty());
+    job.status = JobStatus::Failed;
+    f.exports.given_up(job).await;
+    let mails = f.mails();
+    assert_eq!(mails.len(), 1);
+    assert_eq!(mails[0].to.as_str(), "ann@example.com");
+    assert!(mails[0].subject.contains("failed"), "{mails:?}");
+}
+
+#[tokio::test]
+async fn a_session_deleted_before_the_run_fails_the_job_and_tells_the_recipient() {
+    let f = fixture(vec![("s1".into(), "<p>x</p>".into())], None);
+    let id = f.exports.request_email(ann(), &sid("s1"), ExportFormat::Docx, ann_at()).await.unwrap();
+    f.docs.lock().unwrap().clear();
+    f.run_queued().await;
+    let job = f.jobs.get(&id).unwrap();
+    assert_eq!(job.status, JobStatus::Failed);
+    assert!(job.error.as_deref().unwrap_or_default().contains("deleted"), "{job:?}");
+    assert!(f.mails()[0].subject.contains("failed"));
+    assert!(f.blobs.0.lock().unwrap().is_empty());
 }

@@ -116,7 +116,7 @@ pub async fn list_jobs(
     };
     let job_type = match q.get("job_type").filter(|s| !s.is_empty()).map(str::to_owned) {
         None => None,
-        Some(s) => match JobType::parse(&s) {
+        Some(s) => match JobType::parse_public(&s) {
             Some(t) => Some(t),
             None => {
                 q.problem("job_type", "literal_error", "Input should be 'chat' or 'attachment_processing'", &s);

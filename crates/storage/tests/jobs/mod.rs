@@ -495,3 +495,84 @@ pub async fn unfinished_jobs_are_counted_by_type_and_status(db: &Db) {
     assert_eq!(delta(JobType::AttachmentProcessing, JobStatus::Pending), 1, "{after:?}");
     assert!(after.iter().all(|c| !c.1.is_finished()), "{after:?}");
 }
+
+/// An internal job (an e-mailed export) runs in the same queue as the others, claimed,
+/// requeued and given up alike, but no listing shows it, whatever its filter or page.
+pub async fn internal_jobs_run_in_the_queue_but_are_never_listed(db: &Db) {
+    let me = owner(db, "internal@example.com").await;
+    let export = |id: &str, at: Millis| JobRecord {
+        job_type: JobType::EmailedExport,
+        request: json!({"format": 1, "export_id": id}),
+        ..job(me, id, "s", at)
+    };
+    db.insert_job(&job(me, "c1", "s", T0)).await.unwrap();
+    db.insert_job(&export("exp_1", T0 + 1)).await.unwrap();
+    db.insert_job(&JobRecord { job_type: JobType::AttachmentProcessing, ..job(me, "a1", "s", T0 + 2) }).await.unwrap();
+    db.insert_job(&export("exp_2", T0 + 3)).await.unwrap();
+    let stored = db.job("exp_1").await.unwrap().expect("found by id");
+    assert_eq!(
+        (stored.job_type, &stored.request),
+        (JobType::EmailedExport, &json!({"format": 1, "export_id": "exp_1"}))
+    );
+
+    let ids =
+        |page: &redline_domain::page::Page<JobRecord>| page.items.iter().map(|j| j.job_id.clone()).collect::<Vec<_>>();
+    let filters = [
+        JobFilter::default(),
+        JobFilter { session_id: Some(sid("s")), ..Default::default() },
+        JobFilter { status: Some(JobStatus::Pending), ..Default::default() },
+        JobFilter { session_id: Some(sid("s")), status: Some(JobStatus::Pending), ..Default::default() },
+    ];
+    for filter in &filters {
+        let all = db.list_jobs(me, filter, &PageRequest::first(50)).await.unwrap();
+        assert_eq!(ids(&all), ["a1", "c1"], "{filter:?}");
+        // One a page: the pages hold the public jobs only, and end.
+        let first = db.list_jobs(me, filter, &PageRequest::first(1)).await.unwrap();
+        assert_eq!(ids(&first), ["a1"], "{filter:?}");
+        let next = PageRequest { limit: 1, after: first.next.clone() };
+        let second = db.list_jobs(me, filter, &next).await.unwrap();
+        assert_eq!(ids(&second), ["c1"], "{filter:?}");
+        let last = PageRequest { limit: 1, after: second.next.clone() };
+        assert!(second.next.is_none() || db.list_jobs(me, filter, &last).await.unwrap().items.is_empty());
+    }
+    for (t, expected) in
+        [(JobType::Chat, vec!["c1"]), (JobType::AttachmentProcessing, vec!["a1"]), (JobType::EmailedExport, vec![])]
+    {
+        let filter = JobFilter { job_type: Some(t), ..Default::default() };
+        assert_eq!(ids(&db.list_jobs(me, &filter, &PageRequest::first(50)).await.unwrap()), expected, "{t:?}");
+    }
+
+    // Claimed in creation order with the others.
+    let claimed: Vec<String> = {
+        let mut out = Vec::new();
+        while let Some(j) = db.claim_job(T0 + 10, T0 + 1_000).await.unwrap() {
+            out.push(j.job_id);
+        }
+        out
+    };
+    assert_eq!(claimed, ["c1", "exp_1", "a1", "exp_2"]);
+    let counts = db.job_counts().await.unwrap();
+    assert!(counts.contains(&(JobType::EmailedExport, JobStatus::InProgress, 2)), "{counts:?}");
+
+    // A dead worker's export is requeued with an attempt, then given up at the limit.
+    let rules = |now: Millis| SweepRules {
+        now,
+        delete_finished_before: 0,
+        cancel_awaiting_before: 0,
+        max_attempts: 2,
+        requeue_leases_before: now,
+    };
+    let sweep = db.sweep_jobs(&rules(T0 + 2_000)).await.unwrap();
+    assert!(sweep.requeued.contains(&"exp_1".to_owned()), "{sweep:?}");
+    let again = db.job("exp_1").await.unwrap().unwrap();
+    assert_eq!((again.status, again.attempts, again.lease_until), (JobStatus::Pending, 1, None));
+    while db.claim_job(T0 + 2_001, T0 + 3_000).await.unwrap().is_some() {}
+    let sweep = db.sweep_jobs(&rules(T0 + 4_000)).await.unwrap();
+    assert!(sweep.failed.contains(&"exp_1".to_owned()), "{sweep:?}");
+    assert_eq!(db.job("exp_1").await.unwrap().unwrap().status, JobStatus::Failed);
+
+    // Deleted with its session.
+    let gone = db.delete_session_jobs(me, &sid("s")).await.unwrap();
+    assert!(gone.iter().any(|j| j.job_id == "exp_2" && j.job_type == JobType::EmailedExport), "{gone:?}");
+    assert!(db.job("exp_2").await.unwrap().is_none());
+}
