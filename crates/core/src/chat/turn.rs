@@ -3,7 +3,7 @@
 //! document is written once, at the end, in one transaction (or the changes wait for
 //! approval): see `commit.rs`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use redline_domain::document::Document;
@@ -11,7 +11,6 @@ use redline_domain::job::JobStatus;
 use redline_ports::documents::{CommitOutcome, NewVersion};
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
 use redline_ports::llm::{CompletionRequest, DeltaSink, LlmError, Message};
-use redline_ports::{EventBus, JobStore};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -57,53 +56,6 @@ enum Ending {
     Failed(String),
 }
 
-/// Watches a running job: renews its lease and reports when it is no longer in progress
-/// (cancelled, or taken by recovery).
-fn watch_job(
-    jobs: Arc<dyn JobStore>,
-    bus: Arc<dyn EventBus>,
-    clock: Arc<dyn redline_ports::Clock>,
-    job_id: String,
-    lease: Duration,
-) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
-    let (tx, rx) = watch::channel(false);
-    let handle = tokio::spawn(async move {
-        let mut signals = bus.subscribe();
-        let renew_every = (lease / 3).max(Duration::from_millis(100));
-        let mut renew = tokio::time::interval(renew_every);
-        renew.tick().await;
-        loop {
-            tokio::select! {
-                _ = renew.tick() => {
-                    let now = clock.now_ms();
-                    let until = now + i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
-                    let update = JobUpdate { lease_until: Some(Some(until)), ..Default::default() };
-                    if let Ok(None) = jobs.update_job(&job_id, &[JobStatus::InProgress], &update, now).await {
-                        let _ = tx.send(true);
-                        return;
-                    }
-                }
-                s = signals.recv() => {
-                    let mine = match s {
-                        Ok(Signal::Job(id)) => id == job_id,
-                        Ok(Signal::Events(_) | Signal::Queued | Signal::KeyRevoked(_) | Signal::SessionsChanged(_) | Signal::Reconnected) => false,
-                        Err(_) => true,
-                    };
-                    if mine {
-                        if let Ok(Some(status)) = jobs.job_status(&job_id).await {
-                            if status != JobStatus::InProgress {
-                                let _ = tx.send(true);
-                                return;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    });
-    (rx, handle)
-}
-
 async fn cancelled(rx: &mut watch::Receiver<bool>) {
     loop {
         if *rx.borrow() {
@@ -140,7 +92,7 @@ impl Chat {
     }
     /// Runs a claimed chat job to its end.
     pub async fn run_job(&self, job: JobRecord) {
-        let (mut cancel, watcher) = watch_job(
+        let (mut cancel, watcher) = crate::worker::keep_lease(
             self.ports.jobs.clone(),
             self.ports.bus.clone(),
             self.ports.clock.clone(),
