@@ -112,7 +112,7 @@ struct Model {
 
 impl Model {
     async fn start() -> Self {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::io::AsyncWriteExt;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let model = Model {
             base: format!("http://{}", listener.local_addr().expect("addr")),
@@ -126,27 +126,7 @@ impl Model {
                 let Ok((mut sock, _)) = listener.accept().await else { return };
                 let model = shared.clone();
                 tokio::spawn(async move {
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 65536];
-                    let (path, body) = loop {
-                        let Ok(k) = sock.read(&mut chunk).await else { return };
-                        if k == 0 {
-                            return;
-                        }
-                        buf.extend_from_slice(&chunk[..k]);
-                        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-                            let len = head
-                                .lines()
-                                .find_map(|l| l.strip_prefix("content-length:"))
-                                .and_then(|v| v.trim().parse::<usize>().ok())
-                                .unwrap_or(0);
-                            if buf.len() >= end + 4 + len {
-                                let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
-                                break (path, String::from_utf8_lossy(&buf[end + 4..end + 4 + len]).to_string());
-                            }
-                        }
-                    };
+                    let Some((path, body)) = crate::helpers::read_request(&mut sock).await else { return };
                     let replica = path.trim_start_matches('/').split('/').next().unwrap_or_default().to_owned();
                     model.calls.lock().unwrap().push((replica, Instant::now()));
                     tokio::time::sleep(Duration::from_millis(model.delay_ms.load(Ordering::SeqCst))).await;

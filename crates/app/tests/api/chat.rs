@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 use crate::helpers::*;
 
@@ -370,26 +370,8 @@ async fn fake_model_after(
             let n = seen.fetch_add(1, Ordering::SeqCst);
             let answer = answer.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                // Read the head and the announced body.
-                loop {
-                    let Ok(k) = sock.read(&mut chunk).await else { return };
-                    if k == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..k]);
-                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-                        let len = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + len {
-                            break;
-                        }
-                    }
+                if crate::helpers::read_request(&mut sock).await.is_none() {
+                    return;
                 }
                 tokio::time::sleep(delay).await;
                 let (status, body) = answer(n);

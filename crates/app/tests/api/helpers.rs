@@ -367,3 +367,30 @@ impl Drop for PgDatabase {
         }
     }
 }
+
+/// Reads one HTTP/1.1 request (its head and the body its `content-length` announces) from a
+/// fake server's socket: its path and body, or `None` when the peer closed first.
+pub async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(String, String)> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 65536];
+    loop {
+        let k = sock.read(&mut chunk).await.ok()?;
+        if k == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..k]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
+                return Some((path, String::from_utf8_lossy(&buf[end + 4..end + 4 + len]).into_owned()));
+            }
+        }
+    }
+}

@@ -118,7 +118,7 @@ impl Drop for Replica {
 /// A model that holds every request while `hold` is set, then answers: an edit of the first
 /// section the outline names, then a text answer. `seen` counts the requests.
 async fn slow_model(hold: Arc<AtomicBool>, seen: Arc<AtomicUsize>) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -127,26 +127,7 @@ async fn slow_model(hold: Arc<AtomicBool>, seen: Arc<AtomicUsize>) -> String {
             let hold = hold.clone();
             let seen = seen.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 65536];
-                let body = loop {
-                    let Ok(k) = sock.read(&mut chunk).await else { return };
-                    if k == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..k]);
-                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-                        let len = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + len {
-                            break String::from_utf8_lossy(&buf[end + 4..end + 4 + len]).to_string();
-                        }
-                    }
-                };
+                let Some((_, body)) = crate::helpers::read_request(&mut sock).await else { return };
                 seen.fetch_add(1, Ordering::SeqCst);
                 while hold.load(Ordering::SeqCst) {
                     tokio::time::sleep(Duration::from_millis(50)).await;
