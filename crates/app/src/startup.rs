@@ -83,7 +83,7 @@ impl Services {
             sections.clone(),
             converter.clone(),
             clock.clone(),
-            ImageStorage { blobs: blobs.clone(), files: db.clone(), public_base_url: public_base_url.to_owned() },
+            ImageStorage { blobs: blobs.clone(), files: db.clone() },
         ));
         let bus: Arc<dyn EventBus> = if db.backend_name() == "postgres" {
             Arc::new(redline_storage::bus::PgBus::start(&config.database_url))

@@ -75,8 +75,8 @@ impl From<HtmlError> for DocumentError {
 }
 
 /// The path under which images are served: `GET {IMAGE_PATH}{image_id}`, without
-/// authorization (the id is the capability).
-pub const IMAGE_PATH: &str = "/v1/documents/images/";
+/// authorization (the id is the capability). Stored HTML names them by this path alone.
+pub use redline_domain::image_urls::{is_image_id, IMAGE_PATH};
 
 /// Builds of an appending upload before a document that keeps changing under it gives 409.
 /// Appends to one session at the same moment each win one round, so this many land
@@ -84,13 +84,11 @@ pub const IMAGE_PATH: &str = "/v1/documents/images/";
 pub const APPEND_ATTEMPTS: u32 = 16;
 
 /// Where extracted images go: their bytes to the blob store under `images/<id>`, their owner
-/// and session to the file index; the HTML refers to them as
-/// `{public_base_url}/v1/documents/images/{id}`.
+/// and session to the file index; the HTML refers to them as `/v1/documents/images/{id}`
+/// (the API answers them under the public base URL).
 pub struct ImageStorage {
     pub blobs: Arc<dyn BlobStore>,
     pub files: Arc<dyn FileIndex>,
-    /// scheme://host[:port] of the service, without a trailing slash.
-    pub public_base_url: String,
 }
 
 /// A stored image, ready to serve.
@@ -115,11 +113,6 @@ pub fn new_image_id() -> String {
     let mut bytes = [0u8; 16];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     format!("img_{}", hex::encode(bytes))
-}
-
-/// Whether `s` has the shape of an image id (anything else is not looked up).
-pub fn is_image_id(s: &str) -> bool {
-    s.strip_prefix("img_").is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// An image found in an uploaded file.
@@ -276,7 +269,7 @@ impl Documents {
             .iter()
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
-        let (Converted { html, mut warnings, .. }, pending) = link_images(converted, &self.images.public_base_url);
+        let (Converted { html, mut warnings, .. }, pending) = link_images(converted);
         let title = title_of(filename);
         // Everything that can be checked before is checked: then the images are stored, then
         // the version that shows them. A failure on the way removes what was stored.
@@ -635,13 +628,12 @@ struct PendingImage {
 }
 
 /// Gives every extracted image an id and points its references in the HTML at
-/// `{base}/v1/documents/images/{id}`.
-fn link_images(mut converted: Converted, public_base_url: &str) -> (Converted, Vec<PendingImage>) {
-    let base = public_base_url.trim_end_matches('/');
+/// `/v1/documents/images/{id}`.
+fn link_images(mut converted: Converted) -> (Converted, Vec<PendingImage>) {
     let mut pending = Vec::with_capacity(converted.images.len());
     for image in std::mem::take(&mut converted.images) {
         let image_id = new_image_id();
-        let url = format!("{base}{IMAGE_PATH}{image_id}");
+        let url = format!("{IMAGE_PATH}{image_id}");
         // Match the whole attribute value: `redline-image:1` must not hit `redline-image:10`.
         converted.html = converted.html.replace(&format!("src=\"{}\"", image.placeholder), &format!("src=\"{url}\""));
         pending.push(PendingImage { image_id, content_type: image.content_type, bytes: image.bytes.into() });
@@ -665,10 +657,10 @@ mod tests {
             images: (0..11).map(image).collect(),
             warnings: vec![],
         };
-        let (converted, pending) = link_images(converted, "https://r.example/");
+        let (converted, pending) = link_images(converted);
         let html = converted.html;
         assert_eq!(pending.len(), 11);
-        let url = |n: usize| format!("https://r.example/v1/documents/images/{}", pending[n].image_id);
+        let url = |n: usize| format!("/v1/documents/images/{}", pending[n].image_id);
         assert!(html.contains(&format!(r#"<img src="{}"><img src="{}">"#, url(1), url(10))), "{html}");
         assert!(html.contains("<p>redline-image:1</p>"));
         assert_eq!(pending[10].bytes.as_ref(), &[10u8]);

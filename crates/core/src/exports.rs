@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use redline_domain::export::ExportFormat;
+use redline_domain::image_urls::public_image_urls;
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, Owner, SessionId};
 use redline_ports::documents::DocumentRecord;
@@ -40,7 +41,8 @@ pub struct ExportConfig {
     pub cap_overrides: HashMap<ExportFormat, u64>,
     /// `REDLINE_EXPORT_LINK_TTL_SECS`, in milliseconds.
     pub link_ttl_ms: Millis,
-    /// scheme://host[:port] of the service, for the links in e-mails.
+    /// scheme://host[:port] of the service, for the links in e-mails and the addresses of
+    /// pictures that a format keeps as links (Markdown).
     pub public_base_url: String,
     /// `REDLINE_JOB_LEASE_SECS`: how long an e-mailed export's job is this worker's without
     /// a renewal.
@@ -208,7 +210,8 @@ impl Exports {
         let _turn = self.renders.acquire().await.map_err(|e| ExportFailure::Worker(e.to_string()))?;
         let images = self.images_of(html).await?;
         let exporter = self.ports.exporter.clone();
-        let html = html.to_owned();
+        // The pictures a format links to rather than embeds are linked under the public URL.
+        let html = public_image_urls(html, &self.config.public_base_url).into_owned();
         let title = session.as_str().to_owned();
         let bytes = tokio::task::spawn_blocking(move || exporter.export(&html, &title, format, &images))
             .await

@@ -9,6 +9,7 @@ pub mod export;
 pub mod formats;
 pub mod handoff;
 pub mod ids;
+pub mod image_urls;
 pub mod job;
 pub mod keys;
 pub mod owner;

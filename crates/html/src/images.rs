@@ -5,8 +5,10 @@
 //! `<span class="remote-image">[remote image: https://…]</span>`.
 //!
 //! Ammonia keeps the `src` of such pictures (it cannot turn an element into another); this
-//! pass, on the parsed result, replaces them. It also bounds `width` and `height`, keeping
-//! the picture's proportions.
+//! pass, on the parsed result, replaces them. It writes the service's own pictures by their
+//! path alone (`/v1/documents/images/{id}`, `redline_domain::image_urls`): stored HTML holds
+//! no origin of the service. It also bounds `width` and `height`, keeping the picture's
+//! proportions.
 
 use std::cell::RefCell;
 
@@ -14,12 +16,10 @@ use html5ever::tendril::StrTendril;
 use html5ever::{namespace_url, ns, Attribute, LocalName, QualName};
 use markup5ever_rcdom::{Handle, Node, NodeData};
 
+use redline_domain::image_urls::{relative_image_id, IMAGE_PATH};
+
 use crate::sanitize::{data_image_ok, trim_url};
 use crate::sections::element;
-
-/// The path the service serves its images under (`redline_core::documents::IMAGE_PATH`),
-/// followed by an image id.
-pub(crate) const IMAGE_PATH: &str = "/v1/documents/images/";
 
 /// The class of the placeholder of a remote picture.
 pub(crate) const REMOTE_IMAGE_CLASS: &str = "remote-image";
@@ -45,22 +45,23 @@ impl OwnImages {
         Self { base: (!base.is_empty()).then(|| base.to_owned()) }
     }
 
-    pub(crate) fn is_own(&self, src: &str) -> bool {
+    /// The image id of an own picture's address.
+    pub(crate) fn own_id<'a>(&self, src: &'a str) -> Option<&'a str> {
         let rest = match &self.base {
             Some(base) => src.strip_prefix(base.as_str()).unwrap_or(src),
             None => src,
         };
-        rest.strip_prefix(IMAGE_PATH).is_some_and(is_image_id)
+        relative_image_id(rest)
+    }
+
+    #[cfg(test)]
+    fn is_own(&self, src: &str) -> bool {
+        self.own_id(src).is_some()
     }
 }
 
-/// `img_` + 32 hex digits (`redline_core::documents::is_image_id`).
-fn is_image_id(s: &str) -> bool {
-    s.strip_prefix("img_").is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-/// Replaces the remote pictures under `root` by placeholders and bounds the sizes of the
-/// others; answers how many were replaced.
+/// Replaces the remote pictures under `root` by placeholders, writes the own ones by their
+/// path and bounds the sizes of all; answers how many were replaced.
 pub(crate) fn fix_images(root: &Handle, own: &OwnImages) -> usize {
     let mut replaced = 0;
     let mut stack = vec![root.clone()];
@@ -75,12 +76,21 @@ pub(crate) fn fix_images(root: &Handle, own: &OwnImages) -> usize {
             let src = attrs.borrow().iter().find(|a| &*a.name.local == "src").map(|a| trim_url(&a.value).to_owned());
             match src {
                 Some(src) if src.is_empty() => attrs.borrow_mut().retain(|a| &*a.name.local != "src"),
-                Some(src) if !own.is_own(&src) && !data_image_ok(&src) => {
-                    *child = placeholder(&src);
-                    replaced += 1;
-                    continue;
-                }
-                _ => {}
+                Some(src) => match own.own_id(&src) {
+                    Some(id) => {
+                        let path = StrTendril::from(format!("{IMAGE_PATH}{id}"));
+                        for a in attrs.borrow_mut().iter_mut().filter(|a| &*a.name.local == "src") {
+                            a.value = path.clone();
+                        }
+                    }
+                    None if data_image_ok(&src) => {}
+                    None => {
+                        *child = placeholder(&src);
+                        replaced += 1;
+                        continue;
+                    }
+                },
+                None => {}
             }
             bound_size(&mut attrs.borrow_mut());
         }

@@ -65,8 +65,8 @@ impl Html5everSections {
         Self::with_slice_bytes(SLICE_BYTES)
     }
 
-    /// Also keeps the service's images by their absolute URL under `public_base_url`
-    /// (scheme://host[:port], as the service writes them into uploaded documents).
+    /// Also keeps the service's images given by their absolute URL under `public_base_url`
+    /// (scheme://host[:port][/path], as the API answers them), storing them by their path.
     pub fn with_public_base_url(public_base_url: &str) -> Self {
         Self { own_images: images::OwnImages::at(public_base_url), ..Self::new() }
     }

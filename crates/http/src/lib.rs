@@ -12,6 +12,7 @@ pub mod middleware;
 pub mod multipart;
 pub mod openapi;
 mod paging;
+pub mod public_html;
 pub mod query;
 pub mod routes;
 pub mod state;

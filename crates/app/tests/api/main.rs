@@ -13,6 +13,7 @@ mod exports;
 mod files;
 mod handoff;
 mod helpers;
+mod image_urls;
 mod keys;
 mod listings;
 mod logging;

@@ -161,8 +161,13 @@ fn usage_headers(response: &mut HttpResponse, usage: &UsageBody) {
 }
 
 /// A JSON answer, with the `X-Usage-*` headers of `usage` when there is one.
-fn json_answer<T: Serialize>(mut builder: HttpResponseBuilder, body: &T, usage: Option<&UsageBody>) -> HttpResponse {
-    let mut response = builder.content_type("application/json").body(render(body));
+fn json_answer<T: Serialize>(
+    state: &AppState,
+    mut builder: HttpResponseBuilder,
+    body: &T,
+    usage: Option<&UsageBody>,
+) -> HttpResponse {
+    let mut response = builder.content_type("application/json").body(render(body, &state.config.public_base_url));
     if let Some(usage) = usage {
         usage_headers(&mut response, usage);
     }
@@ -207,7 +212,7 @@ pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: Bod
                 document_changes: result.document_changes,
                 usage: result.usage,
             };
-            Ok(json_answer(HttpResponse::Ok(), &body, Some(&body.usage)))
+            Ok(json_answer(&state, HttpResponse::Ok(), &body, Some(&body.usage)))
         }
         JobStatus::AwaitingApproval => {
             let body = ChatResponseBody {
@@ -226,7 +231,7 @@ pub async fn chat(state: web::Data<AppState>, principal: ApiPrincipal, body: Bod
                 },
                 usage: UsageBody::from(state.usage.current(principal.0.owner).await?),
             };
-            Ok(json_answer(HttpResponse::Ok(), &body, Some(&body.usage)))
+            Ok(json_answer(&state, HttpResponse::Ok(), &body, Some(&body.usage)))
         }
         JobStatus::Failed => {
             let error = job.error.clone().unwrap_or_else(|| "The chat turn failed.".to_owned());
@@ -294,7 +299,7 @@ pub async fn chat_async(
         return Ok(response);
     }
     let view = state.chat.job_view(&job, true).await?;
-    Ok(json_answer(HttpResponse::Accepted(), &JobBody::new(&view, false), Some(&usage)))
+    Ok(json_answer(&state, HttpResponse::Accepted(), &JobBody::new(&view, false), Some(&usage)))
 }
 
 fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
@@ -352,7 +357,7 @@ pub async fn approve(
         Some(JobResultBody::Chat(result)) => Some(&result.usage),
         _ => None,
     };
-    Ok(json_answer(HttpResponse::Ok(), &body, usage))
+    Ok(json_answer(&state, HttpResponse::Ok(), &body, usage))
 }
 
 /// The session's active chat history, oldest first, a page at a time.
@@ -397,7 +402,7 @@ pub async fn history(
             })
             .collect(),
     };
-    Ok(json_answer(res, &body, None))
+    Ok(json_answer(&state, res, &body, None))
 }
 
 /// Restores the document to the version before a message and drops that message and the
@@ -432,7 +437,7 @@ pub async fn revert(
         section_count: d.section_count,
         reverted_message_id: message_id.to_owned(),
     };
-    Ok(json_answer(HttpResponse::Ok(), &body, None))
+    Ok(json_answer(&state, HttpResponse::Ok(), &body, None))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::read_form;
 use crate::paging::link_next;
+use crate::public_html;
 use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
@@ -143,10 +144,11 @@ pub struct SaveRequest {
 /// Most characters of a title given with a save.
 const TITLE_MAX: usize = 200;
 
-pub fn document_body(d: DocumentRecord) -> DocumentBody {
+/// A document's body, its pictures under the public base URL.
+pub fn document_body(d: DocumentRecord, state: &AppState) -> DocumentBody {
     DocumentBody {
         session_id: d.session_id.to_string(),
-        html: d.html,
+        html: public_html::html(d.html, &state.config.public_base_url),
         version_id: d.version_id,
         section_count: d.section_count,
         updated_at: iso8601(d.updated_at),
@@ -254,7 +256,7 @@ pub async fn upload(
     let d = out.document;
     Ok(json_streaming_html(UploadBody {
         session_id: d.session_id.to_string(),
-        html: d.html,
+        html: public_html::html(d.html, &state.config.public_base_url),
         version_id: d.version_id,
         filename,
         section_count: d.section_count,
@@ -410,7 +412,7 @@ pub async fn get_document(
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
     let d = state.documents.get(principal.0.owner, &session).await?;
-    Ok(HttpResponse::Ok().json(document_body(d)))
+    Ok(HttpResponse::Ok().json(document_body(d, &state)))
 }
 
 /// Saves the document from the editor (`{html, base_version_id?}`). Saving no content over a
@@ -442,7 +444,7 @@ pub async fn save_document(
         .documents
         .save(principal.0.owner, &session, html.unwrap_or_default().to_owned(), base.map(str::to_owned), title)
         .await?;
-    Ok(HttpResponse::Ok().json(document_body(d)))
+    Ok(HttpResponse::Ok().json(document_body(d, &state)))
 }
 
 /// Versions of the document, newest first, a page at a time.
@@ -502,7 +504,7 @@ pub async fn get_version(
     Ok(HttpResponse::Ok().json(VersionBody {
         session_id: session.to_string(),
         version_id: v.version_id,
-        html: v.html,
+        html: public_html::html(v.html, &state.config.public_base_url),
         created_at: iso8601(v.created_at),
         section_count: v.section_count,
         source: v.source,

@@ -17,15 +17,19 @@ use utoipa::ToSchema;
 
 use crate::routes::usage::{ActivePromotionInfo, UsageBody};
 
-/// A body as JSON text with its object keys in alphabetical order.
-pub fn render<T: Serialize>(body: &T) -> Bytes {
+/// A body as JSON text with its object keys in alphabetical order and the pictures of its
+/// HTML under the public base URL `base` ([`crate::public_html`]).
+pub fn render<T: Serialize>(body: &T, base: &str) -> Bytes {
     // `serde_json::Value` keeps its objects' keys sorted.
-    Bytes::from(serde_json::to_vec(&value(body)).unwrap_or_default())
+    Bytes::from(serde_json::to_vec(&value(body, base)).unwrap_or_default())
 }
 
-/// A body as a JSON value (its object keys sorted), for bodies inside server-sent events.
-pub fn value<T: Serialize>(body: &T) -> Value {
-    serde_json::to_value(body).unwrap_or(Value::Null)
+/// A body as a JSON value (its object keys sorted, its HTML's pictures under `base`), for
+/// bodies inside server-sent events.
+pub fn value<T: Serialize>(body: &T, base: &str) -> Value {
+    let mut value = serde_json::to_value(body).unwrap_or(Value::Null);
+    crate::public_html::in_value(&mut value, base);
+    value
 }
 
 /// the contract's Job.

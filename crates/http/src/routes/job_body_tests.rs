@@ -11,6 +11,9 @@ use redline_ports::jobs::JobRecord;
 
 use super::*;
 
+/// The public base URL the bodies are rendered under (the fixtures hold no own picture).
+const BASE: &str = "https://r.example";
+
 fn text(v: &Value, key: &str) -> String {
     v[key].as_str().unwrap_or_else(|| panic!("{key} in {v}")).to_owned()
 }
@@ -63,10 +66,10 @@ fn job_bodies_answer_what_the_service_always_answered() {
         let events = fixture["events"].as_array().unwrap().iter().map(event).collect();
         let view = JobView::read(&record(&fixture["job"]), events).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         let body = JobBody::new(&view, fixture["compact"].as_bool().unwrap());
-        let answered = String::from_utf8(render(&body).to_vec()).unwrap();
+        let answered = String::from_utf8(render(&body, BASE).to_vec()).unwrap();
         assert_eq!(answered, text(&fixture, "wire"), "{}", path.display());
         // The event stream's `final` frame is the same JSON.
-        assert_eq!(value(&body).to_string(), answered, "{}", path.display());
+        assert_eq!(value(&body, BASE).to_string(), answered, "{}", path.display());
         seen += 1;
     }
     assert!(seen >= 10, "{seen} fixtures");
@@ -91,12 +94,19 @@ fn a_page_of_jobs_is_the_list_body_byte_for_byte() {
     use redline_domain::page::{Cursor, Page};
     for compact in [false, true] {
         let next = Some(Cursor::new(5, "job-x"));
-        let (bytes, cursor) =
-            crate::routes::jobs::page_body(Page { items: fixture_views(), next: next.clone() }, compact, usize::MAX);
+        let (bytes, cursor) = crate::routes::jobs::page_body(
+            Page { items: fixture_views(), next: next.clone() },
+            compact,
+            usize::MAX,
+            BASE,
+        );
         assert_eq!(cursor, next);
         let jobs: Vec<JobBody> = fixture_views().iter().map(|v| JobBody::new(v, compact)).collect();
         let body = JobListBody { total: jobs.len(), jobs, next_cursor: next.as_ref().map(Cursor::encode) };
-        assert_eq!(String::from_utf8(bytes.to_vec()).unwrap(), String::from_utf8(render(&body).to_vec()).unwrap());
+        assert_eq!(
+            String::from_utf8(bytes.to_vec()).unwrap(),
+            String::from_utf8(render(&body, BASE).to_vec()).unwrap()
+        );
     }
 }
 
@@ -104,9 +114,10 @@ fn a_page_of_jobs_is_the_list_body_byte_for_byte() {
 fn a_page_of_full_jobs_stops_at_its_byte_budget_and_goes_on_from_there() {
     use redline_domain::page::Page;
     let views = fixture_views();
-    let sizes: Vec<usize> = views.iter().map(|v| render(&JobBody::new(v, false)).len()).collect();
+    let sizes: Vec<usize> = views.iter().map(|v| render(&JobBody::new(v, false), BASE).len()).collect();
     let budget = sizes[0] + sizes[1] + 2;
-    let (bytes, next) = crate::routes::jobs::page_body(Page { items: fixture_views(), next: None }, false, budget);
+    let (bytes, next) =
+        crate::routes::jobs::page_body(Page { items: fixture_views(), next: None }, false, budget, BASE);
     let body: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(body["total"], 2, "{sizes:?}");
     assert_eq!(body["jobs"].as_array().unwrap().len(), 2);
@@ -114,6 +125,6 @@ fn a_page_of_full_jobs_stops_at_its_byte_budget_and_goes_on_from_there() {
     assert_eq!((next.number, next.id.as_str()), (views[1].created_at, views[1].job_id.as_str()));
     assert_eq!(body["next_cursor"], next.encode());
     // A single job over the budget still makes a page, so that paging always moves on.
-    let (bytes, _) = crate::routes::jobs::page_body(Page { items: fixture_views(), next: None }, false, 1);
+    let (bytes, _) = crate::routes::jobs::page_body(Page { items: fixture_views(), next: None }, false, 1, BASE);
     assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap()["total"], 1);
 }

@@ -47,12 +47,12 @@ pub(crate) const FULL_PAGE_BYTES: usize = 1 << 20;
 /// A page of jobs as the body of `JobListResponse` (keys sorted, as [`render`] writes them),
 /// and the cursor of the page after it. Full jobs are added while the body stays within
 /// `budget` bytes.
-pub(crate) fn page_body(page: Page<JobView>, compact: bool, budget: usize) -> (Bytes, Option<Cursor>) {
+pub(crate) fn page_body(page: Page<JobView>, compact: bool, budget: usize, base: &str) -> (Bytes, Option<Cursor>) {
     let mut rendered: Vec<Bytes> = Vec::with_capacity(page.items.len());
     let mut size = 0;
     let mut next = page.next;
     for (i, view) in page.items.iter().enumerate() {
-        let job = render(&JobBody::new(view, compact));
+        let job = render(&JobBody::new(view, compact), base);
         if i > 0 && size + job.len() > budget {
             let last = &page.items[i - 1];
             next = Some(Cursor::new(last.created_at, last.job_id.clone()));
@@ -77,7 +77,7 @@ pub(crate) fn page_body(page: Page<JobView>, compact: bool, budget: usize) -> (B
 }
 
 fn listing(req: &HttpRequest, state: &AppState, page: Page<JobView>, compact: bool) -> HttpResponse {
-    let (body, next) = page_body(page, compact, FULL_PAGE_BYTES);
+    let (body, next) = page_body(page, compact, FULL_PAGE_BYTES, &state.config.public_base_url);
     let mut res = HttpResponse::Ok();
     link_next(&mut res, req, &state.config.public_base_url, next.as_ref());
     res.content_type("application/json").body(body)
@@ -162,7 +162,12 @@ pub async fn get_job(
     principal: ApiPrincipal,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let json = state.chat.job_rendered(principal.0.owner, &path, |view| render(&JobBody::new(view, false))).await?;
+    let json = state
+        .chat
+        .job_rendered(principal.0.owner, &path, |view| {
+            render(&JobBody::new(view, false), &state.config.public_base_url)
+        })
+        .await?;
     Ok(HttpResponse::Ok().content_type("application/json").body(json))
 }
 
@@ -179,7 +184,7 @@ pub async fn cancel_job(
 ) -> ApiResult<HttpResponse> {
     let job = state.chat.cancel(principal.0.owner, &path).await?;
     let body = JobBody::new(&state.chat.job_view(&job, true).await?, false);
-    Ok(HttpResponse::Ok().content_type("application/json").body(render(&body)))
+    Ok(HttpResponse::Ok().content_type("application/json").body(render(&body, &state.config.public_base_url)))
 }
 
 /// The job's events as server-sent events.
@@ -261,6 +266,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
     let chat = state.chat.clone();
     let header_id = job_id.clone();
     let mut draining = state.draining.clone();
+    let base = state.config.public_base_url.clone();
     tokio::spawn(async move {
         let mut signals = chat.bus().subscribe();
         let mut last = after;
@@ -292,7 +298,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                 {
                     approval_sent = false;
                 }
-                let item = job_body::value(&EventBody::from(e));
+                let item = job_body::value(&EventBody::from(e), &base);
                 if tx.send(frame("intermediate", Some(e.sequence), &item)).await.is_err() {
                     return;
                 }
@@ -320,7 +326,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
                     JobKind::Chat(turn) => turn.pending_changes().map(job_body::changes),
                     JobKind::Attachment(_) => None,
                 };
-                let data = json!({"job_id": job.job_id, "pending_changes": job_body::value(&pending)});
+                let data = json!({"job_id": job.job_id, "pending_changes": job_body::value(&pending, &base)});
                 if tx.send(frame("approval_required", None, &data)).await.is_err() {
                     return;
                 }
@@ -330,7 +336,7 @@ pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpRes
             }
             if status.is_finished() {
                 let last_frame = match found(&job_id, chat.peek_view(&job_id, true).await) {
-                    Ok(view) => frame("final", None, &job_body::value(&JobBody::new(&view, false))),
+                    Ok(view) => frame("final", None, &job_body::value(&JobBody::new(&view, false), &base)),
                     Err(last_frame) => last_frame,
                 };
                 let _ = tx.send(last_frame).await;

@@ -14,6 +14,7 @@ use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::paging::link_next;
+use crate::public_html;
 use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::routes::documents::{document_body, DocumentBody};
 use crate::state::AppState;
@@ -105,12 +106,12 @@ fn summary(t: Summary) -> TemplateSummary {
     }
 }
 
-fn body(t: Template) -> TemplateBody {
+fn body(t: Template, state: &AppState) -> TemplateBody {
     TemplateBody {
         template_id: t.template_id,
         name: t.name,
         description: t.description,
-        html: t.html,
+        html: public_html::html(t.html, &state.config.public_base_url),
         section_count: t.section_count,
         builtin: t.builtin,
         created_at: iso8601(t.created_at),
@@ -173,7 +174,7 @@ pub async fn create_template(
     };
     let description = description.map(str::trim).filter(|d| !d.is_empty()).map(str::to_owned);
     let t = state.templates.create(principal.0.owner, name.to_owned(), description, html.to_owned()).await?;
-    Ok(HttpResponse::Created().json(body(t)))
+    Ok(HttpResponse::Created().json(body(t, &state)))
 }
 
 /// One template with its HTML. Another account's → 403; unknown → 404.
@@ -187,7 +188,7 @@ pub async fn get_template(
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let t = state.templates.get(principal.0.owner, &path).await?;
-    Ok(HttpResponse::Ok().json(body(t)))
+    Ok(HttpResponse::Ok().json(body(t, &state)))
 }
 
 /// Deletes one of the caller's templates → 204. Built-in or another account's → 403; unknown → 404.
@@ -226,5 +227,5 @@ pub async fn apply_template(
         return Err(ApiError::Internal("validation passed without values".to_owned()));
     };
     let d = state.templates.apply(principal.0.owner, &path, &session).await?;
-    Ok(HttpResponse::Ok().json(document_body(d)))
+    Ok(HttpResponse::Ok().json(document_body(d, &state)))
 }
