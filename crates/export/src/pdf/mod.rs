@@ -101,7 +101,7 @@ pub(crate) fn export(
         for id in crate::build::note_refs(std::slice::from_ref(block)) {
             let Some(&i) = layout.notes.get(&id) else { continue };
             if !std::mem::replace(&mut set[i], true) {
-                let note_lines = layout.note_lines(i, &doc.notes[i].blocks, content_w, content_h / 2.0);
+                let note_lines = layout.note_lines(i, &doc.notes[i], content_w, content_h / 2.0);
                 pager.stock.insert(i, note_lines);
             }
         }
