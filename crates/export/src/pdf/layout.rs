@@ -670,15 +670,13 @@ impl<'a> Layout<'a> {
 impl Layout<'_> {
     /// The lines of note `index` (from 0) for the foot of a page `width` wide: its blocks
     /// after its number, in [`NOTE_SIZE`] text, at most `max_h` each, the note's `id` the
-    /// destination of its first line. References inside a note are plain superscripts (a
-    /// note's own notes are not set again).
+    /// destination of its first line. References inside the note are [`Op::NoteRef`]s like
+    /// any other: the pager sets those notes after this one.
     pub(crate) fn note_lines(&mut self, index: usize, note: &Note, width: f32, max_h: f32) -> Vec<Line> {
-        let notes = std::mem::take(&mut self.notes);
         let list = List { numbering: Numbering::Decimal, start: index as i64 + 1, items: vec![note.blocks.clone()] };
         let ctx = Ctx { tight: true, lists: 0, max_h, size: NOTE_SIZE };
         let mut out = Vec::new();
         self.list(&list, width, ctx, &mut out);
-        self.notes = notes;
         if let Some(first) = out.iter_mut().find(|l| l.kind != Kind::Spacer) {
             first.ops.push(Op::Dest { x: 0.0, y: 0.0, ids: vec![note.id.clone()] });
         }
