@@ -10,7 +10,9 @@
 #     when root) for the scanned-PDF OCR tests.
 #   - poppler-utils (pdftotext, pdffonts) and fonts-noto-cjk (Debian's packages, when root) for
 #     the PDF export's mixed-script test (crates/export/tests/pdf_scripts.rs).
-#   - pandoc and LibreOffice Writer (Debian's packages, when root): readers of the DOCX exports.
+#   - pandoc and LibreOffice Writer and Draw (Debian's packages, when root): readers of the
+#     DOCX exports; LibreOffice opens every DOCX and PDF export of the corpus (Draw imports
+#     the PDFs; crates/export/tests/export/corpus.rs).
 #   - HAProxy (Debian's package, when root) for the load-balancer tests
 #     (crates/app/tests/api/balancer.rs, running deploy/haproxy/redline.cfg).
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
@@ -107,9 +109,16 @@ if ! command -v pandoc >/dev/null 2>&1; then
   if as_root; then say "installing pandoc from Debian's packages"; apt_install pandoc; fi
   command -v pandoc >/dev/null 2>&1 || warn "pandoc is missing (apt-get install pandoc): the DOCX reader checks are skipped"
 fi
-if ! command -v soffice >/dev/null 2>&1; then
-  if as_root; then say "installing LibreOffice Writer from Debian's packages"; apt_install libreoffice-writer-nogui; fi
-  command -v soffice >/dev/null 2>&1 || warn "LibreOffice is missing (apt-get install libreoffice-writer-nogui): the DOCX opening check is skipped"
+# Draw's registry beside the soffice program: LibreOffice's PDF import needs Draw.
+lo_draw() {
+  local soffice
+  soffice=$(command -v soffice 2>/dev/null) || return 1
+  [ -f "$(dirname "$(readlink -f "$soffice")")/../share/.registry/draw.xcd" ]
+}
+if ! command -v soffice >/dev/null 2>&1 || ! lo_draw; then
+  if as_root; then say "installing LibreOffice Writer and Draw from Debian's packages"; apt_install libreoffice-writer-nogui libreoffice-draw-nogui; fi
+  command -v soffice >/dev/null 2>&1 && lo_draw \
+    || warn "LibreOffice Writer or Draw is missing (apt-get install libreoffice-writer-nogui libreoffice-draw-nogui): the DOCX opening check and the corpus exports' LibreOffice check are skipped"
 fi
 
 # --- The load-balancer tests: HAProxy in front of three replicas ----------------------------

@@ -70,8 +70,22 @@ pub(crate) fn document(html: &str) -> Vec<Block> {
 
 /// The document of an HTML fragment with its notes apart: the `li`s of a top-level element
 /// with `role="doc-endnotes"` (how the sanitizer keeps notes, docs/conversion.md). Notes
-/// that nothing references stay in the blocks, as a numbered list at the end.
+/// that the text references are kept, numbered in the order of their first reference; the
+/// others (those only notes reference too) stay in the blocks, as a numbered list at the end,
+/// and a note's reference to one of them is plain text.
 pub(crate) fn doc(html: &str) -> Doc {
+    doc_of(html, false)
+}
+
+/// [`doc`], with the notes that only other notes reference kept as notes too: numbered in
+/// the order in which the notes are read, each note's own references right after it (depth
+/// first), for writers that set a note's notes after it (PDF). A note referencing itself or a
+/// cycle of notes is kept once.
+pub(crate) fn doc_with_nested_notes(html: &str) -> Doc {
+    doc_of(html, true)
+}
+
+fn doc_of(html: &str, nested: bool) -> Doc {
     let fragment = parse::parse_fragment(html);
     let root = fragment.root();
     let mut flow = Flow::default();
@@ -87,11 +101,16 @@ pub(crate) fn doc(html: &str) -> Doc {
         }
     }
     let mut blocks = flow.finish();
-    let referenced = note_refs(&blocks);
     let mut kept = Vec::new();
-    for id in referenced {
+    let mut pending: Vec<std::rc::Rc<str>> = note_refs(&blocks);
+    pending.reverse();
+    while let Some(id) = pending.pop() {
         if let Some(i) = notes.iter().position(|n| n.id == id) {
-            kept.push(notes.remove(i));
+            let note = notes.remove(i);
+            if nested {
+                pending.extend(note_refs(&note.blocks).into_iter().rev());
+            }
+            kept.push(note);
         }
     }
     loose.extend(notes.into_iter().map(|n| n.blocks));
@@ -649,5 +668,36 @@ mod tests {
             }
         }
         assert_eq!(texts, "bottom");
+    }
+
+    #[test]
+    fn notes_of_notes_are_kept_depth_first_once_each() {
+        let r = |n: u32| format!("<a href=\"#n{n}\" role=\"doc-noteref\"><sup>x</sup></a>");
+        let html = format!(
+            "<p>A{}B{}</p><section role=\"doc-endnotes\"><ol>\
+             <li id=\"n1\"><p>one{}</p></li><li id=\"n2\"><p>two{}{}</p></li>\
+             <li id=\"n3\"><p>three</p></li><li id=\"n4\"><p>four</p></li></ol></section>",
+            r(1),
+            r(4),
+            r(2),
+            r(1),
+            r(3),
+        );
+        let ids = |doc: &Doc| doc.notes.iter().map(|n| n.id.to_string()).collect::<Vec<_>>();
+        // n1 → n2 → (n1 again, n3), then n4 from the text.
+        let nested = doc_with_nested_notes(&html);
+        assert_eq!(ids(&nested), ["n1", "n2", "n3", "n4"]);
+        assert_eq!(
+            crate::model::plain_text(match &nested.blocks[0] {
+                Block::Paragraph { content, .. } => content,
+                other => panic!("{other:?}"),
+            }),
+            "A1B4"
+        );
+        assert_eq!(nested.blocks.len(), 1, "no loose note left");
+        // Without nesting, the notes only notes reference stay loose, at the end.
+        let flat = doc(&html);
+        assert_eq!(ids(&flat), ["n1", "n4"]);
+        assert_eq!(flat.blocks.len(), 2);
     }
 }

@@ -93,7 +93,7 @@ impl FileExporter {
             ExportFormat::Docx => docx::export(&build::doc(html), title, images).map(done).map_err(failed),
             ExportFormat::Pdf => {
                 let system = self.fonts.clone().unwrap_or_else(SystemFonts::shared);
-                let document = build::doc(html);
+                let document = build::doc_with_nested_notes(html);
                 let (bytes, warnings) = pdf::export(&document, title, images, system, self.page).map_err(failed)?;
                 Ok(Rendered { bytes, warnings })
             }

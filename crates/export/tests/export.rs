@@ -3,7 +3,9 @@
 //! conformance suite's document; hostile input; and a property test that nothing panics.
 
 // Footnotes, ids, direction and alignment through the writers; third-party readers of
-// the DOCX.
+// the DOCX; LibreOffice opening every export of the corpus.
+#[path = "export/corpus.rs"]
+mod corpus;
 #[path = "export/notes.rs"]
 mod notes;
 #[path = "export/readers.rs"]

@@ -1,6 +1,7 @@
 //! PDF layout read back with pdf-extract and lopdf: GIF and WebP pictures embedded, table
 //! header rows repeated on every page the table continues on, the page size and margins of
-//! the exporter's [`PageSetup`], right-to-left paragraphs set from the right.
+//! the exporter's [`PageSetup`], right-to-left paragraphs set from the right, links inside
+//! the document as link annotations to the page of their target.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -145,4 +146,93 @@ fn right_to_left_paragraphs_start_at_the_right() {
     let rtl = first_text_x(&pdf(&FileExporter::new(), "<p>שלום עולם</p>"));
     assert!((ltr - 56.69).abs() < 0.1, "{ltr}");
     assert!(rtl > 400.0, "set against the right margin: {rtl}");
+}
+
+/// Where a link annotation goes.
+#[derive(Debug, Clone, PartialEq)]
+enum To {
+    /// A destination: the page (from 1) and the top of the place on it.
+    Page(u32, f32),
+    Uri(String),
+}
+
+/// The link annotations of the file: (the page they are on, from 1; where they go).
+fn links(bytes: &[u8]) -> Vec<(u32, To)> {
+    let doc = lopdf::Document::load_mem(bytes).expect("lopdf reads it");
+    let pages = doc.get_pages();
+    let number = |id: lopdf::ObjectId| pages.iter().find(|(_, p)| **p == id).map(|(n, _)| *n).expect("a page");
+    let num = |o: &lopdf::Object| o.as_float().or_else(|_| o.as_i64().map(|v| v as f32)).expect("a number");
+    let mut out = Vec::new();
+    for (&n, &page_id) in &pages {
+        let page = doc.get_dictionary(page_id).expect("page");
+        let Ok(annots) = page.get(b"Annots").and_then(|a| a.as_array()) else { continue };
+        for annot in annots {
+            let annot = doc.get_dictionary(annot.as_reference().expect("a reference")).expect("annotation");
+            assert_eq!(annot.get(b"Subtype").and_then(|s| s.as_name()).ok(), Some(b"Link".as_slice()));
+            let to = match annot.get(b"Dest").and_then(|d| d.as_array()) {
+                Ok(dest) => {
+                    assert_eq!(dest[1].as_name().ok(), Some(b"XYZ".as_slice()), "{dest:?}");
+                    To::Page(number(dest[0].as_reference().expect("a page reference")), num(&dest[3]))
+                }
+                Err(_) => {
+                    let action = annot.get(b"A").and_then(|a| a.as_dict()).expect("a URI action");
+                    To::Uri(
+                        String::from_utf8_lossy(action.get(b"URI").and_then(|u| u.as_str()).expect("URI")).to_string(),
+                    )
+                }
+            };
+            out.push((n, to));
+        }
+    }
+    out
+}
+
+#[test]
+fn internal_links_go_to_the_page_of_their_target() {
+    let filler: String = (0..90).map(|i| format!("<p>Filler paragraph {i} of ordinary running text.</p>")).collect();
+    let html = format!(
+        "<h1 id=\"user-content-top\">Top</h1>\
+         <p><a href=\"#user-content-far\">Down to far</a>, <a href=\"https://example.com/x\">outside</a>, \
+         <a href=\"#user-content-missing\">nowhere</a>, a note<a href=\"#user-content-fn1\" id=\"user-content-fnref1\" \
+         role=\"doc-noteref\"><sup>1</sup></a>.</p>{filler}\
+         <h2 id=\"user-content-far\">Far section</h2><p><a href=\"#user-content-top\">Back up</a></p>\
+         <section role=\"doc-endnotes\"><ol><li id=\"user-content-fn1\"><p>The note. \
+         <a href=\"#user-content-fnref1\" role=\"doc-backlink\">back</a></p></li></ol></section>"
+    );
+    let bytes = pdf(&FileExporter::new(), &html);
+    let text = pdf_extract::extract_text_from_mem_by_pages(&bytes).expect("text");
+    let page_of = |what: &str| text.iter().position(|p| p.contains(what)).expect(what) as u32 + 1;
+    let (first, far) = (page_of("Down to far"), page_of("Far section"));
+    assert_eq!(first, 1);
+    assert!(far > 1, "the target is on a later page");
+    assert_eq!(page_of("Back up"), far);
+    let top = 841.89 - 56.69;
+
+    let links = links(&bytes);
+    let on = |page: u32| links.iter().filter(move |l| l.0 == page).collect::<Vec<_>>();
+    // Page 1: the link down, the external one and the note mark; the link to no id is gone.
+    let internal = |page: u32| -> Vec<(u32, f32)> {
+        on(page)
+            .iter()
+            .filter_map(|l| match l.1 {
+                To::Page(p, y) => Some((p, y)),
+                To::Uri(_) => None,
+            })
+            .collect()
+    };
+    let internal1 = internal(1);
+    assert_eq!(internal1.len(), 2, "{links:?}");
+    let (to_far, to_note) = (internal1[0], internal1[1]);
+    assert_eq!(to_far.0, far, "{links:?}");
+    assert!(to_far.1 <= top + 0.5 && to_far.1 > 56.69, "the heading's place on its page: {links:?}");
+    assert_eq!(to_note.0, 1, "the note is at the foot of page 1: {links:?}");
+    assert!(to_note.1 < 841.89 / 3.0, "at the foot: {links:?}");
+    let uris: Vec<&To> = on(1).into_iter().map(|l| &l.1).filter(|to| matches!(to, To::Uri(_))).collect();
+    assert_eq!(uris, [&To::Uri("https://example.com/x".into())]);
+    // The far page: back to the top of page 1.
+    let back = internal(far);
+    assert_eq!(back.len(), 1, "{links:?}");
+    assert_eq!(back[0].0, 1);
+    assert!((back[0].1 - top).abs() < 1.0, "the heading starts the page: {links:?}");
+    assert_eq!(links.len(), 4, "{links:?}");
 }

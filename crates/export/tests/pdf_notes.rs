@@ -1,5 +1,6 @@
 //! PDF footnotes and direction read back by poppler: each note's text is at the foot of the
-//! page of its first reference (after that page's body text, `pdftotext` page by page), a
+//! page of its first reference (after that page's body text, `pdftotext` page by page), the
+//! notes a note references follow it there, numbered, each once however they cycle, a
 //! note nothing references stays at the end of the text, and `dir` attributes set a
 //! paragraph's direction (its x read with `pdftotext -bbox`). Needs poppler-utils: missing,
 //! the tests fail under `CI=true` and are skipped loudly elsewhere.
@@ -192,4 +193,82 @@ fn dir_attributes_set_the_paragraph_direction() {
     // dir="auto" and none: the first strong character.
     assert!(at(find("autolatin").1, left), "{words:?}");
     assert!(at(hebrew[1].2, right) && find("plainrtl").1 > 300.0, "{words:?}");
+}
+
+#[test]
+fn notes_referenced_by_notes_follow_them_at_the_foot() {
+    if !poppler("notes_referenced_by_notes_follow_them_at_the_foot") {
+        return;
+    }
+    // Note 1 references note 2, which references note 1 again (a cycle) and note 3, which
+    // references itself; note 4 is referenced from the text on the second page.
+    let html = format!(
+        "{}<p>Marker alpha{}</p>{}<p>Marker beta{}</p>{}\
+         <section role=\"doc-endnotes\"><ol>\
+         <li id=\"user-content-fn1\"><p>Outer note text{}</p></li>\
+         <li id=\"user-content-fn2\"><p>Inner note text{} and{}</p></li>\
+         <li id=\"user-content-fn3\"><p>Innermost self note{}</p></li>\
+         <li id=\"user-content-fn4\"><p>Beta note text.</p></li>\
+         <li id=\"user-content-fn5\"><p>Unreferenced gamma note.</p></li></ol></section>",
+        filler(0, 10),
+        noteref(1),
+        filler(10, 45),
+        noteref(4),
+        filler(45, 50),
+        noteref(2),
+        noteref(1),
+        noteref(3),
+        noteref(3),
+    );
+    let path = pdf(&html, "nested");
+    let pages = pages(&path);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(pages.len(), 2, "{pages:?}");
+    let all = pages.join("\n");
+    for text in ["Outer note text", "Inner note text", "Innermost self note", "Beta note text.", "Unreferenced gamma"] {
+        assert_eq!(all.matches(text).count(), 1, "{text:?} once: {all}");
+    }
+    let at = |page: &str, what: &str| page.find(what).unwrap_or_else(|| panic!("{what:?} not on page: {page}"));
+    // The inner notes at the foot of the outer one's page, after it, numbered in that order.
+    let p1 = &pages[0];
+    let last_body = p1.rfind("Body paragraph").expect("body");
+    assert!(at(p1, "1. Outer note text") > last_body, "{p1}");
+    assert!(at(p1, "2. Inner note text") > at(p1, "1. Outer note text"), "{p1}");
+    assert!(at(p1, "3. Innermost self note") > at(p1, "2. Inner note text"), "{p1}");
+    // The references inside notes carry the inner notes' numbers.
+    assert!(p1.contains("Outer note text2") || p1.contains("Outer note text 2"), "{p1}");
+    assert!(p1.contains("Inner note text1 and3") || p1.contains("Inner note text 1 and 3"), "{p1}");
+    let p2 = &pages[1];
+    assert!(p2.contains("Marker beta4") || p2.contains("Marker beta 4"), "{p2}");
+    assert!(at(p2, "4. Beta note text.") > at(p2, "Body paragraph 49 "), "{p2}");
+    assert!(at(p2, "Unreferenced gamma note.") < at(p2, "4. Beta note text."), "{p2}");
+}
+
+#[test]
+fn a_long_cycle_of_notes_is_set_once_each() {
+    if !poppler("a_long_cycle_of_notes_is_set_once_each") {
+        return;
+    }
+    // 300 notes, each referencing the next, the last the first: more notes than a page's
+    // foot holds, all brought by one reference.
+    let n = 300;
+    let notes: String = (1..=n)
+        .map(|i| format!("<li id=\"user-content-fn{i}\"><p>Chained note{i} text{}</p></li>", noteref(i % n + 1)))
+        .collect();
+    let html =
+        format!("<p>Start{}</p>{}<section role=\"doc-endnotes\"><ol>{notes}</ol></section>", noteref(1), filler(0, 5));
+    let path = pdf(&html, "cycle");
+    let pages = pages(&path);
+    let _ = std::fs::remove_file(&path);
+    let words: Vec<&str> = pages.iter().flat_map(|p| p.split_whitespace()).collect();
+    for i in 1..=n {
+        let word = format!("note{i}");
+        assert_eq!(words.iter().filter(|w| **w == word).count(), 1, "{word} once");
+    }
+    let first = pages.iter().position(|p| p.contains("note1 ")).expect("note 1");
+    assert_eq!(first, 0, "the chain starts at the foot of its reference's page");
+    assert!(pages.len() > 2, "and continues on the next pages: {} pages", pages.len());
+    let all = pages.join("\n");
+    let order: Vec<usize> = (1..=n).map(|i| all.find(&format!("{i}. Chained note{i} ")).expect("numbered")).collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "set in order");
 }

@@ -21,7 +21,7 @@ use super::shape::{self, Gl, Shaper};
 use super::Nested;
 use crate::image;
 use crate::model::{
-    item_number, paragraph_dir, Align, Block, Dir, ImageRef, Inline, List, Numbering, Rgb, Script, Style,
+    item_number, paragraph_dir, Align, Block, Dir, ImageRef, Inline, List, Note, Numbering, Rgb, Script, Style,
 };
 
 pub(crate) const BLACK: Rgb = Rgb(0, 0, 0);
@@ -84,7 +84,14 @@ pub(crate) enum Op {
         y: f32,
         w: f32,
         h: f32,
-        uri: Rc<str>,
+        to: LinkTo,
+    },
+    /// Where the elements of these ids start (`y`: the top of the line): the destination of
+    /// internal links. Draws nothing.
+    Dest {
+        x: f32,
+        y: f32,
+        ids: Vec<Rc<str>>,
     },
     /// A reference to the note of this index (`Doc::notes`) on this line: draws nothing, but
     /// the pager sets the note at the foot of the page the line lands on.
@@ -98,13 +105,24 @@ impl Op {
             | Op::Fill { x, y, .. }
             | Op::Stroke { x, y, .. }
             | Op::Image { x, y, .. }
-            | Op::Link { x, y, .. } => {
+            | Op::Link { x, y, .. }
+            | Op::Dest { x, y, .. } => {
                 *x += dx;
                 *y += dy;
             }
             Op::NoteRef(_) => {}
         }
     }
+}
+
+/// Where a link goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LinkTo {
+    /// An external address (`http`, `https`, `mailto`, `tel`): a URI action.
+    Uri(Rc<str>),
+    /// An element of the document, by its `id` (`href="#…"`, a note reference): a
+    /// destination on the page where that element starts.
+    Id(Rc<str>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +188,10 @@ pub(crate) struct Piece {
     pub underline: bool,
     pub strike: bool,
     pub background: Option<Rgb>,
-    pub link: Option<Rc<str>>,
+    pub link: Option<LinkTo>,
+    /// The ids of the elements that start with this piece (the first piece of a run that
+    /// carries them).
+    pub ids: Vec<Rc<str>>,
     pub glyphs: Vec<Gl>,
     pub width: f32,
     /// Bidi level (odd: right to left; the glyphs are already in visual order).
@@ -262,17 +283,29 @@ impl<'a> Layout<'a> {
             }
         }
         let font = FontId::pick(style.bold || base.bold, style.italic, style.code);
-        let color = style.color.unwrap_or(if style.link.is_some() { LINK_BLUE } else { BLACK });
+        // A note's mark links to the note; other internal links look like external ones.
+        let link = match (&style.link, &style.anchor) {
+            (Some(uri), _) => Some(LinkTo::Uri(uri.clone())),
+            (None, Some(id)) => Some(LinkTo::Id(id.clone())),
+            (None, None) => None,
+        };
+        let looks_linked = link.is_some();
+        let link = match (note, &style.note) {
+            (Some(_), Some(id)) => Some(LinkTo::Id(id.clone())),
+            _ => link,
+        };
+        let color = style.color.unwrap_or(if looks_linked { LINK_BLUE } else { BLACK });
         let background = style.background.or(style.mark.then_some(MARK_YELLOW));
         Piece {
             font,
             size,
             color,
             rise,
-            underline: style.underline || style.link.is_some(),
+            underline: style.underline || looks_linked,
             strike: style.strike,
             background,
-            link: style.link.clone(),
+            link,
+            ids: Vec::new(),
             glyphs: Vec::new(),
             width: 0.0,
             image: None,
@@ -337,6 +370,8 @@ impl<'a> Layout<'a> {
             match inline {
                 Inline::Text(text, style) => {
                     let proto = self.piece(style, base);
+                    // The ids go with the run's first glyphs only.
+                    let mut ids = style.ids.clone();
                     let levels = shape::levels(text, base.rtl);
                     let level_of = |i: usize| levels.as_ref().map_or(0, |l| l.get(i).copied().unwrap_or(0));
                     let mut last = 0;
@@ -345,7 +380,13 @@ impl<'a> Layout<'a> {
                         last = pos;
                         let body = seg.trim_end_matches([' ', '\t', '\n', '\r']);
                         if !body.is_empty() {
+                            let first = word.len();
                             self.shape(body, &proto, &|i| level_of(seg_start + i), &mut word);
+                            if !ids.is_empty() {
+                                if let Some(p) = word.get_mut(first) {
+                                    p.ids = std::mem::take(&mut ids);
+                                }
+                            }
                         }
                         let trailing = &seg[body.len()..];
                         let inside = pos < text.len();
@@ -628,15 +669,17 @@ impl<'a> Layout<'a> {
 
 impl Layout<'_> {
     /// The lines of note `index` (from 0) for the foot of a page `width` wide: its blocks
-    /// after its number, in [`NOTE_SIZE`] text, at most `max_h` each. References inside a
-    /// note are plain superscripts (a note's own notes are not set again).
-    pub(crate) fn note_lines(&mut self, index: usize, blocks: &[Block], width: f32, max_h: f32) -> Vec<Line> {
-        let notes = std::mem::take(&mut self.notes);
-        let list = List { numbering: Numbering::Decimal, start: index as i64 + 1, items: vec![blocks.to_vec()] };
+    /// after its number, in [`NOTE_SIZE`] text, at most `max_h` each, the note's `id` the
+    /// destination of its first line. References inside the note are [`Op::NoteRef`]s like
+    /// any other: the pager sets those notes after this one.
+    pub(crate) fn note_lines(&mut self, index: usize, note: &Note, width: f32, max_h: f32) -> Vec<Line> {
+        let list = List { numbering: Numbering::Decimal, start: index as i64 + 1, items: vec![note.blocks.clone()] };
         let ctx = Ctx { tight: true, lists: 0, max_h, size: NOTE_SIZE };
         let mut out = Vec::new();
         self.list(&list, width, ctx, &mut out);
-        self.notes = notes;
+        if let Some(first) = out.iter_mut().find(|l| l.kind != Kind::Spacer) {
+            first.ops.push(Op::Dest { x: 0.0, y: 0.0, ids: vec![note.id.clone()] });
+        }
         out
     }
 }

@@ -1,6 +1,7 @@
 //! Setting one line: runs in visual order (bidi rule L2), the baseline from the tallest run
 //! or picture, alignment (a right-to-left paragraph starts at the right), backgrounds,
-//! underline and strike-through, link areas; runs of one look drawn as one text operation.
+//! underline and strike-through, link areas, the destinations of the ids starting on it;
+//! runs of one look drawn as one text operation.
 
 use super::fonts::{ASCENT, DESCENT};
 use super::layout::{Line, Lines, Op, ParaLook, Piece, LEADING};
@@ -71,6 +72,9 @@ fn set_line(mut pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> 
     let mut refs: Vec<Op> = Vec::new();
     for p in pieces {
         let w = p.width;
+        if !p.ids.is_empty() {
+            refs.push(Op::Dest { x, y: 0.0, ids: p.ids });
+        }
         if let Some(note) = p.note {
             if !refs.contains(&Op::NoteRef(note)) {
                 refs.push(Op::NoteRef(note));
@@ -107,11 +111,11 @@ fn set_line(mut pieces: Vec<Piece>, line_w: f32, width: f32, look: ParaLook) -> 
                 }),
             }
         }
-        if let Some(uri) = p.link {
+        if let Some(to) = p.link {
             let (top, h) = (baseline - ascent, height);
             match links.last_mut() {
-                Some(Op::Link { x: lx, w: lw, uri: lu, .. }) if *lu == uri && (*lx + *lw - x).abs() < 0.01 => *lw += w,
-                _ => links.push(Op::Link { x, y: top.max(0.0), w, h, uri }),
+                Some(Op::Link { x: lx, w: lw, to: lt, .. }) if *lt == to && (*lx + *lw - x).abs() < 0.01 => *lw += w,
+                _ => links.push(Op::Link { x, y: top.max(0.0), w, h, to }),
             }
         }
         x += w;

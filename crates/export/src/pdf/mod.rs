@@ -18,7 +18,7 @@ mod system;
 mod table;
 mod writer;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use redline_ports::ImageSource;
@@ -95,13 +95,18 @@ pub(crate) fn export(
     let ctx = Ctx { tight: false, lists: 0, max_h: content_h, size: layout::BODY_SIZE };
     let mut lines = Vec::new();
     let mut set = vec![false; doc.notes.len()];
+    let mut pending = Vec::new();
     for block in &doc.blocks {
-        // The notes this block references first are laid out before it, for the pager to
-        // set at the foot of the page where the reference lands.
-        for id in crate::build::note_refs(std::slice::from_ref(block)) {
+        // The notes this block references first, and the notes those reference, are laid
+        // out before it, for the pager to set at the foot of the page where the reference
+        // lands. Each note is laid out once, so references in a cycle end.
+        pending.extend(crate::build::note_refs(std::slice::from_ref(block)).into_iter().rev());
+        while let Some(id) = pending.pop() {
             let Some(&i) = layout.notes.get(&id) else { continue };
             if !std::mem::replace(&mut set[i], true) {
-                let note_lines = layout.note_lines(i, &doc.notes[i].blocks, content_w, content_h / 2.0);
+                let note = &doc.notes[i];
+                pending.extend(crate::build::note_refs(&note.blocks).into_iter().rev());
+                let note_lines = layout.note_lines(i, note, content_w, content_h / 2.0);
                 pager.stock.insert(i, note_lines);
             }
         }
@@ -152,9 +157,10 @@ impl PageSink for Vec<Page> {
 /// to the sink as soon as the next one starts.
 ///
 /// Footnotes: a line with [`Op::NoteRef`]s brings the lines of those notes (laid out
-/// beforehand, in `stock`) to the foot of its page, under a short rule; the line moves to
-/// the next page when it and its notes do not fit. Note lines that do not fit even on a
-/// fresh page continue at the foot of the next pages (at most half of each).
+/// beforehand, in `stock`), each followed by the notes it references in turn, to the foot
+/// of its page, under a short rule; the line moves to the next page when it and its notes do
+/// not fit. Note lines that do not fit even on a fresh page continue at the foot of the next
+/// pages (at most half of each).
 pub(crate) struct Pager<S> {
     page: Page,
     sink: S,
@@ -202,12 +208,36 @@ impl<S: PageSink> Pager<S> {
     /// goes on: all of them, or, when they would not fit under it even on a fresh page, their
     /// first line (the rest goes on at the next page's foot).
     fn notes_need(&self, line: &Line) -> f32 {
-        let mut lines = note_refs(line).filter_map(|i| self.stock.get(&i)).flatten().peekable();
+        let brought = self.brought(line);
+        let mut lines = brought.iter().filter_map(|i| self.stock.get(i)).flatten().peekable();
         let Some(first) = lines.peek().map(|l| l.height) else { return 0.0 };
         let sep = if self.foot.is_empty() { FOOT_SEP } else { 0.0 };
         let all: f32 = lines.map(|l| l.height).sum();
         let fresh = self.content_h - self.repeat.as_ref().map_or(0.0, |l| l.height) - FOOT_SEP;
         sep + if line.height + all <= fresh { all } else { first }
+    }
+
+    /// The waiting notes a line brings to its page's foot, in the order they are set: each
+    /// note it references, followed by the notes that note's text references (depth first),
+    /// each once.
+    fn brought(&self, line: &Line) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack: Vec<usize> = note_refs(line).collect();
+        if stack.is_empty() {
+            return out;
+        }
+        stack.reverse();
+        let mut seen = HashSet::new();
+        while let Some(i) = stack.pop() {
+            if !seen.insert(i) {
+                continue;
+            }
+            let Some(lines) = self.stock.get(&i) else { continue };
+            out.push(i);
+            let inner: Vec<usize> = lines.iter().flat_map(note_refs).collect();
+            stack.extend(inner.into_iter().rev());
+        }
+        out
     }
 
     /// Sets notes at the foot of the open page, or after the notes carried on.
@@ -291,7 +321,8 @@ impl<S: PageSink> Pager<S> {
             }
             self.new_page();
         }
-        let notes: Vec<Line> = note_refs(&line).filter_map(|i| self.stock.remove(&i)).flatten().collect();
+        let notes: Vec<Line> =
+            self.brought(&line).into_iter().filter_map(|i| self.stock.remove(&i)).flatten().collect();
         let h = line.height;
         self.page.push((self.y, line));
         self.y += h;

@@ -1,11 +1,14 @@
 //! The PDF objects, written with lopdf: pages with compressed content streams, link
-//! annotations, Type0 fonts (subset with `subsetter`, glyph ids as CIDs: CIDFontType2 for
-//! TrueType outlines, CIDFontType0 with an OpenType `FontFile3` for CFF ones, a `ToUnicode`
-//! CMap mapping each glyph to the text it shows), image XObjects, the catalog and the
-//! document information. Shaped glyph positions are written as `TJ` adjustments and rises.
+//! annotations (a URI action for an address, a destination on the page where the id starts
+//! for a link inside the document), Type0 fonts (subset with `subsetter`, glyph ids as CIDs:
+//! CIDFontType2 for TrueType outlines, CIDFontType0 with an OpenType `FontFile3` for CFF
+//! ones, a `ToUnicode` CMap mapping each glyph to the text it shows), image XObjects, the
+//! catalog and the document information. Shaped glyph positions are written as `TJ`
+//! adjustments and rises.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use lopdf::{dictionary, Dictionary, Document, Object, ObjectId, Stream, StringFormat};
 use subsetter::GlyphRemapper;
@@ -13,7 +16,7 @@ use ttf_parser::GlyphId;
 
 use super::fonts::{FontId, Fonts, Loaded};
 use super::images::{Data, PdfImage};
-use super::layout::Op;
+use super::layout::{LinkTo, Op};
 use super::shape::{Cluster, Gl};
 use super::{Page, PageSetup, PageSink};
 use crate::model::Rgb;
@@ -33,6 +36,11 @@ pub(crate) struct PdfWriter {
     resources_id: ObjectId,
     used: HashMap<FontId, UsedFont>,
     page_ids: Vec<ObjectId>,
+    /// Where each id starts: its page and the point (first occurrence wins).
+    dests: HashMap<Rc<str>, (ObjectId, f32, f32)>,
+    /// Internal links: the annotation, its page, and the id it goes to (resolved at the end,
+    /// as a link may point at a later page).
+    internal: Vec<(ObjectId, ObjectId, Rc<str>)>,
     setup: PageSetup,
     /// The first failure (a page that could not be compressed), reported by [`Self::finish`].
     failed: Option<String>,
@@ -43,16 +51,37 @@ impl PdfWriter {
         let mut doc = Document::with_version("1.7");
         let pages_id = doc.new_object_id();
         let resources_id = doc.new_object_id();
-        PdfWriter { doc, pages_id, resources_id, used: HashMap::new(), page_ids: Vec::new(), setup, failed: None }
+        PdfWriter {
+            doc,
+            pages_id,
+            resources_id,
+            used: HashMap::new(),
+            page_ids: Vec::new(),
+            dests: HashMap::new(),
+            internal: Vec::new(),
+            setup,
+            failed: None,
+        }
     }
 
     fn add_page(&mut self, page: &Page) -> Result<(), String> {
-        let (content, annots) = page_content(page, &mut self.used, self.setup);
+        let (content, annots, dests) = page_content(page, &mut self.used, self.setup);
         let mut stream = Stream::new(Dictionary::new(), content.into_bytes());
         stream.compress().map_err(|e| format!("compressing a page failed: {e}"))?;
         let doc = &mut self.doc;
         let content_id = doc.add_object(stream);
-        let annot_ids: Vec<Object> = annots.into_iter().map(|a| Object::Reference(doc.add_object(a))).collect();
+        let page_id = doc.new_object_id();
+        for (id, x, y) in dests {
+            self.dests.entry(id).or_insert((page_id, x, y));
+        }
+        let mut annot_ids = Vec::with_capacity(annots.len());
+        for (annot, to) in annots {
+            let annot_id = doc.add_object(annot);
+            if let Some(id) = to {
+                self.internal.push((annot_id, page_id, id));
+            }
+            annot_ids.push(Object::Reference(annot_id));
+        }
         let mut dict = dictionary! {
             "Type" => "Page",
             "Parent" => self.pages_id,
@@ -63,11 +92,36 @@ impl PdfWriter {
         if !annot_ids.is_empty() {
             dict.set("Annots", annot_ids);
         }
-        self.page_ids.push(doc.add_object(dict));
+        doc.objects.insert(page_id, Object::Dictionary(dict));
+        self.page_ids.push(page_id);
         Ok(())
     }
 
-    pub(crate) fn finish(self, fonts: &Fonts, pictures: Vec<PdfImage>, title: &str) -> Result<Vec<u8>, String> {
+    /// Points each internal link at the page and place where its id starts (`/XYZ`, the
+    /// zoom left as it is); a link to an id the document does not have is removed.
+    fn resolve_links(&mut self) {
+        for (annot_id, page_id, id) in std::mem::take(&mut self.internal) {
+            match self.dests.get(&id) {
+                Some(&(target, x, y)) => {
+                    if let Some(Object::Dictionary(annot)) = self.doc.objects.get_mut(&annot_id) {
+                        let dest = vec![target.into(), "XYZ".into(), x.into(), y.into(), Object::Null];
+                        annot.set("Dest", dest);
+                    }
+                }
+                None => {
+                    self.doc.objects.remove(&annot_id);
+                    if let Some(Object::Dictionary(page)) = self.doc.objects.get_mut(&page_id) {
+                        if let Ok(Object::Array(annots)) = page.get_mut(b"Annots") {
+                            annots.retain(|a| a.as_reference().ok() != Some(annot_id));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(crate) fn finish(mut self, fonts: &Fonts, pictures: Vec<PdfImage>, title: &str) -> Result<Vec<u8>, String> {
+        self.resolve_links();
         let PdfWriter { mut doc, pages_id, resources_id, mut used, page_ids, failed, .. } = self;
         if let Some(e) = failed {
             return Err(e);
@@ -170,11 +224,16 @@ fn ascii_uri(uri: &str) -> Vec<u8> {
     out
 }
 
-/// The content stream and link annotations of a page.
-fn page_content(page: &Page, used: &mut HashMap<FontId, UsedFont>, setup: PageSetup) -> (String, Vec<Dictionary>) {
+/// A page's content stream, its link annotations (with the id an internal one goes to, its
+/// destination set once known), and the ids that start on it with their point.
+type PageContent = (String, Vec<(Dictionary, Option<Rc<str>>)>, Vec<(Rc<str>, f32, f32)>);
+
+/// The content stream, link annotations and destinations of a page.
+fn page_content(page: &Page, used: &mut HashMap<FontId, UsedFont>, setup: PageSetup) -> PageContent {
     let margin = setup.margin;
     let mut s = String::new();
     let mut annots = Vec::new();
+    let mut dests = Vec::new();
     // Page coordinates of a point `dy` below the top of a line placed at `line_y`.
     let top = setup.height - margin;
     for (line_y, line) in page {
@@ -233,24 +292,39 @@ fn page_content(page: &Page, used: &mut HashMap<FontId, UsedFont>, setup: PageSe
                     );
                 }
                 Op::NoteRef(_) => {}
-                Op::Link { x, y, w, h, uri } => {
+                Op::Dest { x, y, ids } => {
+                    for id in ids {
+                        dests.push((id.clone(), margin + x, top - line_y - y));
+                    }
+                }
+                Op::Link { x, y, w, h, to } => {
                     let (x0, y0) = (margin + x, top - line_y - y - h);
-                    annots.push(dictionary! {
+                    let mut annot = dictionary! {
                         "Type" => "Annot",
                         "Subtype" => "Link",
                         "Rect" => vec![x0.into(), y0.into(), (x0 + w).into(), (y0 + h).into()],
                         "Border" => vec![0.into(), 0.into(), 0.into()],
-                        "A" => dictionary! {
-                            "Type" => "Action",
-                            "S" => "URI",
-                            "URI" => Object::String(ascii_uri(uri), StringFormat::Literal),
-                        },
-                    });
+                    };
+                    let internal = match to {
+                        LinkTo::Uri(uri) => {
+                            annot.set(
+                                "A",
+                                dictionary! {
+                                    "Type" => "Action",
+                                    "S" => "URI",
+                                    "URI" => Object::String(ascii_uri(uri), StringFormat::Literal),
+                                },
+                            );
+                            None
+                        }
+                        LinkTo::Id(id) => Some(id.clone()),
+                    };
+                    annots.push((annot, internal));
                 }
             }
         }
     }
-    (s, annots)
+    (s, annots, dests)
 }
 
 /// Shows shaped glyphs: `TJ` arrays whose numbers move each glyph from the advance the viewer
