@@ -1,6 +1,7 @@
-//! The PDF of a mixed-script document read back by third-party tools: `pdftotext` gives each
-//! paragraph's text back in logical order, `pdffonts` shows every font embedded, and no
-//! content stream draws glyph 0 (`.notdef`, the empty box). These need poppler-utils and
+//! The PDF of a mixed-script document (every script, emoji, a table, a list, footnotes) read
+//! back by third-party tools: `pdftotext` gives each paragraph's and note's text back in
+//! logical order, `pdffonts` shows every font embedded, and no content stream draws glyph 0
+//! (`.notdef`, the empty box). These need poppler-utils and
 //! Debian's fonts-noto-cjk (installed by scripts/setup-tests.sh): missing, they fail under
 //! `CI=true` and are skipped loudly elsewhere. Without system fonts the uncovered
 //! characters are named in the export's warnings, with the package to install.
@@ -42,8 +43,21 @@ fn document() -> String {
          <tr><td>Chinese</td><td>欢迎光临</td></tr></tbody></table>\
          <ul data-chunk-id=\"l\"><li>Первый пункт</li><li>Δεύτερο σημείο</li><li>三番目の項目</li></ul>",
     );
+    // Footnotes whose text is in right-to-left and CJK scripts, at the page foot.
+    let noteref = |n: u32| {
+        format!("<a href=\"#user-content-fn{n}\" id=\"user-content-fnref{n}\" role=\"doc-noteref\"><sup>{n}</sup></a>")
+    };
+    html.push_str(&format!("<p data-chunk-id=\"n\">Notes here{} and here{}</p>", noteref(1), noteref(2)));
+    html.push_str("<div data-chunk-id=\"notes\" role=\"doc-endnotes\"><ol>");
+    for (n, (_, text)) in NOTES.iter().enumerate() {
+        html.push_str(&format!("<li id=\"user-content-fn{}\"><p>{text}</p></li>", n + 1));
+    }
+    html.push_str("</ol></div>");
     html
 }
+
+/// The footnotes' texts: (script, text).
+const NOTES: &[(&str, &str)] = &[("Arabic note", "ملاحظة مكتوبة باللغة العربية"), ("Chinese note", "这是一个中文脚注")];
 
 fn render(exporter: &FileExporter, html: &str) -> Rendered {
     exporter.render(html, "Scripts", ExportFormat::Pdf, &NoImages as &dyn ImageSource).expect("pdf")
@@ -151,6 +165,10 @@ fn every_script_comes_back_in_logical_order_from_pdftotext() {
         assert!(text.contains(needle), "{needle:?} not in {text}");
     }
     assert!(text.contains("Party time"), "{text}");
+    for (script, note) in NOTES {
+        assert!(text.contains(note), "{script}: {note:?} not in logical order in {text}");
+    }
+    assert!(text.contains("Notes here1 and here2") || text.contains("Notes here 1 and here 2"), "{text}");
 
     // Every font embedded (pdffonts: the `emb` column, third from the end).
     let fonts = Command::new("pdffonts").arg(&path).output().expect("pdffonts runs");
