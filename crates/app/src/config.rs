@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
+use redline_core::chat::protocol::EditProtocol;
 
 /// Everything the binary can be told.
 #[derive(Debug, Clone)]
@@ -37,6 +38,8 @@ pub struct Config {
     pub log_format: String,
     /// The language model: `builtin` (default) or `openai`.
     pub llm: LlmConfig,
+    /// `REDLINE_EDIT_PROTOCOL`: how the model edits (docs/api.md, "Edit protocols").
+    pub edit_protocol: EditProtocol,
     /// Tunables of chat jobs (README.md, "Configuration").
     pub jobs: JobsConfig,
     /// Blob store, mail, signed links and export caps.
@@ -67,10 +70,18 @@ pub struct OcrConfig {
 }
 
 /// Which language model answers chat turns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LlmConfig {
     Builtin,
-    OpenAi { base_url: String, api_key: Option<String>, model: String, timeout: Duration },
+    OpenAi {
+        base_url: String,
+        api_key: Option<String>,
+        model: String,
+        timeout: Duration,
+        /// `REDLINE_OPENAI_TEMPERATURE` and `REDLINE_OPENAI_SEED`: unset, the server's own.
+        temperature: Option<f64>,
+        seed: Option<u64>,
+    },
 }
 
 /// Tunables of the job machinery.
@@ -133,9 +144,35 @@ impl Config {
                 api_key: get("REDLINE_OPENAI_API_KEY").map(str::to_owned),
                 model: get("REDLINE_OPENAI_MODEL").unwrap_or("gpt-4o-mini").to_owned(),
                 timeout: secs("REDLINE_OPENAI_TIMEOUT_SECS", 120)?,
+                temperature: match get("REDLINE_OPENAI_TEMPERATURE") {
+                    None => None,
+                    Some(v) => Some(
+                        v.parse::<f64>()
+                            .ok()
+                            .filter(|t| (0.0..=2.0).contains(t))
+                            .ok_or_else(|| anyhow!("REDLINE_OPENAI_TEMPERATURE={v:?} must be a number from 0 to 2"))?,
+                    ),
+                },
+                seed: match get("REDLINE_OPENAI_SEED") {
+                    None => None,
+                    Some(v) => Some(
+                        v.parse::<u64>().map_err(|_| anyhow!("REDLINE_OPENAI_SEED={v:?} must be a whole number"))?,
+                    ),
+                },
             },
             other => return Err(anyhow!("REDLINE_LLM_PROVIDER={other:?}: expected builtin or openai")),
         };
+        let edit_protocol = match get("REDLINE_EDIT_PROTOCOL") {
+            None => EditProtocol::default(),
+            Some(v) => EditProtocol::parse(v)
+                .ok_or_else(|| anyhow!("REDLINE_EDIT_PROTOCOL={v:?}: expected tools, blocks or rewrite"))?,
+        };
+        if edit_protocol != EditProtocol::Tools && matches!(llm, LlmConfig::Builtin) {
+            return Err(anyhow!(
+                "REDLINE_EDIT_PROTOCOL={} needs REDLINE_LLM_PROVIDER=openai: the builtin model edits with tool calls only",
+                edit_protocol.as_str()
+            ));
+        }
         let jobs = JobsConfig {
             retention: secs("REDLINE_JOB_RETENTION_SECS", 3600)?,
             chat_timeout: secs("REDLINE_CHAT_TIMEOUT_SECS", 1800)?,
@@ -186,6 +223,7 @@ impl Config {
                 .collect(),
             data_dir,
             llm,
+            edit_protocol,
             jobs,
             outbound: crate::outbound::OutboundConfig::from_vars(vars)?,
             single_replica: flag("REDLINE_SINGLE_REPLICA", get("REDLINE_SINGLE_REPLICA"))?,
@@ -296,14 +334,20 @@ impl Config {
         ];
         match &self.llm {
             LlmConfig::Builtin => out.push(("REDLINE_LLM_PROVIDER", "builtin".to_owned())),
-            LlmConfig::OpenAi { base_url, api_key, model, timeout } => out.extend([
+            LlmConfig::OpenAi { base_url, api_key, model, timeout, temperature, seed } => out.extend([
                 ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
                 ("REDLINE_OPENAI_BASE_URL", mask_url_password(base_url)),
                 ("REDLINE_OPENAI_API_KEY", set(api_key)),
                 ("REDLINE_OPENAI_MODEL", model.clone()),
                 ("REDLINE_OPENAI_TIMEOUT_SECS", secs(*timeout)),
+                (
+                    "REDLINE_OPENAI_TEMPERATURE",
+                    temperature.map_or_else(|| "(unset: the server's)".to_owned(), |t| t.to_string()),
+                ),
+                ("REDLINE_OPENAI_SEED", seed.map_or_else(|| "(unset)".to_owned(), |s| s.to_string())),
             ]),
         }
+        out.push(("REDLINE_EDIT_PROTOCOL", self.edit_protocol.as_str().to_owned()));
         out.extend([
             ("REDLINE_WORKERS", self.jobs.workers.to_string()),
             ("REDLINE_CHAT_TIMEOUT_SECS", secs(self.jobs.chat_timeout)),
@@ -337,6 +381,7 @@ impl Config {
             ("REDLINE_MAIL_FROM", self.outbound.mail_from.clone()),
             ("REDLINE_EXPORT_CAP_BYTES", self.outbound.export_cap_bytes.to_string()),
             ("REDLINE_EXPORT_LINK_TTL_SECS", secs(self.outbound.export_link_ttl)),
+            ("REDLINE_EXPORT_MAIL_TO", self.outbound.export_mail_to.as_str().to_owned()),
             ("REDLINE_LOG_FORMAT", self.log_format.clone()),
             (
                 "REDLINE_OCR_COMMAND",

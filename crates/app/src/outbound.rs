@@ -10,6 +10,7 @@
 //! | `REDLINE_SECRET` | unset: a random key kept in `<data_dir>/secret` (replicas must share one) |
 //! | `REDLINE_EXPORT_CAP_BYTES` | 104857600, per format; `REDLINE_EXPORT_CAP_BYTES_DOCX` (`_PDF`, `_HTML`, `_MARKDOWN`, `_TXT`) overrides one |
 //! | `REDLINE_EXPORT_LINK_TTL_SECS` | 604800 (7 days) |
+//! | `REDLINE_EXPORT_MAIL_TO` | `account`: exports are mailed to the account's own address (an organization's: a member's); `any`: to any address |
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -20,6 +21,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use rand::RngCore;
 use redline_blobs::{BlobLocation, ObjectBlobStore};
+use redline_core::exports::MailRecipients;
 use redline_domain::export::ExportFormat;
 use redline_mail::MailTransport;
 use redline_ports::{BlobStore, Mailer};
@@ -41,6 +43,7 @@ pub struct OutboundConfig {
     pub export_cap_bytes: u64,
     pub export_cap_overrides: HashMap<ExportFormat, u64>,
     pub export_link_ttl: Duration,
+    pub export_mail_to: MailRecipients,
 }
 
 impl std::fmt::Debug for OutboundConfig {
@@ -56,6 +59,7 @@ impl std::fmt::Debug for OutboundConfig {
             .field("export_cap_bytes", &self.export_cap_bytes)
             .field("export_cap_overrides", &self.export_cap_overrides)
             .field("export_link_ttl", &self.export_link_ttl)
+            .field("export_mail_to", &self.export_mail_to)
             .finish()
     }
 }
@@ -82,6 +86,11 @@ impl OutboundConfig {
         if ttl == 0 {
             return Err(anyhow!("REDLINE_EXPORT_LINK_TTL_SECS must be at least 1"));
         }
+        let export_mail_to = match get("REDLINE_EXPORT_MAIL_TO") {
+            None => MailRecipients::default(),
+            Some(v) => MailRecipients::parse(v)
+                .ok_or_else(|| anyhow!("REDLINE_EXPORT_MAIL_TO={v:?} must be `account` or `any`"))?,
+        };
         let mut aws_settings: Vec<(String, String)> =
             vars.iter().filter(|(k, _)| k.starts_with("AWS_")).map(|(k, v)| (k.clone(), v.clone())).collect();
         aws_settings.sort();
@@ -95,6 +104,7 @@ impl OutboundConfig {
             export_cap_bytes,
             export_cap_overrides,
             export_link_ttl: Duration::from_secs(ttl),
+            export_mail_to,
         })
     }
 

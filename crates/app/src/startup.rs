@@ -42,10 +42,11 @@ pub struct Services {
 fn language_model(config: &LlmConfig) -> anyhow::Result<Arc<dyn LanguageModel>> {
     Ok(match config {
         LlmConfig::Builtin => Arc::new(redline_llm::builtin::Builtin),
-        LlmConfig::OpenAi { base_url, api_key, model, timeout } => {
+        LlmConfig::OpenAi { base_url, api_key, model, timeout, temperature, seed } => {
             let mut c = redline_llm::openai::OpenAiConfig::new(base_url.clone(), model.clone());
             c.api_key = api_key.clone();
             c.timeout = *timeout;
+            c.sampling = redline_llm::openai::Sampling { temperature: *temperature, seed: *seed };
             Arc::new(redline_llm::openai::OpenAiModel::new(c).map_err(|e| anyhow::anyhow!("{e}"))?)
         }
     })
@@ -115,6 +116,7 @@ impl Services {
                 link_ttl_ms: millis(config.outbound.export_link_ttl),
                 public_base_url: public_base_url.to_owned(),
                 lease: config.jobs.lease,
+                mail_to: config.outbound.export_mail_to,
             },
         ));
         let templates = Arc::new(
@@ -128,6 +130,7 @@ impl Services {
             lease: config.jobs.lease,
             approval_timeout: config.jobs.approval_timeout,
             retention: config.jobs.retention,
+            protocol: config.edit_protocol,
             ..ChatConfig::default()
         };
         let chat = Arc::new(Chat::new(

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use redline_domain::export::ExportFormat;
 use redline_domain::image_urls::public_image_urls;
+use redline_domain::throttle::ThrottlePolicy;
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, Owner, SessionId};
 use redline_ports::documents::DocumentRecord;
@@ -47,7 +48,42 @@ pub struct ExportConfig {
     /// `REDLINE_JOB_LEASE_SECS`: how long an e-mailed export's job is this worker's without
     /// a renewal.
     pub lease: std::time::Duration,
+    /// `REDLINE_EXPORT_MAIL_TO`: who an e-mailed export may be sent to.
+    pub mail_to: MailRecipients,
 }
+
+/// Who an e-mailed export may go to (docs/api.md, "Export by e-mail").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MailRecipients {
+    /// The account's own address; for an organization, the address of one of its members.
+    /// Agents, which have no address, cannot mail exports.
+    #[default]
+    Account,
+    /// Any address (a private deployment whose callers are all trusted).
+    Any,
+}
+
+impl MailRecipients {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "account" => Some(Self::Account),
+            "any" => Some(Self::Any),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Account => "account",
+            Self::Any => "any",
+        }
+    }
+}
+
+/// E-mailed exports one account may request: ten at once, then a growing wait (a minute,
+/// two, four … up to an hour), forgotten an hour after the last.
+pub const MAIL_THROTTLE: ThrottlePolicy =
+    ThrottlePolicy { free: 10, base_ms: 60_000, cap_ms: 3_600_000, window_ms: 3_600_000 };
 
 impl ExportConfig {
     /// The cap of a directly answered export of `format`.
@@ -81,6 +117,12 @@ pub enum ExportFailure {
     /// No `email` was given and the account has no address.
     #[error("no recipient")]
     NoRecipient,
+    /// The address is not the account's own, nor one of its organization's members'.
+    #[error("recipient not allowed")]
+    RecipientNotAllowed,
+    /// Too many e-mailed exports lately: wait this long.
+    #[error("mail throttled: retry after {retry_after_secs} s")]
+    MailThrottled { retry_after_secs: u64 },
     /// A download link that is malformed, tampered with, expired, or whose file is gone.
     #[error("download link not found or expired")]
     LinkNotFound,
@@ -237,15 +279,40 @@ impl Exports {
     }
 
     /// Who an e-mailed export goes to: `email`, else the account's own address.
+    /// The address to mail: `email`, else the account's own; refused unless
+    /// [`MailRecipients`] allows it.
     async fn recipient(&self, owner: Owner, email: Option<Email>) -> ExportResult<Email> {
-        if let Some(email) = email {
-            return Ok(email);
-        }
-        let Some(user_id) = owner.user_id() else {
-            return Err(ExportFailure::NoRecipient);
+        let own = match owner {
+            Owner::User(id) => self.ports.identity.user_by_id(id).await?.and_then(|u| u.email),
+            Owner::Org(_) => None,
         };
-        let user = self.ports.identity.user_by_id(user_id).await?;
-        user.and_then(|u| u.email).ok_or(ExportFailure::NoRecipient)
+        let Some(to) = email.or_else(|| own.clone()) else {
+            return Err(match (self.config.mail_to, owner) {
+                (MailRecipients::Account, Owner::User(_)) => ExportFailure::RecipientNotAllowed,
+                _ => ExportFailure::NoRecipient,
+            });
+        };
+        let allowed = match (self.config.mail_to, owner) {
+            (MailRecipients::Any, _) => true,
+            (MailRecipients::Account, Owner::User(_)) => own.as_ref() == Some(&to),
+            (MailRecipients::Account, Owner::Org(org)) => match self.ports.identity.user_by_email(&to).await? {
+                Some(user) => self.ports.identity.member(org, user.id).await?.is_some(),
+                None => false,
+            },
+        };
+        if !allowed {
+            return Err(ExportFailure::RecipientNotAllowed);
+        }
+        Ok(to)
+    }
+
+    /// Takes one of the owner's e-mailed exports (`MAIL_THROTTLE`), shared by the replicas.
+    async fn take_mail(&self, owner: Owner) -> ExportResult<()> {
+        let scope = crate::secrets::sha256_hex(format!("mail:{owner}").as_bytes());
+        let now = self.ports.clock.now_ms();
+        self.ports.identity.take_throttle(&[(scope, MAIL_THROTTLE)], now).await?.map_err(|wait_ms| {
+            ExportFailure::MailThrottled { retry_after_secs: redline_domain::throttle::retry_after_secs(wait_ms) }
+        })
     }
 
     /// Accepts an e-mailed export: checks the session and the recipient now and queues the
@@ -261,6 +328,7 @@ impl Exports {
     ) -> ExportResult<String> {
         let document = self.document(owner, session).await?;
         let to = self.recipient(owner, email).await?;
+        self.take_mail(owner).await?;
         let request = EmailedExport {
             export_id: new_export_id(),
             owner,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use redline_domain::handoff::{HandoffRefusal, HandoffState};
 use redline_domain::keys::max_keys;
 use redline_domain::page::{Page, PageRequest};
+use redline_domain::throttle::{self, ThrottlePolicy};
 use redline_domain::time_util::Millis;
 use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, UserId};
 use redline_ports::jobs::Signal;
@@ -87,6 +88,9 @@ pub enum IdentityError {
     Conflict(&'static str),
     #[error("cooldown: retry after {retry_after_secs} s")]
     Cooldown { retry_after_secs: u64 },
+    /// Too many wrong guesses of this kind from this scope: wait before the next.
+    #[error("throttled: retry after {retry_after_secs} s")]
+    Throttled { guess: Guess, retry_after_secs: u64 },
     #[error("handoff link not found or expired")]
     HandoffNotFound,
     #[error("handoff link disabled")]
@@ -100,6 +104,15 @@ pub enum IdentityError {
 }
 
 pub type IdentityResult<T> = Result<T, IdentityError>;
+
+/// What was being guessed when a caller was throttled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guess {
+    /// A sign-in's password.
+    Password,
+    /// An API key.
+    ApiKey,
+}
 
 /// A successful agent signup: the account and its first key (shown once).
 #[derive(Debug)]
@@ -184,15 +197,18 @@ impl Identity {
     // -- API keys ---------------------------------------------------------------------
 
     /// Authenticates the value of an `Authorization` header carrying an API key.
-    pub async fn authenticate_header(&self, header: Option<&str>) -> IdentityResult<Principal> {
+    /// `client` is the caller's address, which wrong keys are throttled by.
+    pub async fn authenticate_header(&self, header: Option<&str>, client: &str) -> IdentityResult<Principal> {
         let value = header.ok_or(IdentityError::Auth(AuthFailure::MissingHeader))?;
         let token = bearer_token(value).ok_or(IdentityError::Auth(AuthFailure::NotBearer))?;
-        self.authenticate_key(token).await
+        self.authenticate_key(token, client).await
     }
 
     /// Authenticates a presented API key: from the cache when it was verified in the last
-    /// minute, else by its lookup prefix and argon2.
-    pub async fn authenticate_key(&self, presented: &str) -> IdentityResult<Principal> {
+    /// minute, else by its lookup prefix and argon2. A key that shares a live key's prefix
+    /// costs a slow hash, so those checks are throttled per prefix and client address
+    /// (`throttle::KEY_PREFIX`): strangers' wrong keys never slow down the owner's.
+    pub async fn authenticate_key(&self, presented: &str, client: &str) -> IdentityResult<Principal> {
         let key = ApiKey::parse(presented).ok_or(IdentityError::Auth(AuthFailure::InvalidKey))?;
         let digest = secrets::sha256(key.expose().as_bytes());
         if let Some(p) = self.cache.get(&digest) {
@@ -205,10 +221,17 @@ impl Identity {
             return Ok(p);
         }
         let began = self.cache.generation();
-        for candidate in self.store.live_keys_by_prefix(key.lookup_prefix()).await? {
+        let candidates = self.store.live_keys_by_prefix(key.lookup_prefix()).await?;
+        if candidates.is_empty() {
+            return Err(IdentityError::Auth(AuthFailure::InvalidKey));
+        }
+        let scope = throttle_scope("key", &format!("{}|{client}", key.lookup_prefix()));
+        self.take_throttle(vec![(scope.clone(), throttle::KEY_PREFIX)], Guess::ApiKey).await?;
+        for candidate in candidates {
             if secrets::verify_secret(key.expose().to_owned(), candidate.hash.clone()).await {
                 let principal = Principal { owner: candidate.owner, key_id: Some(candidate.id) };
                 self.cache.insert(digest, principal.clone(), began);
+                self.store.give_back_throttle(&scope, false).await?;
                 return Ok(principal);
             }
         }
@@ -312,8 +335,16 @@ impl Identity {
     }
 
     /// Checks e-mail and password and opens a session. Unknown e-mails cost the same time
-    /// as wrong passwords.
-    pub async fn login(&self, email: &str, password: &str) -> IdentityResult<Login> {
+    /// as wrong passwords. Guesses are throttled per account and per client address
+    /// (`client`) before any hash is computed (docs/api.md, "Sign-in throttling").
+    pub async fn login(&self, email: &str, password: &str, client: &str) -> IdentityResult<Login> {
+        let account = throttle_scope("account", &email.trim().to_lowercase());
+        let address = throttle_scope("address", client);
+        self.take_throttle(
+            vec![(account.clone(), throttle::ACCOUNT), (address.clone(), throttle::ADDRESS)],
+            Guess::Password,
+        )
+        .await?;
         let user = match email.trim() {
             "" => None,
             email => self.store.user_by_email(&Email::unchecked(email)).await?,
@@ -326,6 +357,10 @@ impl Identity {
             (Some(user), true) => user,
             _ => return Err(IdentityError::InvalidCredentials),
         };
+        // Right: the account's failures are forgotten; the address gets back only the attempt
+        // it took (an attacker signing in to an own account between guesses gains nothing).
+        self.store.give_back_throttle(&account, true).await?;
+        self.store.give_back_throttle(&address, false).await?;
         let token = secrets::new_token(SESSION_TOKEN_PREFIX);
         let now = self.now();
         let session = WebSessionRecord {
@@ -375,6 +410,14 @@ impl Identity {
     /// Ends a session at once.
     pub async fn logout(&self, token: &str) -> IdentityResult<()> {
         Ok(self.store.delete_web_session(&secrets::sha256_hex(token.as_bytes())).await?)
+    }
+
+    /// Takes an attempt on each scope, or answers `Throttled` with the wait.
+    async fn take_throttle(&self, scopes: Vec<(String, ThrottlePolicy)>, guess: Guess) -> IdentityResult<()> {
+        self.store.take_throttle(&scopes, self.now()).await?.map_err(|wait_ms| IdentityError::Throttled {
+            guess,
+            retry_after_secs: throttle::retry_after_secs(wait_ms),
+        })
     }
 
     // -- organizations ----------------------------------------------------------------
@@ -713,6 +756,11 @@ pub fn is_session_token_shaped(token: &str) -> bool {
     token.len() == SESSION_TOKEN_PREFIX.len() + 43
         && token.starts_with(SESSION_TOKEN_PREFIX)
         && token[SESSION_TOKEN_PREFIX.len()..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The stored name of a throttling scope: a hash, so the table holds no e-mail or address.
+fn throttle_scope(kind: &str, value: &str) -> String {
+    secrets::sha256_hex(format!("{kind}:{value}").as_bytes())
 }
 
 #[cfg(test)]

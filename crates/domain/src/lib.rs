@@ -15,6 +15,7 @@ pub mod keys;
 pub mod owner;
 pub mod page;
 pub mod session;
+pub mod throttle;
 pub mod time_util;
 pub mod usage;
 

@@ -70,12 +70,13 @@ impl FromRequest for ApiPrincipal {
         };
         // A header that is not text cannot name a membership: it gets the 403 of a stranger.
         let org = req.headers().get(ORGANIZATION_HEADER).map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
+        let client = state.as_ref().map(|s| crate::client_addr::of(req, &s.config.trusted_proxies)).unwrap_or_default();
         Box::pin(async move {
             let state = state?;
             let principal = detached(async move {
                 match session {
                     Some(token) => state.identity.authenticate_web(&token, org.as_deref()).await,
-                    None => state.identity.authenticate_header(header.as_deref()).await,
+                    None => state.identity.authenticate_header(header.as_deref(), &client).await,
                 }
             })
             .await?;

@@ -69,6 +69,12 @@ impl std::fmt::Display for TrustedProxies {
 
 /// IPv4 addresses mapped into IPv6 (`::ffff:a.b.c.d`, as a dual-stack socket reports them)
 /// compare as IPv4.
+/// The client's address of a request as the abuse brakes key on it (`unknown` when the
+/// connection has none, as in some tests).
+pub fn of(req: &actix_web::HttpRequest, trusted: &TrustedProxies) -> String {
+    trusted.client(req.peer_addr(), req.headers()).map_or_else(|| "unknown".to_owned(), |ip| ip.to_string())
+}
+
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),

@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use redline_core::documents::DocumentError;
 use redline_core::exports::ExportFailure;
-use redline_core::identity::AuthFailure;
+use redline_core::identity::{AuthFailure, Guess};
 use redline_core::templates::TemplateError;
 use redline_core::usage::UsageError;
 use redline_core::IdentityError;
@@ -249,6 +249,17 @@ impl From<IdentityError> for ApiError {
                 detail: format!("Too many signups from this address. Retry after {retry_after_secs} seconds."),
                 retry_after_secs,
             },
+            IdentityError::Throttled { guess, retry_after_secs } => ApiError::TooManyRequests {
+                detail: match guess {
+                    Guess::Password => format!(
+                        "Too many failed sign-in attempts. Wait {retry_after_secs} seconds before trying again."
+                    ),
+                    Guess::ApiKey => format!(
+                        "Too many invalid API keys from this address. Wait {retry_after_secs} seconds before trying again."
+                    ),
+                },
+                retry_after_secs,
+            },
             IdentityError::HandoffNotFound => ApiError::NotFound("Handoff link not found or expired".to_owned()),
             IdentityError::HandoffDisabled => ApiError::Gone(
                 "This handoff link was disabled after too many wrong codes and can never be used again.".to_owned(),
@@ -345,6 +356,13 @@ pub fn export_error(e: ExportFailure, contact_email: &str, support_event_id: &st
             "Field required: this account has no e-mail address to send the export to, so pass `email`.",
             Value::Null,
         )]),
+        ExportFailure::RecipientNotAllowed => ApiError::Forbidden(
+            "Exports are mailed only to your account's own e-mail address, or, for an organization, to the address of one of its members. An account without an address (an agent's) cannot mail exports: download the file with POST /v1/documents/export instead.".to_owned(),
+        ),
+        ExportFailure::MailThrottled { retry_after_secs } => ApiError::TooManyRequests {
+            detail: format!("Too many e-mailed exports from this account. Retry after {retry_after_secs} seconds."),
+            retry_after_secs,
+        },
         ExportFailure::LinkNotFound => ApiError::NotFound("Download link not found or expired".to_owned()),
         ExportFailure::Render(e) => ApiError::Internal(e.to_string()),
         ExportFailure::Store(e) => e.into(),

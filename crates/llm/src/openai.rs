@@ -18,6 +18,7 @@
 
 mod stream;
 mod wire;
+pub use wire::Sampling;
 
 use std::fmt;
 use std::time::Duration;
@@ -61,6 +62,8 @@ pub struct OpenAiConfig {
     pub retry_base_delay: Duration,
     /// Longest wait between two attempts, also for `Retry-After` (default 30 s).
     pub max_retry_wait: Duration,
+    /// Temperature and seed sent with every request (default: the server's).
+    pub sampling: Sampling,
 }
 
 impl OpenAiConfig {
@@ -76,6 +79,7 @@ impl OpenAiConfig {
             stream_usage: true,
             retry_base_delay: Duration::from_millis(500),
             max_retry_wait: Duration::from_secs(30),
+            sampling: Sampling::default(),
         }
     }
 }
@@ -235,7 +239,13 @@ impl LanguageModel for OpenAiModel {
     }
 
     async fn complete(&self, request: &CompletionRequest, deltas: &dyn DeltaSink) -> Result<Completion, LlmError> {
-        let body = wire::ChatRequest::new(&self.config.model, request, self.config.stream, self.config.stream_usage);
+        let body = wire::ChatRequest::new(
+            &self.config.model,
+            request,
+            self.config.stream,
+            self.config.stream_usage,
+            self.config.sampling,
+        );
         let body = serde_json::to_vec(&body)
             .map_err(|e| LlmError::InvalidResponse(format!("the request could not be encoded: {e}")))?;
         let mut attempt = 0u32;

@@ -1,6 +1,7 @@
 //! Accounts, organizations, keys, web sessions, agent handoffs and promotions.
 
 use redline_domain::page::{Page, PageRequest};
+use redline_domain::throttle::ThrottlePolicy;
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
 
@@ -107,6 +108,22 @@ pub trait IdentityStore: Send + Sync {
         password_hash: &str,
         now: Millis,
     ) -> Result<UserId, StoreError>;
+
+    /// Takes one attempt on every scope at `now` (`ThrottlePolicy::take`), in one transaction:
+    /// when none of them makes the caller wait, stores each scope's new state and answers
+    /// `Ok(())`; otherwise changes nothing and answers the longest wait in milliseconds. Scopes
+    /// are opaque keys (the core hashes them). MUST be atomic under concurrency, across
+    /// replicas too, so that guesses sent at once are each counted. MAY delete the rows of
+    /// scopes whose last attempt is older than twice their policy's window.
+    async fn take_throttle(
+        &self,
+        scopes: &[(String, ThrottlePolicy)],
+        now: Millis,
+    ) -> Result<Result<(), Millis>, StoreError>;
+
+    /// Gives back one attempt of the scope (its secret was right); forgets the scope
+    /// altogether when `forget`. An unknown scope is not an error.
+    async fn give_back_throttle(&self, scope: &str, forget: bool) -> Result<(), StoreError>;
 
     /// Inserts a promotion code. MUST return `Duplicate` for a code that exists, also when it
     /// differs from this one only in ASCII case.

@@ -4,6 +4,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::handoff::MAX_WRONG_CODES;
 use redline_domain::page::{Cursor, Page, PageRequest};
+use redline_domain::throttle::ThrottlePolicy;
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
 use redline_ports::records::*;
@@ -459,5 +460,17 @@ impl IdentityStore for Db {
             with_write!(self, |conn| Ok(diesel::insert_into(promo_grants::table).values(&row).execute(conn).await?));
         r?;
         Ok(())
+    }
+
+    async fn take_throttle(
+        &self,
+        scopes: &[(String, ThrottlePolicy)],
+        now: Millis,
+    ) -> Result<Result<(), Millis>, StoreError> {
+        crate::throttles::take(self, scopes, now).await
+    }
+
+    async fn give_back_throttle(&self, scope: &str, forget: bool) -> Result<(), StoreError> {
+        crate::throttles::give_back(self, scope, forget).await
     }
 }

@@ -97,6 +97,7 @@ mod session_cache;
 mod sessions;
 mod sql;
 mod templates;
+mod throttles;
 mod usage;
 
 pub use db::{Db, DbConfig};

@@ -236,6 +236,15 @@ diesel::table! {
     }
 }
 
+// Guesses being throttled (migration 000016).
+diesel::table! {
+    throttles (scope) {
+        scope -> Text,
+        failures -> BigInt,
+        last_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     users,
     organizations,

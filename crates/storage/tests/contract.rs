@@ -12,6 +12,7 @@ mod paging;
 mod plans;
 mod sessions;
 mod templates;
+mod throttles;
 mod usage;
 
 use std::collections::BTreeSet;
@@ -143,6 +144,8 @@ contract_tests! {
     jobs::history_truncates_from_a_message => sqlite_jobs_history_truncates_from_a_message, postgres_jobs_history_truncates_from_a_message;
     jobs::signals_reach_other_buses => sqlite_jobs_signals_reach_other_buses, postgres_jobs_signals_reach_other_buses;
     jobs::internal_jobs_run_in_the_queue_but_are_never_listed => sqlite_jobs_internal_jobs_run_in_the_queue_but_are_never_listed, postgres_jobs_internal_jobs_run_in_the_queue_but_are_never_listed;
+    throttles::free_attempts_then_waits_and_refusals_change_nothing => sqlite_throttles_free_attempts_then_waits_and_refusals_change_nothing, postgres_throttles_free_attempts_then_waits_and_refusals_change_nothing;
+    throttles::attempts_at_once_are_each_counted => sqlite_throttles_attempts_at_once_are_each_counted, postgres_throttles_attempts_at_once_are_each_counted;
     usage::hold_admits_once_per_request => sqlite_usage_hold_admits_once_per_request, postgres_usage_hold_admits_once_per_request;
     usage::hold_refused_writes_nothing => sqlite_usage_hold_refused_writes_nothing, postgres_usage_hold_refused_writes_nothing;
     usage::holds_draw_the_soonest_expiring_grant_first => sqlite_usage_holds_draw_the_soonest_expiring_grant_first, postgres_usage_holds_draw_the_soonest_expiring_grant_first;

@@ -174,12 +174,11 @@ async fn over_the_cap_is_413_with_a_detail_object() {
 #[tokio::test]
 async fn an_emailed_link_downloads_without_authorization_until_it_expires() {
     let app = spawn_app_with(&[("REDLINE_EXPORT_LINK_TTL_SECS", "3"), ("REDLINE_EXPORT_CAP_BYTES", "2048")]).await;
-    let key = app.agent_key().await;
+    let (key, to) = app.mailing_key().await;
     save(&app, &key, "mailed", &format!("<p>{PHRASE}</p>{}", bulky_html(100))).await;
     // Over the cap for a direct export: the e-mail is the remedy.
     export(&app, &key, "mailed", "html").await.expect_status(413);
 
-    let to = unique_email();
     let r = email_request(&app, &key, json!({"session_id": "mailed", "format": "html", "email": to})).await;
     r.expect_status(202).expect_json();
     let request_id = r.json["request_id"].as_str().unwrap_or_else(|| panic!("{r:?}"));
@@ -207,12 +206,17 @@ async fn an_emailed_link_downloads_without_authorization_until_it_expires() {
 #[tokio::test]
 async fn the_recipient_defaults_to_the_accounts_address() {
     let app = spawn_app().await;
-    // An agent has no address: the request says which field is missing.
+    // An agent has no address: it cannot mail exports, to itself or to anyone.
     let agent = app.agent_key().await;
     save(&app, &agent, "s", &doc_html()).await;
-    let r = email_request(&app, &agent, json!({"session_id": "s", "format": "txt"})).await;
-    let item = r.expect_422_at(&[json!("body"), json!("email")]);
-    assert!(item["msg"].as_str().unwrap().contains("e-mail address"), "{item}");
+    for body in [
+        json!({"session_id": "s", "format": "txt"}),
+        json!({"session_id": "s", "format": "txt", "email": "a@example.com"}),
+    ] {
+        let r = email_request(&app, &agent, body).await;
+        r.expect_status(403).expect_json();
+        assert!(r.detail().contains("POST /v1/documents/export"), "{r:?}");
+    }
     let r = email_request(&app, &agent, json!({"session_id": "s", "format": "txt", "email": "not-an-address"})).await;
     assert_eq!(r.expect_422_at(&[json!("body"), json!("email")])["type"], "value_error");
     let r = email_request(&app, &agent, json!({"session_id": "s", "format": "rtf", "email": "a@example.com"})).await;
@@ -222,6 +226,8 @@ async fn the_recipient_defaults_to_the_accounts_address() {
     let (email, _, token) = app.web_user().await;
     let key = app.create_key(&token, "exports").await.json["api_key"].as_str().unwrap().to_owned();
     save(&app, &key, "s", &doc_html()).await;
+    let r = email_request(&app, &key, json!({"session_id": "s", "format": "txt", "email": unique_email()})).await;
+    assert!(r.expect_status(403).detail().starts_with("Exports are mailed only to your account's own e-mail address"));
     let r = email_request(&app, &key, json!({"session_id": "s", "format": "doc"})).await;
     r.expect_status(202);
     assert_eq!(r.header("deprecation"), Some("true"));
@@ -249,9 +255,8 @@ fn mails_to(dir: &std::path::Path, to: &str) -> Vec<String> {
 #[tokio::test]
 async fn an_emailed_export_is_a_queued_job_that_no_job_endpoint_shows() {
     let app = spawn_app().await;
-    let key = app.agent_key().await;
+    let (key, to) = app.mailing_key().await;
     save(&app, &key, "queued", &doc_html()).await;
-    let to = unique_email();
     let r = email_request(&app, &key, json!({"session_id": "queued", "format": "txt", "email": to})).await;
     r.expect_status(202).expect_json();
     let request_id = r.json["request_id"].as_str().unwrap_or_else(|| panic!("{r:?}")).to_owned();
@@ -299,9 +304,8 @@ async fn an_export_whose_worker_died_is_retried_by_another_replica_and_mailed_on
     ];
     // Replica A only serves HTTP.
     let a = spawn_app_with(&[&fleet[..], &[("REDLINE_WORKERS", "0")]].concat()).await;
-    let key = a.agent_key().await;
+    let (key, to) = a.mailing_key().await;
     save(&a, &key, "pinned", &doc_html()).await;
-    let to = unique_email();
     let r = email_request(&a, &key, json!({"session_id": "pinned", "format": "txt", "email": to})).await;
     let request_id = r.expect_status(202).json["request_id"].as_str().unwrap().to_owned();
     // The document moves on after the request: the export is of the version asked for.

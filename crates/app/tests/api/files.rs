@@ -156,10 +156,9 @@ async fn images_are_served_without_authorization() {
 #[tokio::test]
 async fn deleting_the_session_deletes_its_images_and_exports() {
     let app = spawn_app().await;
-    let key = app.agent_key().await;
+    let (key, to) = app.mailing_key().await;
     let (_, url) = uploaded_with_image(&app, &key, "doomed").await;
     let (_, other_url) = uploaded_with_image(&app, &key, "kept").await;
-    let to = unique_email();
     let r = app
         .send(app.post("/v1/documents/export/email-request").bearer_auth(&key).json(&json!({
             "session_id": "doomed", "format": "html", "email": to

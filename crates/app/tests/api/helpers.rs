@@ -218,6 +218,14 @@ impl TestApp {
         (email, password, token)
     }
 
+    /// A web user's API key and the user's address, where its e-mailed exports may go.
+    pub async fn mailing_key(&self) -> (String, String) {
+        let (email, _, token) = self.web_user().await;
+        let r = self.create_key(&token, "mailing").await;
+        let key = r.json["api_key"].as_str().unwrap_or_else(|| panic!("no api_key in {r:?}")).to_owned();
+        (key, email)
+    }
+
     /// Creates a key through the web app; returns the 201 body.
     pub async fn create_key(&self, token: &str, name: &str) -> Reply {
         self.send(self.post("/v1/users/me/api-keys").bearer_auth(token).json(&json!({"name": name}))).await

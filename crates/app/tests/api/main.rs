@@ -25,6 +25,7 @@ mod protocol;
 mod relevance;
 mod replicas;
 mod scans;
+mod sign_in;
 mod templates;
 mod untrusted;
 mod upload_pictures;

@@ -22,10 +22,22 @@ impl Chat {
         proposing: bool,
         events: &mut Vec<(String, Value)>,
     ) -> Value {
-        let request = match tools::parse(name, arguments) {
-            Ok(r) => r,
-            Err(e) => return json!({"error": e}),
-        };
+        match tools::parse(name, arguments) {
+            Ok(request) => self.run_request(job, ws, request, proposing, events).await,
+            Err(e) => json!({"error": e}),
+        }
+    }
+
+    /// Runs one parsed request against the working copy (the tools, and the edits the text
+    /// protocols parse); the answer goes back to the model.
+    pub(super) async fn run_request(
+        &self,
+        job: &JobRecord,
+        ws: &mut Workspace,
+        request: ToolRequest,
+        proposing: bool,
+        events: &mut Vec<(String, Value)>,
+    ) -> Value {
         let chunk = |id: &str, ws: &Workspace| -> Result<ChunkId, Value> {
             ChunkId::parse(id)
                 .filter(|c| ws.working.get(c).is_some())
@@ -90,6 +102,64 @@ impl Chat {
                     Self::change_event(ws, at, proposing, events);
                 }
                 json!({"ok": true, "change_id": change_id, "deleted": id.as_str()})
+            }
+            ToolRequest::Replace { chunk_id, search, replace, all, explanation } => {
+                // An unknown chunk id is looked past: the text is searched for everywhere.
+                let targets: Vec<ChunkId> = match chunk_id.as_deref().and_then(|c| chunk(c, ws).ok()) {
+                    Some(id) => vec![id],
+                    None => ws.working.sections().iter().map(|s| s.id.clone()).collect(),
+                };
+                let mut hits = Vec::new();
+                let mut several = Vec::new();
+                for id in targets {
+                    let Some(section) = ws.working.get(&id) else { continue };
+                    // Markup is matched as the model saw it: without the section's id.
+                    let html = super::rewrite::without_chunk_id(&section.html);
+                    match tools::replace_in(&html, &search, &replace, all) {
+                        Ok(Some(html)) => hits.push((id, html)),
+                        Ok(None) => {}
+                        Err(n) => several.push(format!("{} ({n} times)", id.as_str())),
+                    }
+                }
+                if !all && (!several.is_empty() || hits.len() > 1) {
+                    let mut places = several;
+                    places.extend(hits.iter().map(|(id, _)| id.as_str().to_owned()));
+                    return json!({"error": format!(
+                        "the search text occurs more than once (in {}); give a longer search text, a chunk_id, or all: true to replace every occurrence",
+                        places.join(", ")
+                    )});
+                }
+                if hits.is_empty() {
+                    return json!({"error": "the search text was not found; copy it exactly from read_sections or search_document (text only, or the HTML as written), or use edit_section"});
+                }
+                let mut change_ids = Vec::new();
+                let mut chunk_ids = Vec::new();
+                for (id, html) in hits {
+                    let emptied = self.documents.sectionize(html.clone()).await.is_ok_and(|s| s.is_empty());
+                    if emptied {
+                        // The whole section was replaced by nothing: it is deleted.
+                        if ws.working.delete(&id).is_ok() {
+                            let (change_id, at) = ws.record_delete(&id, explanation.clone(), short_id("chg_"));
+                            if let Some(at) = at {
+                                Self::change_event(ws, at, proposing, events);
+                            }
+                            change_ids.push(change_id);
+                            chunk_ids.push(id.as_str().to_owned());
+                        }
+                        continue;
+                    }
+                    let sections = match self.new_sections(ws, &html, Some(&id)).await {
+                        Ok(s) => s,
+                        Err(e) => return e,
+                    };
+                    if let Err(e) = ws.working.replace(&id, sections.clone()) {
+                        return json!({"error": e.to_string()});
+                    }
+                    let at = ws.record_edit(&id, sections, explanation.clone(), short_id("chg_"));
+                    change_ids.push(Self::change_event(ws, at, proposing, events));
+                    chunk_ids.push(id.as_str().to_owned());
+                }
+                json!({"ok": true, "change_ids": change_ids, "chunk_ids": chunk_ids})
             }
         }
     }

@@ -10,17 +10,22 @@
 //! - `finished`: the rendered views of finished jobs, kept for polling.
 
 mod approval;
+mod blocks;
 mod commit;
 mod edit;
 mod finished;
+mod focus;
 mod history;
 mod jobs;
 mod lifecycle;
 mod notes;
 mod prompt;
+pub mod protocol;
 pub mod record;
+mod rewrite;
 mod takeover;
 pub use takeover::RUN_START;
+mod textcalls;
 pub mod tools;
 mod turn;
 pub mod view;
@@ -56,6 +61,8 @@ pub struct ChatConfig {
     pub retention: Duration,
     /// Earlier history messages given to the model.
     pub history_messages: usize,
+    /// `REDLINE_EDIT_PROTOCOL`: how the model edits.
+    pub protocol: protocol::EditProtocol,
 }
 
 impl Default for ChatConfig {
@@ -67,6 +74,7 @@ impl Default for ChatConfig {
             approval_timeout: Duration::from_secs(86_400),
             retention: Duration::from_secs(3600),
             history_messages: 10,
+            protocol: protocol::EditProtocol::default(),
         }
     }
 }

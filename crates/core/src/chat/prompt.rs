@@ -122,7 +122,7 @@ mod tests {
             "prompt chars: whole document {whole}, system prompt with outline and tools {system} (tools {tools}), one-section edit turn {turn} ({:.2}%)",
             share * 100.0
         );
-        assert!(share < 0.05, "a one-section edit costs {:.1}% of the whole document", share * 100.0);
+        assert!(share < 0.06, "a one-section edit costs {:.1}% of the whole document", share * 100.0);
     }
 
     /// Sections of about 60 words, a heading every 20.

@@ -51,8 +51,24 @@ pub fn specs() -> Vec<ToolSpec> {
             parameters::<CreateArgs>(),
         ),
         spec("delete_section", "Delete one section.", parameters::<DeleteArgs>()),
+        spec(
+            "replace_text",
+            "Replace exact text in one section, or anywhere without chunk_id; all: every occurrence.",
+            parameters::<ReplaceArgs>(),
+        ),
     ]
 }
+
+/// The names of the tools, in the order of [`specs`].
+pub const NAMES: [&str; 7] = [
+    "read_sections",
+    "search_document",
+    "search_attachments",
+    "edit_section",
+    "create_section",
+    "delete_section",
+    "replace_text",
+];
 
 /// The JSON Schema of a tool's arguments as the model gets it: an optional argument is simply
 /// left out (its type is not also `null`), and there is no `$schema`, no struct name as
@@ -96,6 +112,7 @@ pub enum ToolRequest {
     Edit { chunk_id: String, new_html: String, explanation: Option<String> },
     Create { after: Option<String>, new_html: String, explanation: Option<String> },
     Delete { chunk_id: String, explanation: Option<String> },
+    Replace { chunk_id: Option<String>, search: String, replace: String, all: bool, explanation: Option<String> },
 }
 
 // The arguments of each tool. No doc comments: they would become the schemas' descriptions.
@@ -141,6 +158,15 @@ struct DeleteArgs {
     #[schemars(required)]
     explanation: Option<String>,
 }
+#[derive(Deserialize, JsonSchema)]
+struct ReplaceArgs {
+    chunk_id: Option<String>,
+    search: String,
+    replace: String,
+    all: Option<bool>,
+    #[schemars(required)]
+    explanation: Option<String>,
+}
 
 /// Parses a call's arguments; the error text goes back to the model.
 pub fn parse(name: &str, arguments: &str) -> Result<ToolRequest, String> {
@@ -173,7 +199,20 @@ pub fn parse(name: &str, arguments: &str) -> Result<ToolRequest, String> {
             let a: DeleteArgs = serde_json::from_str(raw).map_err(bad)?;
             ToolRequest::Delete { chunk_id: a.chunk_id, explanation: a.explanation }
         }
-        other => return Err(format!("unknown tool {other:?}; the tools are read_sections, search_document, search_attachments, edit_section, create_section, delete_section")),
+        "replace_text" => {
+            let a: ReplaceArgs = serde_json::from_str(raw).map_err(bad)?;
+            if a.search.is_empty() {
+                return Err("invalid arguments for replace_text: search is empty".to_owned());
+            }
+            ToolRequest::Replace {
+                chunk_id: a.chunk_id.filter(|c| !c.trim().is_empty()),
+                search: a.search,
+                replace: a.replace,
+                all: a.all.unwrap_or(false),
+                explanation: a.explanation,
+            }
+        }
+        other => return Err(format!("unknown tool {other:?}; the tools are {}", NAMES.join(", "))),
     })
 }
 
@@ -294,6 +333,46 @@ pub fn passages_json(passages: &[Passage]) -> Value {
         "text": p.text,
         "score": p.score,
     })).collect::<Vec<_>>()})
+}
+
+/// `html` with `search` replaced by `replace` (once, or every time with `all`), matched in
+/// the text between tags unless `search` holds markup (then in the HTML as written); tried as
+/// typed, then with `&`, `<` and `>` escaped as the HTML writes them. `Ok(None)` when it does
+/// not occur; `Err(n)` when it occurs `n > 1` times and `all` is false.
+pub fn replace_in(html: &str, search: &str, replace: &str, all: bool) -> Result<Option<String>, usize> {
+    let escaped = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let candidates: Vec<(String, String)> = if search.contains('<') {
+        vec![(search.to_owned(), replace.to_owned())]
+    } else {
+        vec![(escaped(search), escaped(replace)), (search.to_owned(), replace.to_owned())]
+    };
+    for (pattern, with) in candidates {
+        let in_markup = pattern.contains('<');
+        let mut out = String::with_capacity(html.len());
+        let mut count = 0usize;
+        // Text runs and tags, in order; the pattern is replaced in text runs only.
+        let mut rest = html;
+        while !rest.is_empty() {
+            let (text, tag, tail) = match rest.find('<') {
+                Some(lt) if !in_markup => {
+                    let gt = rest[lt..].find('>').map_or(rest.len(), |g| lt + g + 1);
+                    (&rest[..lt], &rest[lt..gt], &rest[gt..])
+                }
+                _ => (rest, "", ""),
+            };
+            count += text.matches(pattern.as_str()).count();
+            out.push_str(&text.replace(pattern.as_str(), &with));
+            out.push_str(tag);
+            rest = tail;
+        }
+        match count {
+            0 => continue,
+            1 => return Ok(Some(out)),
+            _ if all => return Ok(Some(out)),
+            n => return Err(n),
+        }
+    }
+    Ok(None)
 }
 
 /// The turn's edits so far: the working copy, the document the turn started from, and the
@@ -488,6 +567,16 @@ mod tests {
                     "explanation": {"type": "string"}
                 }, "required": ["chunk_id", "explanation"]}),
             ),
+            (
+                "replace_text",
+                json!({"type": "object", "properties": {
+                    "chunk_id": {"type": "string"},
+                    "search": {"type": "string"},
+                    "replace": {"type": "string"},
+                    "all": {"type": "boolean"},
+                    "explanation": {"type": "string"}
+                }, "required": ["search", "replace", "explanation"]}),
+            ),
         ];
         let specs = specs();
         assert_eq!(specs.len(), expected.len());
@@ -515,6 +604,46 @@ mod tests {
             parse("delete_section", r#"{"chunk_id": "a"}"#),
             Ok(ToolRequest::Delete { chunk_id: "a".into(), explanation: None })
         );
+    }
+
+    #[test]
+    fn replace_text_matches_text_not_markup() {
+        let html = "<p data-chunk-id=\"data\">Acme &amp; Co. make <b>Acme</b> anvils.</p>";
+        assert_eq!(replace_in(html, "Acme", "Zenith", false), Err(2));
+        assert_eq!(
+            replace_in(html, "Acme", "Zenith", true),
+            Ok(Some("<p data-chunk-id=\"data\">Zenith &amp; Co. make <b>Zenith</b> anvils.</p>".into()))
+        );
+        // Typed with a bare `&`, found as written; the attribute's "data" is not text.
+        assert_eq!(
+            replace_in(html, "Acme & Co.", "A & B", false),
+            Ok(Some("<p data-chunk-id=\"data\">A &amp; B make <b>Acme</b> anvils.</p>".into()))
+        );
+        assert_eq!(replace_in(html, "data", "x", true), Ok(None));
+        // Markup in the search text: matched in the HTML as written.
+        assert_eq!(
+            replace_in(html, "<b>Acme</b>", "<i>Acme</i>", false),
+            Ok(Some("<p data-chunk-id=\"data\">Acme &amp; Co. make <i>Acme</i> anvils.</p>".into()))
+        );
+        assert_eq!(
+            replace_in("<p>日本語のテキスト</p>", "日本語", "英語", false),
+            Ok(Some("<p>英語のテキスト</p>".into()))
+        );
+    }
+
+    #[test]
+    fn replace_text_arguments() {
+        assert_eq!(
+            parse("replace_text", r#"{"search": "a", "replace": "b", "all": true, "chunk_id": ""}"#),
+            Ok(ToolRequest::Replace {
+                chunk_id: None,
+                search: "a".into(),
+                replace: "b".into(),
+                all: true,
+                explanation: None
+            })
+        );
+        assert!(parse("replace_text", r#"{"search": "", "replace": "b"}"#).is_err());
     }
 
     #[test]

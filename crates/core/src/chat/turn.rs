@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use redline_domain::document::Document;
+use redline_domain::document::{ChunkId, Document};
 use redline_domain::job::JobStatus;
 use redline_ports::documents::{CommitOutcome, NewVersion};
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
@@ -15,9 +15,10 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::commit::summary;
+use super::protocol::{self, EditProtocol};
 use super::record::{Continuation, Turn};
-use super::tools::{self, Workspace};
-use super::{prompt, Chat, ChatError, ChatResult};
+use super::tools::{self, ToolRequest, Workspace};
+use super::{blocks, focus, prompt, rewrite, textcalls, Chat, ChatError, ChatResult};
 use crate::documents::new_version_id;
 
 /// Collects streamed text (it is stored as one `text_delta` event per model call) and passes
@@ -166,7 +167,22 @@ impl Chat {
             Some(a) => a.session_attachments(owner, session).await.unwrap_or_default(),
             None => Vec::new(),
         };
-        let mut messages = vec![Message::system(prompt::system(&doc, &attachments))];
+        let protocol = self.config.protocol;
+        // The sections a text protocol shows (indices into `doc`), by their ids: the diff of a
+        // `rewrite` answer is against what the model saw.
+        let view: Vec<usize> =
+            if protocol.uses_tools() { Vec::new() } else { focus::view(&doc, &message, focus::VIEW_BYTES) };
+        let view_ids: Vec<ChunkId> = view.iter().map(|&i| doc.sections()[i].id.clone()).collect();
+        let system = if protocol.uses_tools() {
+            prompt::system(&doc, &attachments)
+        } else {
+            let passages = match (&self.ports.attachments, attachments.is_empty()) {
+                (Some(a), false) => a.search_passages(owner, session, &message, 3).await.unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            protocol::text_system(protocol, &doc, &view, &passages)
+        };
+        let mut messages = vec![Message::system(system)];
         let history = self.ports.history.recent_history(owner, session, self.config.history_messages).await?;
         for m in history {
             let content = earlier_message(m.content);
@@ -183,7 +199,10 @@ impl Chat {
 
         let mut ws = Workspace::new(doc);
         let deadline_ms = job.created_at + i64::try_from(self.config.chat_timeout.as_millis()).unwrap_or(i64::MAX / 2);
-        let tool_specs = tools::specs();
+        let tool_specs = if protocol.uses_tools() { tools::specs() } else { Vec::new() };
+        // Answers sent back to the model: edits that could not be applied, and claims of an
+        // edit that did not happen.
+        let mut fixes_left = MAX_FIXES;
         let mut ending = Ending::Failed(format!(
             "The AI did not finish within {} steps; nothing was changed.",
             self.config.max_rounds
@@ -244,14 +263,64 @@ impl Chat {
             if let Some(text) = completion.content.as_deref().filter(|t| !t.is_empty()) {
                 self.emit(&job.job_id, "text_delta", json!({"text": text})).await;
             }
-            messages.push(Message::assistant(completion.content.clone(), completion.tool_calls.clone()));
-            if completion.tool_calls.is_empty() {
-                ending = Ending::Answer(completion.content.unwrap_or_default());
+            let mut content = completion.content.clone().unwrap_or_default();
+            let mut calls = completion.tool_calls.clone();
+            if protocol.uses_tools() && calls.is_empty() {
+                // Tool calls written as text are run like real ones.
+                let (found, rest) = textcalls::extract(&content, &tools::NAMES);
+                if !found.is_empty() {
+                    calls = found;
+                    content = rest;
+                }
+            }
+            messages.push(Message::assistant((!content.is_empty()).then(|| content.clone()), calls.clone()));
+            if calls.is_empty() {
+                let (requests, text) = match protocol {
+                    EditProtocol::Tools => (Vec::new(), content),
+                    EditProtocol::Blocks => blocks::parse(&content),
+                    EditProtocol::Rewrite => match self.rewrite_requests(&ws, &view_ids, &message, &content).await {
+                        Ok(parsed) => parsed,
+                        Err(why) if fixes_left > 0 => {
+                            fixes_left -= 1;
+                            messages.push(Message::user(why));
+                            continue;
+                        }
+                        Err(_) => (Vec::new(), content),
+                    },
+                };
+                if !requests.is_empty() {
+                    let mut events = Vec::new();
+                    let mut failed = Vec::new();
+                    for request in requests {
+                        let answer = self.run_request(job, &mut ws, request, require_approval, &mut events).await;
+                        if let Some(e) = answer.get("error").and_then(Value::as_str) {
+                            failed.push(e.to_owned());
+                        }
+                    }
+                    self.emit_all(&job.job_id, events).await;
+                    if !failed.is_empty() && fixes_left > 0 {
+                        fixes_left -= 1;
+                        messages.push(Message::user(format!(
+                            "These edits could not be applied: {}. The others were applied. Answer again with only the corrected edits.",
+                            failed.join("; ")
+                        )));
+                        continue;
+                    }
+                }
+                if ws.changes().is_empty() && protocol::claims_an_edit(&text) && fixes_left > 0 {
+                    fixes_left -= 1;
+                    messages.push(Message::user(format!(
+                        "No change was made to the document, but your answer says there was. {} If no change is needed, answer again without claiming one.",
+                        protocol.how_to_edit()
+                    )));
+                    continue;
+                }
+                ending = Ending::Answer(text);
                 break;
             }
             // The round's events are written together (one transaction, one signal).
             let mut events = Vec::new();
-            for call in &completion.tool_calls {
+            for call in &calls {
                 let shown_args: Value =
                     serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
                 events
@@ -288,11 +357,77 @@ impl Chat {
                 self.finish(turn, record, base_version, ws, text, require_approval).await
             }
             Ending::Answer(text) => {
-                let text = if text.trim().is_empty() { summary(ws.changes()) } else { text };
+                let text = honest_answer(text, ws.changes());
                 self.finish(turn, record, base_version, ws, text, require_approval).await
             }
         }
     }
+}
+
+/// Answers sent back to the model in one turn: its edits that could not be applied, an html
+/// block that could not be read, and a claim of an edit that did not happen.
+const MAX_FIXES: usize = 2;
+
+/// The answer the person reads: never a raw tool call, never a claim of an edit when nothing
+/// changed, and a summary of the changes when the model said nothing.
+fn honest_answer(text: String, changes: &[redline_domain::job::Change]) -> String {
+    if protocol::looks_like_a_tool_call(&text) || text.trim().is_empty() {
+        return if changes.is_empty() { NO_CHANGE.to_owned() } else { summary(changes) };
+    }
+    if changes.is_empty() && protocol::claims_an_edit(&text) {
+        return format!(
+            "{NO_CHANGE} The AI described a change, but it did not make it; try asking again in other words."
+        );
+    }
+    text
+}
+
+const NO_CHANGE: &str = "No change was made to the document.";
+
+impl Chat {
+    /// The edits of a `rewrite` answer: the difference between the sections in view (as they
+    /// are now in the working copy) and the revised HTML; with the text for the person. An
+    /// answer without html is a plain answer. `Err` tells the model what to fix.
+    async fn rewrite_requests(
+        &self,
+        ws: &Workspace,
+        view_ids: &[ChunkId],
+        message: &str,
+        answer: &str,
+    ) -> Result<(Vec<ToolRequest>, String), String> {
+        let Some((html, text)) = rewrite::extract_html(answer) else {
+            return Ok((Vec::new(), answer.to_owned()));
+        };
+        let revised = self
+            .documents
+            .sectionize(html)
+            .await
+            .map_err(|e| format!("Your html block could not be read ({e}). Answer again with valid HTML."))?;
+        let old: Vec<_> = view_ids.iter().filter_map(|id| ws.working.get(id)).cloned().collect();
+        let sections = ws.working.sections();
+        let before = old
+            .first()
+            .and_then(|first| sections.iter().position(|s| s.id == first.id))
+            .and_then(|i| i.checked_sub(1))
+            .map(|i| sections[i].id.clone());
+        let requests = rewrite::diff(&old, &revised, before.as_ref());
+        let deleted = requests.iter().filter(|r| matches!(r, ToolRequest::Delete { .. })).count();
+        if old.len() >= 3 && deleted * 2 > old.len() && !asks_to_delete(message) {
+            return Err(format!(
+                "Your html block leaves out {deleted} of the {} sections, which would delete them. Answer again with ALL the sections, changed or not, in one ```html block.",
+                old.len()
+            ));
+        }
+        Ok((requests, text))
+    }
+}
+
+/// Whether a request asks for something to go (then a rewrite may drop many sections).
+fn asks_to_delete(message: &str) -> bool {
+    let m = message.to_lowercase();
+    ["delete", "remove", "drop", "cut", "erase", "shorten", "keep only", "only keep", "summar"]
+        .iter()
+        .any(|w| m.contains(w))
 }
 
 /// What the model is told of the reviewer's answer to its proposal: its proposal's answer

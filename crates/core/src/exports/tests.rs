@@ -184,6 +184,16 @@ fn record(owner: Owner, session: &str, versions: &[String]) -> Option<DocumentRe
 /// `docs` are the sessions that exist (for any owner), each with one version; `email` is the
 /// users' address.
 fn fixture(docs: Vec<(String, String)>, email: Option<&str>) -> Fixture {
+    fixture_with(docs, email, MailRecipients::Any, |_| {})
+}
+
+/// [`fixture`] with a mail rule, and more expectations of the identity store (members).
+fn fixture_with(
+    docs: Vec<(String, String)>,
+    email: Option<&str>,
+    mail_to: MailRecipients,
+    more: impl FnOnce(&mut MockIdentityStore),
+) -> Fixture {
     let docs: Arc<Mutex<HashMap<String, Vec<String>>>> =
         Arc::new(Mutex::new(docs.into_iter().map(|(s, html)| (s, vec![html])).collect()));
     let mut store = MockDocumentStore::new();
@@ -217,6 +227,14 @@ fn fixture(docs: Vec<(String, String)>, email: Option<&str>) -> Fixture {
             created_at: T0,
         }))
     });
+    let taken = AtomicUsize::new(0);
+    identity.expect_take_throttle().returning(move |scopes, _| {
+        assert_eq!(scopes.len(), 1);
+        assert_eq!(scopes[0].1, MAIL_THROTTLE);
+        // The policy's free mails, then a wait of a minute.
+        Ok(if taken.fetch_add(1, Ordering::SeqCst) < MAIL_THROTTLE.free as usize { Ok(()) } else { Err(60_000) })
+    });
+    more(&mut identity);
     let blobs = Arc::new(FakeBlobs::default());
     let files = Arc::new(FakeFiles::default());
     let mailer = Arc::new(FakeMailer::default());
@@ -228,6 +246,7 @@ fn fixture(docs: Vec<(String, String)>, email: Option<&str>) -> Fixture {
         link_ttl_ms: 60_000,
         public_base_url: "https://r.example/".into(),
         lease: Duration::from_secs(30),
+        mail_to,
     };
     let exports = Arc::new(Exports::new(
         ExportPorts {
@@ -394,6 +413,73 @@ async fn the_recipient_is_the_given_address_or_the_accounts() {
     let g = fixture(vec![("s1".into(), "<p>x</p>".into())], Some("ann@example.com"));
     g.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, None).await.unwrap();
     assert_eq!(wait_for_mail(&g).await.to.as_str(), "ann@example.com");
+}
+
+#[tokio::test]
+async fn by_default_exports_are_mailed_only_to_the_account_or_its_members() {
+    let docs = || vec![("s1".to_owned(), "<p>x</p>".to_owned())];
+    // A web user: its own address (given or not), never a stranger's.
+    let f = fixture_with(docs(), Some("ann@example.com"), MailRecipients::Account, |_| {});
+    let stranger = Email::parse("victim@example.org").unwrap();
+    assert!(matches!(
+        f.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, Some(stranger.clone())).await,
+        Err(ExportFailure::RecipientNotAllowed)
+    ));
+    f.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, ann_at()).await.unwrap();
+    f.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, None).await.unwrap();
+    assert_eq!(f.jobs.0.lock().unwrap().len(), 2, "a refused request queues nothing");
+
+    // An agent has no address: it cannot mail at all.
+    let agent = fixture_with(docs(), None, MailRecipients::Account, |_| {});
+    for to in [None, Some(stranger.clone())] {
+        assert!(matches!(
+            agent.exports.request_email(ann(), &sid("s1"), ExportFormat::Html, to).await,
+            Err(ExportFailure::RecipientNotAllowed)
+        ));
+    }
+
+    // An organization: a member's address only.
+    let member = UserId::new();
+    let f = fixture_with(docs(), None, MailRecipients::Account, |identity| {
+        identity.expect_user_by_email().returning(move |e| {
+            Ok((e.as_str() == "member@example.com").then(|| UserRecord {
+                id: member,
+                kind: UserKind::Web,
+                email: Some(e.clone()),
+                password_hash: None,
+                name: None,
+                plan: PlanSettings { plan: redline_domain::Plan::Free, monthly_limit_override: None },
+                created_at: T0,
+            }))
+        });
+        identity.expect_member().returning(move |org, user| {
+            Ok((user == member).then(|| redline_ports::records::MemberRecord {
+                org_id: org,
+                user_id: user,
+                role: "member".to_owned(),
+                created_at: T0,
+            }))
+        });
+    });
+    let org = Owner::Org(redline_domain::OrgId::new());
+    let to_member = Email::parse("member@example.com").unwrap();
+    f.exports.request_email(org, &sid("s1"), ExportFormat::Html, Some(to_member)).await.unwrap();
+    assert!(matches!(
+        f.exports.request_email(org, &sid("s1"), ExportFormat::Html, Some(stranger)).await,
+        Err(ExportFailure::RecipientNotAllowed)
+    ));
+}
+
+#[tokio::test]
+async fn mailing_is_throttled_per_account() {
+    let f = fixture(vec![("s1".into(), "<p>x</p>".into())], Some("ann@example.com"));
+    for _ in 0..MAIL_THROTTLE.free {
+        f.exports.request_email(ann(), &sid("s1"), ExportFormat::Txt, None).await.unwrap();
+    }
+    assert!(matches!(
+        f.exports.request_email(ann(), &sid("s1"), ExportFormat::Txt, None).await,
+        Err(ExportFailure::MailThrottled { retry_after_secs: 60 })
+    ));
 }
 
 #[tokio::test]

@@ -11,6 +11,12 @@ fn clock(now: Millis) -> Arc<MockClock> {
     Arc::new(c)
 }
 
+/// A store whose throttle never makes anyone wait.
+fn unthrottled(store: &mut MockIdentityStore) {
+    store.expect_take_throttle().returning(|_, _| Ok(Ok(())));
+    store.expect_give_back_throttle().returning(|_, _| Ok(()));
+}
+
 fn identity(store: MockIdentityStore, now: Millis) -> Identity {
     Identity::new(Arc::new(store), clock(now), IdentityConfig::default())
 }
@@ -44,6 +50,7 @@ async fn verified_keys_are_cached_and_evicted_on_revocation() {
     let rec = record.clone();
     // Looked up once before revocation (then cached), once after (then refused).
     let mut calls = 0;
+    unthrottled(&mut store);
     store.expect_live_keys_by_prefix().times(2).returning(move |_| {
         calls += 1;
         Ok(if calls == 1 { vec![rec.clone()] } else { vec![] })
@@ -53,11 +60,11 @@ async fn verified_keys_are_cached_and_evicted_on_revocation() {
 
     let header = format!("Bearer {}", key.expose());
     for _ in 0..3 {
-        let p = id.authenticate_header(Some(&header)).await.unwrap();
+        let p = id.authenticate_header(Some(&header), "198.51.100.1").await.unwrap();
         assert_eq!(p.owner, owner);
     }
     id.revoke_key(owner, record.id).await.unwrap();
-    let err = id.authenticate_header(Some(&header)).await.unwrap_err();
+    let err = id.authenticate_header(Some(&header), "198.51.100.1").await.unwrap_err();
     assert!(matches!(err, IdentityError::Auth(AuthFailure::InvalidKey)));
 }
 
@@ -68,10 +75,10 @@ async fn header_failures_are_told_apart() {
         Err(IdentityError::Auth(f)) => f,
         other => panic!("{other:?}"),
     };
-    assert_eq!(auth(id.authenticate_header(None).await), AuthFailure::MissingHeader);
-    assert_eq!(auth(id.authenticate_header(Some("Token x")).await), AuthFailure::NotBearer);
+    assert_eq!(auth(id.authenticate_header(None, "198.51.100.1").await), AuthFailure::MissingHeader);
+    assert_eq!(auth(id.authenticate_header(Some("Token x"), "198.51.100.1").await), AuthFailure::NotBearer);
     // malformed keys never reach the store
-    assert_eq!(auth(id.authenticate_header(Some("Bearer nonsense")).await), AuthFailure::InvalidKey);
+    assert_eq!(auth(id.authenticate_header(Some("Bearer nonsense"), "198.51.100.1").await), AuthFailure::InvalidKey);
 }
 
 #[tokio::test]
@@ -139,9 +146,16 @@ async fn wrong_handoff_code_counts_down_and_disables() {
 async fn login_with_unknown_email_is_refused_like_a_wrong_password() {
     let mut store = MockIdentityStore::new();
     store.expect_user_by_email().returning(|_| Ok(None));
+    unthrottled(&mut store);
     let id = identity(store, 0);
-    assert!(matches!(id.login("nobody@example.com", "whatever-pass").await, Err(IdentityError::InvalidCredentials)));
-    assert!(matches!(id.login("not an email", "whatever-pass").await, Err(IdentityError::InvalidCredentials)));
+    assert!(matches!(
+        id.login("nobody@example.com", "whatever-pass", "198.51.100.1").await,
+        Err(IdentityError::InvalidCredentials)
+    ));
+    assert!(matches!(
+        id.login("not an email", "whatever-pass", "198.51.100.1").await,
+        Err(IdentityError::InvalidCredentials)
+    ));
 }
 
 #[test]
@@ -166,6 +180,7 @@ async fn concurrent_misses_verify_a_key_once() {
         revoked_at: None,
     };
     let mut store = MockIdentityStore::new();
+    unthrottled(&mut store);
     store.expect_live_keys_by_prefix().times(1).returning(move |_| Ok(vec![record.clone()]));
     let id = Arc::new(identity(store, 0));
     let header = format!("Bearer {}", key.expose());
@@ -173,10 +188,30 @@ async fn concurrent_misses_verify_a_key_once() {
         .map(|_| {
             let id = id.clone();
             let header = header.clone();
-            tokio::spawn(async move { id.authenticate_header(Some(&header)).await.map(|p| p.key_id) })
+            tokio::spawn(async move { id.authenticate_header(Some(&header), "198.51.100.1").await.map(|p| p.key_id) })
         })
         .collect();
     for t in tasks {
         assert!(t.await.unwrap().is_ok());
     }
+}
+
+#[tokio::test]
+async fn a_throttled_sign_in_computes_no_hash_and_reads_no_account() {
+    let mut store = MockIdentityStore::new();
+    let scopes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = scopes.clone();
+    store.expect_take_throttle().times(1).returning(move |s, _| {
+        seen.lock().unwrap().extend(s.iter().map(|(k, p)| (k.clone(), *p)));
+        Ok(Err(4_200))
+    });
+    // No user_by_email expectation: reading the account would panic the mock.
+    let id = identity(store, 0);
+    let err = id.login("Ann@Example.com ", "guess", "198.51.100.7").await.unwrap_err();
+    assert!(matches!(err, IdentityError::Throttled { guess: Guess::Password, retry_after_secs: 5 }), "{err:?}");
+    let scopes = scopes.lock().unwrap();
+    assert_eq!(scopes.len(), 2);
+    assert_eq!(scopes[0], (throttle_scope("account", "ann@example.com"), throttle::ACCOUNT));
+    assert_eq!(scopes[1], (throttle_scope("address", "198.51.100.7"), throttle::ADDRESS));
+    assert!(!scopes[0].0.contains("ann"), "scopes are stored hashed");
 }

@@ -95,11 +95,7 @@ pub async fn signup(state: web::Data<AppState>, req: HttpRequest, body: JsonBody
     let mut f = Fields::optional_body(&body.0)?;
     let name = f.optional_bounded_str("name", 200).map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
     f.finish()?;
-    let addr = state
-        .config
-        .trusted_proxies
-        .client(req.peer_addr(), req.headers())
-        .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    let addr = crate::client_addr::of(&req, &state.config.trusted_proxies);
     let out = state.identity.agent_signup(name, &addr).await?;
     let plan = out.user.plan.plan;
     Ok(HttpResponse::Created().json(AgentSignupResponse {

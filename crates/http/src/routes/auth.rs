@@ -109,10 +109,12 @@ fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<
         (status = 200, body = LoginResponse),
         (status = 401, description = "Wrong email or password", body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody),
+        (status = 429, description = "Too many failed sign-ins for this account or from this address", body = crate::openapi::ErrorBody),
     ))]
-pub async fn login(state: web::Data<AppState>, body: JsonBody) -> ApiResult<HttpResponse> {
+pub async fn login(state: web::Data<AppState>, req: HttpRequest, body: JsonBody) -> ApiResult<HttpResponse> {
     let (email, password) = parse_credentials(&body.0, false)?;
-    let login = state.identity.login(&email, &password).await?;
+    let client = crate::client_addr::of(&req, &state.config.trusted_proxies);
+    let login = state.identity.login(&email, &password, &client).await?;
     let cookie = session_cookie(&state, login.token.clone(), SESSION_COOKIE_MAX_AGE_SECS);
     Ok(HttpResponse::Ok().cookie(cookie).json(LoginResponse {
         token: login.token,

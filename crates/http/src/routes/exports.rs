@@ -171,8 +171,10 @@ pub async fn export(
     responses(
         (status = 202, body = EmailRequestAccepted),
         (status = 401, body = crate::openapi::ErrorBody),
+        (status = 403, description = "The address is not the account's own nor an organization member's (`REDLINE_EXPORT_MAIL_TO=account`)", body = crate::openapi::ErrorBody),
         (status = 404, description = "Session not found", body = crate::openapi::ErrorBody),
-        (status = 422, description = "A bad field, or no `email` for an account without an address", body = crate::openapi::ValidationErrorBody),
+        (status = 422, description = "A bad field, or no `email` for an organization", body = crate::openapi::ValidationErrorBody),
+        (status = 429, description = "Too many e-mailed exports from this account lately", body = crate::openapi::ErrorBody),
     ))]
 pub async fn email_request(
     state: web::Data<AppState>,

@@ -23,6 +23,18 @@ pub(super) struct ChatRequest<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    /// Sampling, when configured (`REDLINE_OPENAI_TEMPERATURE`, `REDLINE_OPENAI_SEED`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+}
+
+/// Sampling settings sent with every request, when set.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sampling {
+    pub temperature: Option<f64>,
+    pub seed: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -72,13 +84,21 @@ struct OutFunction<'a> {
 }
 
 impl<'a> ChatRequest<'a> {
-    pub(super) fn new(model: &'a str, request: &'a CompletionRequest, stream: bool, include_usage: bool) -> Self {
+    pub(super) fn new(
+        model: &'a str,
+        request: &'a CompletionRequest,
+        stream: bool,
+        include_usage: bool,
+        sampling: Sampling,
+    ) -> Self {
         Self {
             model,
             messages: request.messages.iter().map(out_message).collect(),
             tools: request.tools.iter().map(out_tool).collect(),
             stream,
             stream_options: (stream && include_usage).then_some(StreamOptions { include_usage: true }),
+            temperature: sampling.temperature,
+            seed: sampling.seed,
         }
     }
 }
@@ -294,7 +314,7 @@ mod tests {
             ],
             tools: vec![],
         };
-        let json = serde_json::to_value(ChatRequest::new("m", &request, false, true)).unwrap();
+        let json = serde_json::to_value(ChatRequest::new("m", &request, false, true, Sampling::default())).unwrap();
         assert_eq!(
             json,
             json!({
@@ -313,11 +333,24 @@ mod tests {
     }
 
     #[test]
+    fn sampling_is_sent_only_when_set() {
+        let request = CompletionRequest { messages: vec![Message::user("hi")], tools: vec![] };
+        let plain = serde_json::to_value(ChatRequest::new("m", &request, false, true, Sampling::default())).unwrap();
+        assert!(plain.get("temperature").is_none() && plain.get("seed").is_none(), "{plain}");
+        let set = Sampling { temperature: Some(0.0), seed: Some(42) };
+        let json = serde_json::to_value(ChatRequest::new("m", &request, false, true, set)).unwrap();
+        assert_eq!(
+            (json["temperature"].clone(), json["seed"].clone()),
+            (serde_json::json!(0.0), serde_json::json!(42))
+        );
+    }
+
+    #[test]
     fn stream_options_only_when_streaming() {
         let request = CompletionRequest { messages: vec![Message::user("hi")], tools: vec![] };
-        let json = serde_json::to_value(ChatRequest::new("m", &request, true, true)).unwrap();
+        let json = serde_json::to_value(ChatRequest::new("m", &request, true, true, Sampling::default())).unwrap();
         assert_eq!(json["stream_options"], json!({"include_usage": true}));
-        let json = serde_json::to_value(ChatRequest::new("m", &request, true, false)).unwrap();
+        let json = serde_json::to_value(ChatRequest::new("m", &request, true, false, Sampling::default())).unwrap();
         assert!(json.get("stream_options").is_none());
     }
 

@@ -1,0 +1,201 @@
+//! How the model edits (`REDLINE_EDIT_PROTOCOL`, docs/api.md "Edit protocols"):
+//!
+//! - `tools`: function calling (the six tools and `replace_text`); tool calls written as text
+//!   are recognized too (`textcalls.rs`). For models with strong tool calling.
+//! - `blocks`: no function calling; the model sees the sections in view with their chunk ids
+//!   and answers with SEARCH/REPLACE blocks (`blocks.rs`).
+//! - `rewrite`: no function calling; the model returns the revised HTML of the sections in
+//!   view and Redline diffs it into section edits (`rewrite.rs`). For small local models.
+//!
+//! Every protocol's edits go through the same tool requests, changes, approval and redlines.
+
+use redline_domain::document::Document;
+use redline_ports::attachments::Passage;
+
+use super::rewrite::without_chunk_id;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EditProtocol {
+    #[default]
+    Tools,
+    Blocks,
+    Rewrite,
+}
+
+impl EditProtocol {
+    pub const ALL: [EditProtocol; 3] = [Self::Tools, Self::Blocks, Self::Rewrite];
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == value)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tools => "tools",
+            Self::Blocks => "blocks",
+            Self::Rewrite => "rewrite",
+        }
+    }
+
+    /// Whether the model gets function-calling tools.
+    pub fn uses_tools(self) -> bool {
+        self == Self::Tools
+    }
+
+    /// What the model is told when its answer claimed an edit that did not happen.
+    pub fn how_to_edit(self) -> &'static str {
+        match self {
+            Self::Tools => "To change the document, call edit_section, replace_text, create_section or delete_section.",
+            Self::Blocks => "To change the document, answer with SEARCH/REPLACE blocks as described.",
+            Self::Rewrite => "To change the document, answer with the revised HTML in one ```html block as described.",
+        }
+    }
+}
+
+const BLOCKS_INSTRUCTIONS: &str = "You are Redline, an editor of an HTML document. The sections below are the \
+part of the document that matters for the user's request; each starts with its chunk id in brackets.\n\
+To change the document, answer with one block per change, in this exact form:\n\
+chunk_id\n<<<<<<< SEARCH\nexact text copied from that section\n=======\nthe replacement\n>>>>>>> REPLACE\n\
+Keep SEARCH short but unique. To add a new paragraph or item after a section, SEARCH its whole HTML and \
+REPLACE it with the same HTML followed by the new block. To delete a section, SEARCH its whole HTML and leave \
+the replacement empty. After the blocks, say in one sentence what you changed.\n\
+If the request is a question or asks for nothing that can be done to this document, answer in plain text \
+without blocks, and never say you changed something you did not.";
+
+const REWRITE_INSTRUCTIONS: &str = "You are Redline, an editor of an HTML document. The sections below are the \
+part of the document that matters for the user's request.\n\
+To change the document, answer with the revised HTML of ALL these sections in one ```html block: every \
+section in order, changed or not, each keeping its data-chunk-id attribute; leave a section out only to \
+delete it; new sections have no data-chunk-id. Change only what the request asks for. After the block, say \
+in one sentence what you changed.\n\
+If the request is a question or asks for nothing that can be done to this document, answer in plain text \
+without an html block, and never say you changed something you did not.";
+
+/// The system message of a text protocol: instructions, the sections in view (`view`, indices
+/// into `doc`), and passages of the session's attachments that match the request.
+pub fn text_system(protocol: EditProtocol, doc: &Document, view: &[usize], passages: &[Passage]) -> String {
+    let sections = doc.sections();
+    let mut out = String::from(match protocol {
+        EditProtocol::Blocks => BLOCKS_INSTRUCTIONS,
+        _ => REWRITE_INSTRUCTIONS,
+    });
+    if view.len() < sections.len() {
+        out.push_str(&format!(
+            "\n\nThe document has {} sections; these {} match the request.",
+            sections.len(),
+            view.len()
+        ));
+    }
+    out.push_str("\n\nSections:\n");
+    for &i in view {
+        let s = &sections[i];
+        match protocol {
+            EditProtocol::Blocks => {
+                out.push_str(&format!("[{}]\n{}\n", s.id.as_str(), without_chunk_id(&s.html)));
+            }
+            _ => {
+                out.push_str(&s.html);
+                out.push('\n');
+            }
+        }
+    }
+    if sections.is_empty() {
+        out.push_str("(the document is empty)\n");
+    }
+    if !passages.is_empty() {
+        out.push_str("\nFrom the files attached to this session:\n");
+        for p in passages {
+            out.push_str(&format!("[{}] {}\n", p.filename, p.text));
+        }
+    }
+    out
+}
+
+/// Whether an answer tells the person that the document was changed: a first-person past
+/// tense of an editing verb ("I've replaced", "I added", "Updated the heading"). Used only
+/// when nothing was changed, to catch a claim that would be false.
+pub fn claims_an_edit(answer: &str) -> bool {
+    const VERBS: [&str; 22] = [
+        "added",
+        "changed",
+        "replaced",
+        "removed",
+        "deleted",
+        "updated",
+        "renamed",
+        "fixed",
+        "corrected",
+        "inserted",
+        "rewrote",
+        "rewritten",
+        "edited",
+        "modified",
+        "moved",
+        "made bold",
+        "bolded",
+        "italicized",
+        "translated",
+        "appended",
+        "revised",
+        "converted",
+    ];
+    let lower = answer.to_lowercase();
+    let first_person = ["i ", "i've", "i have", "i’ve", "we ", "we've", "done", "here is the revised", "have been"];
+    let starts_with_verb = VERBS.iter().any(|v| lower.trim_start().starts_with(v));
+    (starts_with_verb || first_person.iter().any(|p| lower.contains(p)))
+        && VERBS.iter().any(|v| lower.contains(v))
+        && !lower.contains("no change")
+        && !lower.contains("not changed")
+        && !lower.contains("didn't change")
+        && !lower.contains("did not change")
+}
+
+/// Whether an answer is (or holds) a raw tool call that must not reach the person.
+pub fn looks_like_a_tool_call(answer: &str) -> bool {
+    let t = answer.trim();
+    t.contains("<tool_call>")
+        || t.contains("\"arguments\"")
+        || (t.starts_with('{') && t.contains("\"name\""))
+        || super::tools::NAMES.iter().any(|n| t.contains(&format!("<{n} ")) || t.contains(&format!("<{n}>")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocols_parse_by_name() {
+        for p in EditProtocol::ALL {
+            assert_eq!(EditProtocol::parse(p.as_str()), Some(p));
+        }
+        assert_eq!(EditProtocol::parse("whole"), None);
+    }
+
+    #[test]
+    fn claims_of_edits_are_caught() {
+        for yes in [
+            "I added Bananas to the list.",
+            "I've replaced Acme with Zenith throughout.",
+            "Updated the heading.",
+            "Done! I removed the second paragraph.",
+        ] {
+            assert!(claims_an_edit(yes), "{yes}");
+        }
+        for no in [
+            "The capital is Paris.",
+            "I could not find a table in the document, so no change was made.",
+            "The text was not changed.",
+            "I cannot do that.",
+        ] {
+            assert!(!claims_an_edit(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn raw_tool_calls_are_recognized() {
+        assert!(looks_like_a_tool_call("<tool_call>{\"name\": \"x\"}</tool_call>"));
+        assert!(looks_like_a_tool_call("{\"name\": \"edit_section\", \"arguments\": {}}"));
+        assert!(looks_like_a_tool_call("<edit_section chunk_id=\"a\">x</edit_section>"));
+        assert!(!looks_like_a_tool_call("I renamed the heading to \"Budget\"."));
+    }
+}
