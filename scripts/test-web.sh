@@ -23,13 +23,25 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 0
 fi
 (cd crates/web && npm ci --no-audit --no-fund --silent)
-# The committed vendor files are the pinned versions, unchanged.
+# The committed vendor files are the pinned versions, unchanged (scripts/vendor-web.sh copies
+# them), and so are the licence files copied with them.
 for pair in "preact/dist/preact.module.js preact.mjs" "preact/hooks/dist/hooks.module.js preact-hooks.mjs" \
   "htm/dist/htm.module.js htm.mjs" "diff/libesm/diff/array.js diff/diff/array.js" \
-  "diff/libesm/diff/base.js diff/diff/base.js"; do
+  "diff/libesm/diff/base.js diff/diff/base.js" \
+  "swagger-ui-dist/swagger-ui-bundle.js swagger-ui/swagger-ui-bundle.js" \
+  "swagger-ui-dist/swagger-ui.css swagger-ui/swagger-ui.css"; do
   set -- $pair
-  if ! sed -e '/^\/\/# sourceMappingURL=/d' "crates/web/node_modules/$1" | cmp -s - "crates/web/assets/vendor/$2"; then
+  if ! sed -e '/^\/\/# sourceMappingURL=/d' -e '/^\/\*# sourceMappingURL=.*\*\/$/d' "crates/web/node_modules/$1" \
+    | cmp -s - "crates/web/assets/vendor/$2"; then
     echo "web: crates/web/assets/vendor/$2 differs from the pinned npm package; run scripts/vendor-web.sh" >&2
+    exit 1
+  fi
+done
+for pair in "swagger-ui-dist/LICENSE swagger-ui-Apache-2.0.txt" "swagger-ui-dist/NOTICE swagger-ui-NOTICE.txt" \
+  "swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt swagger-ui-bundle-notices.txt"; do
+  set -- $pair
+  if ! cmp -s "crates/web/node_modules/$1" "crates/web/licenses/$2"; then
+    echo "web: crates/web/licenses/$2 differs from the pinned npm package; run scripts/vendor-web.sh" >&2
     exit 1
   fi
 done

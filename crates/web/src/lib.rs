@@ -3,6 +3,10 @@
 //!
 //! - **Pages:** every path of the app (`PAGES`) answers the same `index.html`; the app's router
 //!   reads the path. It is revalidated on each load (`no-cache` and a strong `ETag`).
+//! - **The API reference:** `/docs` answers `reference.html`, where Swagger UI (vendored in
+//!   `assets/vendor/swagger-ui/`, see `THIRD_PARTY.md`) shows `/openapi.json`, which the API
+//!   serves. It is a page of its own: its scripts (`REFERENCE_SCRIPTS`) are classic scripts that
+//!   no page of the app loads or preloads, and it gets the same headers as every other answer.
 //! - **Assets:** under `/assets/<version>/…`, where the version is a hash of every asset, so a
 //!   URL never changes meaning: they are cached for a year as `immutable`, with strong ETags.
 //!   An old version's URL answers 404 rather than another version's bytes.
@@ -12,13 +16,15 @@
 //!   `X-Content-Type-Options`, `Referrer-Policy: no-referrer` (a claim link's token never
 //!   leaves in a `Referer`), `X-Frame-Options` and `Cross-Origin-Opener-Policy`.
 //!
-//! Invariant: this crate serves files; it knows nothing of the API but the paths it avoids.
+//! Invariant: this crate serves files; it knows nothing of the API but the paths it avoids and
+//! the address of the OpenAPI document.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::web::{self, Bytes};
+use actix_web::{HttpRequest, HttpResponse};
 use sha2::{Digest, Sha256};
 
 /// Every file under `assets/`, by its path there.
@@ -39,22 +45,33 @@ pub const PAGES: &[&str] = &[
     "/claim/{token}",
 ];
 
-/// The page template's placeholder for the versioned asset base (`/assets/<version>`).
+/// The path of the API reference.
+pub const REFERENCE_PATH: &str = "/docs";
+
+/// The page templates under `assets/`: served as pages, never as assets.
+const APP_TEMPLATE: &str = "index.html";
+const REFERENCE_TEMPLATE: &str = "reference.html";
+
+/// The scripts of the API reference page, which no page of the app preloads: Swagger UI's
+/// bundle (about 1.7 MB, not an ES module) and the script that starts it.
+const REFERENCE_SCRIPTS: &[&str] = &["reference.js", "vendor/swagger-ui/swagger-ui-bundle.js"];
+
+/// The page templates' placeholder for the versioned asset base (`/assets/<version>`).
 const BASE_PLACEHOLDER: &str = "{{assets}}";
 
 /// The page template's placeholder for a `modulepreload` link to every module, so the browser
 /// fetches them at once instead of one import level after another.
 const PRELOAD_PLACEHOLDER: &str = "{{modulepreload}}";
 
-/// One file as served.
+/// One file as served. The body is shared, not copied, by each answer.
 struct Asset {
-    body: Vec<u8>,
+    body: Bytes,
     etag: HeaderValue,
     content_type: &'static str,
 }
 
 impl Asset {
-    fn new(body: Vec<u8>, content_type: &'static str) -> Self {
+    fn new(body: Bytes, content_type: &'static str) -> Self {
         let digest = Sha256::digest(&body);
         let etag =
             HeaderValue::from_str(&format!("\"{}\"", &hex::encode(digest)[..32])).expect("hex is a header value");
@@ -62,10 +79,11 @@ impl Asset {
     }
 }
 
-/// The web app as served: the page, the assets and the policy, computed once at start.
+/// The web app as served: the pages, the assets and the policy, computed once at start.
 pub struct WebApp {
     version: String,
     page: Asset,
+    reference: Asset,
     assets: HashMap<&'static str, Asset>,
     csp: HeaderValue,
 }
@@ -87,27 +105,26 @@ impl WebApp {
         }
         let version = hex::encode(all.finalize())[..16].to_owned();
         let base = format!("/assets/{version}");
-        let template = ASSETS
-            .iter()
-            .find(|(name, _)| *name == "index.html")
-            .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
-            .unwrap_or_default();
         let preload: String = ASSETS
             .iter()
-            .filter(|(name, _)| name.ends_with(".js") || name.ends_with(".mjs"))
-            .filter(|(name, _)| *name != "app.js")
+            .filter(|(name, _)| is_app_module(name))
             .map(|(name, _)| format!("<link rel=\"modulepreload\" href=\"{base}/{name}\">\n"))
             .collect();
-        let page_html = template.replace(PRELOAD_PLACEHOLDER, preload.trim_end()).replace(BASE_PLACEHOLDER, &base);
+        let page_html =
+            template(APP_TEMPLATE).replace(PRELOAD_PLACEHOLDER, preload.trim_end()).replace(BASE_PLACEHOLDER, &base);
+        let reference_html = template(REFERENCE_TEMPLATE).replace(BASE_PLACEHOLDER, &base);
+        // The reference page has no inline script: the app's policy, import map hash and all,
+        // serves it as it is.
         let csp = content_security_policy(&import_map_hashes(&page_html));
         let assets = ASSETS
             .iter()
-            .filter(|(name, _)| *name != "index.html")
-            .map(|(name, body)| (*name, Asset::new(body.to_vec(), content_type(name))))
+            .filter(|(name, _)| ![APP_TEMPLATE, REFERENCE_TEMPLATE].contains(name))
+            .map(|(name, body)| (*name, Asset::new(Bytes::from_static(body), content_type(name))))
             .collect();
         Self {
             version,
-            page: Asset::new(page_html.into_bytes(), "text/html; charset=utf-8"),
+            page: Asset::new(Bytes::from(page_html), "text/html; charset=utf-8"),
+            reference: Asset::new(Bytes::from(reference_html), "text/html; charset=utf-8"),
             assets,
             csp: HeaderValue::from_str(&csp).expect("the policy is ASCII"),
         }
@@ -145,6 +162,21 @@ impl WebApp {
             HeaderValue::from_static("camera=(), microphone=(), geolocation=(), payment=()"),
         );
     }
+}
+
+/// The text of a page template under `assets/` (empty when there is none).
+fn template(name: &str) -> String {
+    ASSETS
+        .iter()
+        .find(|(asset, _)| *asset == name)
+        .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
+        .unwrap_or_default()
+}
+
+/// Whether an asset is an ES module of the app, preloaded by its pages: every script but the
+/// entry module (`app.js`, loaded by the page itself) and the API reference's.
+fn is_app_module(name: &str) -> bool {
+    (name.ends_with(".js") || name.ends_with(".mjs")) && name != "app.js" && !REFERENCE_SCRIPTS.contains(&name)
 }
 
 /// The policy of every answer: scripts from this origin, plus the inline import map(s) by
@@ -220,6 +252,10 @@ async fn page(req: HttpRequest, app: web::Data<WebApp>) -> HttpResponse {
     app.answer(&req, &app.page, "no-cache")
 }
 
+async fn reference(req: HttpRequest, app: web::Data<WebApp>) -> HttpResponse {
+    app.answer(&req, &app.reference, "no-cache")
+}
+
 async fn asset(req: HttpRequest, app: web::Data<WebApp>, path: web::Path<(String, String)>) -> HttpResponse {
     let (version, name) = path.into_inner();
     match app.assets.get(name.as_str()) {
@@ -232,7 +268,7 @@ async fn asset(req: HttpRequest, app: web::Data<WebApp>, path: web::Path<(String
     }
 }
 
-/// Registers the pages and the assets. The app is computed once, here, and shared by every
+/// Registers the pages, the API reference and the assets. The app is computed once, here, and shared by every
 /// worker.
 pub fn service() -> impl Fn(&mut web::ServiceConfig) + Clone + Send + Sync + 'static {
     let app = web::Data::from(Arc::new(WebApp::new()));
@@ -241,6 +277,7 @@ pub fn service() -> impl Fn(&mut web::ServiceConfig) + Clone + Send + Sync + 'st
         for path in PAGES {
             cfg.route(path, web::get().to(page));
         }
+        cfg.route(REFERENCE_PATH, web::get().to(reference));
         cfg.route("/assets/{version}/{name:.+}", web::get().to(asset));
     }
 }

@@ -45,11 +45,49 @@ async fn the_import_map_is_the_only_inline_script_and_its_hash_is_allowed() {
     assert_eq!(html.matches("<script").count(), 2, "the import map and the entry module");
     assert!(html.contains(&format!("<script type=\"module\" src=\"/assets/{}/app.js\"></script>", web.version())));
     // Every other module is preloaded, so imports do not load one level after another.
-    for (name, _) in ASSETS.iter().filter(|(n, _)| n.ends_with(".js") && *n != "app.js") {
+    for (name, _) in ASSETS.iter().filter(|(n, _)| is_app_module(n)) {
         let link = format!("<link rel=\"modulepreload\" href=\"/assets/{}/{name}\">", web.version());
         assert!(html.contains(&link), "{name} is not preloaded");
     }
     assert!(!html.contains(PRELOAD_PLACEHOLDER));
+    // The API reference's scripts are not the app's: its pages neither load nor preload them.
+    for name in REFERENCE_SCRIPTS {
+        assert!(ASSETS.iter().any(|(n, _)| n == name), "{name} is an asset");
+        assert!(!html.contains(name), "{name} is on the app's page");
+    }
+}
+
+#[actix_web::test]
+async fn the_api_reference_is_a_page_of_its_own_under_the_same_policy() {
+    let svc = app().await;
+    let version = WebApp::new().version().to_owned();
+    let res = web_test::call_service(&svc, web_test::TestRequest::get().uri(REFERENCE_PATH).to_request()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(header_of(&res, header::CONTENT_TYPE).starts_with("text/html"));
+    assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-cache");
+    let csp = header_of(&res, header::CONTENT_SECURITY_POLICY);
+    assert_eq!(csp, WebApp::new().csp.to_str().unwrap_or_default(), "the app's policy");
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "{csp}");
+    assert_eq!(header_of(&res, header::X_FRAME_OPTIONS), "DENY");
+    assert_eq!(header_of(&res, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+    assert_eq!(header_of(&res, header::REFERRER_POLICY), "no-referrer");
+    let body = web_test::read_body(res).await;
+    let html = String::from_utf8_lossy(&body);
+    assert!(html.contains("data-url=\"/openapi.json\""), "{html}");
+    assert!(!html.contains("://") && !html.contains("\"//"), "no address of another origin: {html}");
+    assert!(!html.contains(BASE_PLACEHOLDER));
+    // Every script is one of ours, from a file under this version: no inline script.
+    assert_eq!(html.matches("<script").count(), REFERENCE_SCRIPTS.len());
+    for name in REFERENCE_SCRIPTS {
+        assert!(html.contains(&format!("<script src=\"/assets/{version}/{name}\" defer></script>")), "{name}");
+    }
+    for name in ["vendor/swagger-ui/swagger-ui-bundle.js", "vendor/swagger-ui/swagger-ui.css", "reference.js"] {
+        let uri = format!("/assets/{version}/{name}");
+        let res = web_test::call_service(&svc, web_test::TestRequest::get().uri(&uri).to_request()).await;
+        assert_eq!(res.status(), StatusCode::OK, "{uri}");
+        assert_eq!(header_of(&res, header::CACHE_CONTROL), "public, max-age=31536000, immutable");
+    }
 }
 
 #[actix_web::test]
@@ -83,13 +121,12 @@ async fn another_version_or_an_unknown_file_is_not_found() {
         assert_eq!(res.status(), StatusCode::NOT_FOUND, "{uri}");
         assert_eq!(header_of(&res, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
     }
-    // The page template is served as a page, not as an asset.
-    let res = web_test::call_service(
-        &svc,
-        web_test::TestRequest::get().uri(&format!("/assets/{version}/index.html")).to_request(),
-    )
-    .await;
-    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    // The page templates are served as pages, not as assets.
+    for template in [APP_TEMPLATE, REFERENCE_TEMPLATE] {
+        let uri = format!("/assets/{version}/{template}");
+        let res = web_test::call_service(&svc, web_test::TestRequest::get().uri(&uri).to_request()).await;
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{uri}");
+    }
 }
 
 #[test]

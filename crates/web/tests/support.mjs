@@ -162,6 +162,46 @@ export async function openPage(browser, viewport = { width: 1200, height: 900 })
   return { context, page, guard };
 }
 
+/**
+ * Watches a browser context: every request of its pages, frames and workers, and every
+ * `securitypolicyviolation` event in its documents (also those the browser does not log, such
+ * as a library's `try { Function('') }` probe). `check()` fails on a request to any origin but
+ * `base`'s and on any violation (a request that the policy blocks shows as both). Call it
+ * before the context opens a page.
+ * @param {import('playwright-core').BrowserContext} context
+ * @param {string} base the server's origin
+ */
+export async function watchOrigins(context, base) {
+  const origin = new URL(base).origin;
+  /** @type {string[]} */
+  const foreign = [];
+  /** @type {string[]} */
+  const violations = [];
+  context.on('request', (request) => {
+    const url = request.url();
+    // data: and blob: URLs are the page's own bytes, not a request to anyone.
+    if (/^(data|blob):/.test(url)) return;
+    if (new URL(url).origin !== origin) foreign.push(`${request.method()} ${url}`);
+  });
+  await context.exposeBinding('__redlineViolation', (_source, /** @type {string} */ text) => {
+    violations.push(text);
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      // @ts-ignore: the binding exposed above
+      window.__redlineViolation(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}:${e.columnNumber}`);
+    });
+  });
+  return {
+    foreign,
+    violations,
+    check() {
+      assert.deepEqual(foreign, [], `no request to an origin other than ${origin}`);
+      assert.deepEqual(violations, [], 'no Content-Security-Policy violation');
+    },
+  };
+}
+
 const axeSource = readFileSync(join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 /**

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Service, assertAccessible, email, launch, openPage, repo, screenshot } from './support.mjs';
+import { Service, assertAccessible, email, launch, openPage, repo, screenshot, watchOrigins } from './support.mjs';
 
 /** @type {Service} */
 let service;
@@ -417,12 +417,94 @@ describe('security', () => {
     await context.close();
   });
 
+  test('no page of the app loads anything from another origin', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const watch = await watchOrigins(context, service.base);
+    const token = await service.signedInUser();
+    await context.addCookies([{ name: 'redline_session', value: token, url: service.base, httpOnly: true, sameSite: 'Lax' }]);
+    const pages = appPages();
+    assert.ok(pages.length >= 10, `PAGES read from crates/web/src/lib.rs: ${pages}`);
+    for (const path of pages) {
+      await page.goto(`${service.base}${path}`, { waitUntil: 'networkidle' });
+      await page.locator('main').first().waitFor();
+      assert.deepEqual(watch.foreign, [], `${path}: no request to another origin`);
+    }
+    watch.check();
+    guard.check();
+    await context.close();
+  });
+
   test('the vendored modules are the pinned versions', () => {
     const lock = JSON.parse(readFileSync(join(repo, 'crates', 'web', 'package-lock.json'), 'utf8'));
     const thirdParty = readFileSync(join(repo, 'crates', 'web', 'THIRD_PARTY.md'), 'utf8');
-    for (const name of ['preact', 'htm']) {
+    for (const name of ['preact', 'htm', 'diff', 'swagger-ui-dist']) {
       const version = lock.packages[`node_modules/${name}`].version;
       assert.ok(thirdParty.includes(`## ${name} ${version}`), `${name} ${version} in THIRD_PARTY.md`);
     }
+  });
+});
+
+/**
+ * The app's page paths, as `PAGES` of crates/web/src/lib.rs lists them, each parameter given a
+ * value (a document, an organization or a claim that does not exist: each page says so).
+ */
+function appPages() {
+  const source = readFileSync(join(repo, 'crates', 'web', 'src', 'lib.rs'), 'utf8');
+  const list = source.match(/pub const PAGES: &\[&str\] = &\[([^\]]*)\];/);
+  assert.ok(list, 'PAGES in crates/web/src/lib.rs');
+  /** @type {Record<string, string>} */
+  const values = { session_id: 'no-such-document', org_id: '00000000-0000-4000-8000-000000000000', token: 'ho_unknown' };
+  return [...list[1].matchAll(/"([^"]+)"/g)].map((m) =>
+    m[1].replace(/\{(\w+)\}/g, (_, name) => {
+      assert.ok(name in values, `a value for {${name}} of ${m[1]}`);
+      return values[name];
+    }),
+  );
+}
+
+describe('API reference', () => {
+  test('/docs shows the OpenAPI document from this origin alone, with no policy violation', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const watch = await watchOrigins(context, service.base);
+    await page.goto(`${service.base}/docs`);
+    // Rendered: the document's title and an operation of each of two tags.
+    await page.getByRole('heading', { name: /^Redline/ }).first().waitFor();
+    await page.getByText('Creates a web-app account on the free plan.').waitFor();
+    const operation = page.getByRole('button', { name: /^GET \/v1\/sessions Lists the caller's sessions/ });
+    await operation.waitFor();
+
+    // An operation opens, and "Try it out" calls the API on this origin (no credential: 401).
+    await operation.click();
+    await page.getByRole('button', { name: 'Try it out' }).click();
+    const answered = page.waitForResponse((r) => r.url().startsWith(`${service.base}/v1/sessions`));
+    await page.getByRole('button', { name: 'Execute' }).click();
+    assert.equal((await answered).status(), 401);
+
+    watch.check();
+    guard.check();
+    await context.close();
+  });
+
+  test('/docs refuses to be framed, and names no script of another origin', async () => {
+    const res = await service.call('GET', '/docs');
+    assert.equal(res.status, 200);
+    const csp = res.headers.get('content-security-policy') || '';
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'( 'sha256-[^']+')*;/, 'scripts from this origin only');
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.equal(res.headers.get('x-frame-options'), 'DENY');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    const html = String(res.body);
+    assert.doesNotMatch(html, /:\/\/|"\/\//, 'no address of another origin');
+    assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)/, 'no inline script');
+
+    // A page of another origin that frames it gets nothing: the browser refuses.
+    const { page, context } = await openPage(browser);
+    const refused = page.waitForEvent('console', { predicate: (m) => /frame-ancestors 'none'/.test(m.text()), timeout: 10_000 });
+    await page.setContent(`<iframe title="framed" src="${service.base}/docs"></iframe>`);
+    await refused;
+    assert.ok(page.frames().every((f) => !f.url().startsWith(service.base)), 'the frame shows no page of ours');
+    await context.close();
   });
 });

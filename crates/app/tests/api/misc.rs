@@ -36,10 +36,13 @@ async fn openapi_document_and_docs() {
     assert_eq!(r.json["info"]["version"], "2.0.0");
     assert!(r.json["paths"]["/v1/sessions"].is_object(), "GET /v1/sessions is documented");
     assert!(r.json["paths"]["/v1/agents/signup"].is_object());
+    // The reference (the web crate's page) reads the document from this origin, unframed.
     let r = app.send(app.get("/docs")).await;
     r.expect_status(200);
     assert!(r.header("content-type").unwrap_or_default().starts_with("text/html"), "{r:?}");
-    assert!(r.text.contains("/openapi.json"));
+    assert!(r.text.contains("data-url=\"/openapi.json\""), "{}", r.text);
+    assert!(r.header("content-security-policy").unwrap_or_default().contains("frame-ancestors 'none'"), "{r:?}");
+    assert_eq!(r.header("x-frame-options"), Some("DENY"));
 }
 
 #[tokio::test]

@@ -1,4 +1,5 @@
-//! Operational endpoints: health, readiness, metrics, the OpenAPI document and its viewer.
+//! Operational endpoints: health, readiness, metrics and the OpenAPI document (the web crate
+//! serves its interactive reference at `/docs`).
 
 use super::Routes;
 use actix_web::{web, HttpResponse};
@@ -7,12 +8,7 @@ use serde_json::json;
 use crate::state::AppState;
 
 pub fn configure(routes: &mut Routes<'_>) {
-    routes
-        .get("/healthz", healthz)
-        .get("/readyz", readyz)
-        .get("/metrics", metrics)
-        .get("/openapi.json", openapi)
-        .get("/docs", docs);
+    routes.get("/healthz", healthz).get("/readyz", readyz).get("/metrics", metrics).get("/openapi.json", openapi);
 }
 
 /// The process is up (no dependency is checked).
@@ -52,25 +48,4 @@ async fn metrics(state: web::Data<AppState>) -> HttpResponse {
 
 async fn openapi() -> HttpResponse {
     HttpResponse::Ok().content_type("application/json").body(crate::openapi::document_json())
-}
-
-/// Interactive documentation of `/openapi.json` (the viewer's script is loaded by the
-/// browser from its CDN; the service itself ships no JavaScript).
-async fn docs() -> HttpResponse {
-    HttpResponse::Ok().content_type("text/html; charset=utf-8").body(
-        r#"<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <title>Redline API</title>
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-</head>
-<body>
-  <script id="api-reference" data-url="/openapi.json"></script>
-  <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script>
-  <noscript>The machine-readable description is at <a href="/openapi.json">/openapi.json</a>.</noscript>
-</body>
-</html>
-"#,
-    )
 }
