@@ -22,7 +22,13 @@
 #
 # Environment: REDLINE_MODEL_CACHE (as for setup-model.sh; the pid and log files go to
 # its run/ folder), REDLINE_SERVE_TIMEOUT, REDLINE_SERVE_SEED (default 42), REDLINE_SERVE_CTX
-# (default 8192), REDLINE_SERVE_THREADS (default 2).
+# (default 8192), REDLINE_SERVE_THREADS (default 2), OMP_WAIT_POLICY (default passive).
+#
+# OMP_WAIT_POLICY=passive: llama-server's threads are OpenMP threads, which by default spin
+# while they wait for each other. When anything else wants the 2 cores (a cargo build, a
+# second server), a spinning thread holds a core that its partner needs, and generation
+# collapses: measured here under such load, the 0.5B model made 1.6 tokens/s with spinning
+# threads and 14 with passive ones (the same as one thread).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -131,7 +137,7 @@ start() {
     # setsid: the server outlives this script and does not get the caller's terminal signals;
     # stop it with `scripts/serve-model.sh stop`.
     log "port $port: starting $name"
-    setsid "$server" --model "$file" --alias "$name" --host 127.0.0.1 --port "$port" \
+    OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} setsid "$server" --model "$file" --alias "$name" --host 127.0.0.1 --port "$port" \
         --jinja --threads "$threads" --ctx-size "$ctx" --parallel 1 --seed "$seed" \
         "${extra[@]}" < /dev/null > "$run/llama-server-$port.log" 2>&1 &
     pid=$!
