@@ -139,10 +139,14 @@ pub fn claims_an_edit(answer: &str) -> bool {
         "revised",
         "converted",
     ];
-    let lower = answer.to_lowercase();
-    let first_person = ["i ", "i've", "i have", "i’ve", "we ", "we've", "done", "here is the revised", "have been"];
+    let lower = answer.to_lowercase().replace('’', "'");
+    let words: Vec<&str> =
+        lower.split(|c: char| !(c.is_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+    let first_person = ["i", "i've", "we", "we've", "done"].iter().any(|p| words.contains(p))
+        || lower.contains("here is the revised")
+        || lower.contains("have been");
     let starts_with_verb = VERBS.iter().any(|v| lower.trim_start().starts_with(v));
-    (starts_with_verb || first_person.iter().any(|p| lower.contains(p)))
+    (starts_with_verb || first_person)
         && VERBS.iter().any(|v| lower.contains(v))
         && !lower.contains("no change")
         && !lower.contains("not changed")

@@ -123,8 +123,8 @@ pub fn diff(old: &[Section], new: &[Section], before: Option<&ChunkId>) -> Vec<T
                 explanation: None,
             });
         }
-        for o in (oi + paired)..pi {
-            out.push(ToolRequest::Delete { chunk_id: old[o].id.as_str().to_owned(), explanation: None });
+        for gone in &old[oi + paired..pi] {
+            out.push(ToolRequest::Delete { chunk_id: gone.id.as_str().to_owned(), explanation: None });
         }
         if pi < n {
             if old_norm[pi] != new_norm[pj] {
