@@ -410,12 +410,15 @@ def claims_change(answer):
     return False
 
 
-RAW_TOOL = re.compile(r"<tool_call>|\"arguments\"|\{\s*\"name\"", re.S)
+TOOL_NAMES = "edit_section|create_section|delete_section|read_sections|search_document|search_attachments"
+RAW_TOOL = re.compile(rf"<tool_call>|<tools>|<function[\s>=]|<({TOOL_NAMES})\b|\"arguments\"|\{{\s*\"name\"", re.S)
 JSON_FENCE = re.compile(r"```json\s*(.*?)```", re.S)
 
 
 def raw_tool_call(answer):
-    """Whether the answer is (or holds) a tool call written as text."""
+    """Whether the answer is (or holds) a tool call written as text: Hermes `<tool_call>` tags,
+    XML-like `<tools>`/`<function …>` or `<edit_section …>` tags, JSON with `"arguments"` or
+    starting `{"name"`, or a ```json fence with a `"name"`."""
     if not answer:
         return False
     if RAW_TOOL.search(answer):
