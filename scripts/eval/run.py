@@ -47,7 +47,8 @@ Figures per strategy: tasks right (the failed ones with their reasons), collater
 completion tokens (counted by the proxy, proxy.py), completion tokens per task done right on
 the 50- and on the 500-section documents, wall time (the chat request, or the baseline's model
 call), claimed edits that did not happen (the answer claims a change, checks.claims_change,
-while no section changed), raw tool-call answers (checks.raw_tool_call) and answers holding
+while no section changed), raw tool-call answers (checks.raw_tool_call: such an answer fails
+its task, whatever the document, since the person reads it as the answer) and answers holding
 HTML (a ```html fence or a `<p`/`<h1`… tag: the model wrote the document instead of editing
 it). A model call that fails (context overflow, timeout) fails its task with the reason.
 
@@ -212,8 +213,10 @@ class Redline:
 HTML_IN_ANSWER = re.compile(r"```html|<(p|h[1-6]|ul|ol|table|div)\b", re.I)
 
 
-def evaluate(task, before, after_html, answer, align):
-    """The task's verdict: right, the reasons it is not, and the counts."""
+def evaluate(task, before, after_html, answer, align, tools=True):
+    """The task's verdict: right, the reasons it is not, and the counts. With `tools` (Redline's
+    turns), an answer that is tool-call text fails the task whatever the document: the person
+    reads it as the answer."""
     after, problems = checks.split_sections(after_html)
     m = checks.Matching(before, after, align=align)
     fails = []
@@ -233,11 +236,14 @@ def evaluate(task, before, after_html, answer, align):
     claim = checks.claims_change(answer)
     if task["kind"] == "impossible" and claim:
         fails.append("the answer claims a change")
+    raw = tools and checks.raw_tool_call(answer)
+    if raw:
+        fails.append("the answer is tool-call text")
     return {
         "right": not fails, "reasons": fails, "collateral": len(collateral), "changed": changed,
         "edited": len(m.edited()), "created": len(m.created), "deleted": len(m.deleted),
-        "claimed_unmade": bool(claim and changed == 0), "raw_tool_call": checks.raw_tool_call(answer),
-        "html_answer": bool(answer and HTML_IN_ANSWER.search(answer)),
+        "claimed_unmade": bool(claim and changed == 0), "raw_tool_call": bool(raw),
+        "html_answer": bool(tools and answer and HTML_IN_ANSWER.search(answer)),
     }
 
 
@@ -359,9 +365,7 @@ def run_baseline_task(srv, proxy, model, task, timeout, run_id):
                 error = error or f"Redline refused the pasted HTML: {r.status_code} {r.text[:200]}"
             else:
                 after_html = srv.get_doc(sid2)
-    res = evaluate(task, before, after_html, answer, align=True)
-    res["raw_tool_call"] = False  # the baseline has no tools
-    res["html_answer"] = False
+    res = evaluate(task, before, after_html, answer, align=True, tools=False)
     if error:
         res["right"] = False
         res["reasons"].insert(0, error)
