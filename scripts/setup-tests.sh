@@ -16,8 +16,9 @@
 #   - HAProxy (Debian's package, when root) for the load-balancer tests
 #     (crates/app/tests/api/balancer.rs, running deploy/haproxy/redline.cfg).
 #   - .venv: Python packages of the tests (moto, an S3-compatible server for the blob store
-#     tests; python-docx, a reader of the DOCX exports; schemathesis and openapi-python-client for the OpenAPI checks) and, when the
-#     conformance suite is present, its requirements.
+#     tests; python-docx, a reader of the DOCX exports; schemathesis and openapi-python-client
+#     for the OpenAPI checks; requests for the evaluation of the editing loop, scripts/eval)
+#     and, when the conformance suite is present, its requirements.
 # Under CI=true anything missing is a failure; elsewhere it is a warning and the tests that
 # need it say they were skipped.
 set -euo pipefail
@@ -139,7 +140,7 @@ if command -v python3 >/dev/null 2>&1; then
   fi
   if [ -x .venv/bin/pip ]; then
     pip=(.venv/bin/pip install --quiet --disable-pip-version-check)
-    for requirements in scripts/requirements-tests.txt scripts/requirements-openapi.txt; do
+    for requirements in scripts/requirements-tests.txt scripts/requirements-openapi.txt scripts/eval/requirements.txt; do
       "${pip[@]}" -r "$requirements" || warn "pip could not install $requirements"
     done
     suite=${REDLINE_CONFORMANCE_DIR:-$root/../shared/conformance}
