@@ -160,6 +160,8 @@ pub fn looks_like_a_tool_call(answer: &str) -> bool {
     t.contains("<tool_call>")
         || t.contains("\"arguments\"")
         || (t.starts_with('{') && t.contains("\"name\""))
+        || t.contains("<function name=")
+        || t.contains("<tools>")
         || super::tools::NAMES.iter().any(|n| t.contains(&format!("<{n} ")) || t.contains(&format!("<{n}>")))
 }
 

@@ -51,7 +51,15 @@ pub fn extract(text: &str, tools: &[&str]) -> (Vec<ToolCall>, String) {
             rest.clear();
         }
     }
-    // 4. XML-like tags named after a tool.
+    // 4. `<function name="tool" arguments='{…}'/>` (or the arguments as its body).
+    while let Some((start, end, call)) = function_tag(&rest, tools) {
+        calls.push(call);
+        rest.replace_range(start..end, "");
+    }
+    if !calls.is_empty() {
+        rest = rest.replace("<tools>", "").replace("</tools>", "");
+    }
+    // 5. XML-like tags named after a tool.
     for tool in tools {
         while let Some((start, end, call)) = tag_call(&rest, tool) {
             calls.push(call);
@@ -172,6 +180,36 @@ fn tag_call(text: &str, tool: &str) -> Option<(usize, usize, ToolCall)> {
     ))
 }
 
+/// The first `<function name="…" arguments='…'/>` of an offered tool: (start, end, call).
+fn function_tag(text: &str, tools: &[&str]) -> Option<(usize, usize, ToolCall)> {
+    let mut from = 0;
+    while let Some(i) = text[from..].find("<function") {
+        let start = from + i;
+        let tag_end = start + text[start..].find('>')?;
+        let self_closing = text[..tag_end].ends_with('/');
+        let attrs = attributes(&text[start + "<function".len()..tag_end]);
+        let get = |k: &str| attrs.iter().find(|(name, _)| name == k).map(|(_, v)| v.clone());
+        let (end, body) = if self_closing {
+            (tag_end + 1, None)
+        } else {
+            match text[tag_end + 1..].find("</function>") {
+                Some(j) => {
+                    (tag_end + 1 + j + "</function>".len(), Some(text[tag_end + 1..tag_end + 1 + j].trim().to_owned()))
+                }
+                None => (text.len(), Some(text[tag_end + 1..].trim().to_owned())),
+            }
+        };
+        match get("name").filter(|n| tools.contains(&n.as_str())) {
+            Some(name) => {
+                let arguments = get("arguments").or(body).filter(|a| !a.is_empty()).unwrap_or_else(|| "{}".to_owned());
+                return Some((start, end, ToolCall { id: String::new(), name, arguments }));
+            }
+            None => from = tag_end,
+        }
+    }
+    None
+}
+
 /// `key="value"` and `key='value'` pairs.
 fn attributes(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -234,6 +272,18 @@ mod tests {
         assert_eq!(rest, "Done:");
         let (calls, _) = extract("<delete_section chunk_id=\"c4\"/>", TOOLS);
         assert_eq!(args(&calls[0]), serde_json::json!({"chunk_id": "c4"}));
+    }
+
+    #[test]
+    fn function_tags_are_calls() {
+        let text = "I'll search.\n\n<tools>\n  <function name=\"read_sections\" arguments='{\"chunk_ids\": [\"c1\"]}'/>\n</tools>\n\nThis returns it.";
+        let (calls, rest) = extract(text, TOOLS);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(args(&calls[0])["chunk_ids"][0], "c1");
+        assert!(
+            rest.starts_with("I'll search.") && rest.ends_with("This returns it.") && !rest.contains('<'),
+            "{rest}"
+        );
     }
 
     #[test]
