@@ -37,6 +37,9 @@ cargo build --release -p redline-app -p redline-fake-llm
 scripts/schemathesis.sh "$target/release/redline"
 scripts/openapi-client-check.sh "$target/release/redline"
 
+step "the AI with a real model: the evaluation's smoke tasks (Qwen2.5-Coder-1.5B, llama-server)"
+scripts/test-model.sh "$target/release/redline"
+
 step "the Debian package: install, serve from the unit's command line, purge"
 scripts/test-package.sh "$target/release/redline"
 

@@ -54,7 +54,8 @@ it). A model call that fails (context overflow, timeout) fails its task with the
 
 Output: a Markdown summary on stdout, the JSON at `--out`, and beside it `<out>.logs/` with
 the proxy's log of every model call (`proxy.jsonl`: request, answer, usage) and each
-server's log. `--min-right N` exits 1 when the first protocol got fewer than N tasks right.
+server's log. `--min-right N` exits 1 when the first protocol got fewer than N tasks right, or when any
+of its answers claims an edit that did not happen or is a raw tool call.
 """
 import argparse
 import datetime
@@ -438,7 +439,7 @@ def main():
     ap.add_argument("--redline-bin", required=True)
     ap.add_argument("--model-url", help="the OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1")
     ap.add_argument("--model", default="local")
-    ap.add_argument("--protocols", default="tools", help="values of REDLINE_EDIT_PROTOCOL, comma-separated")
+    ap.add_argument("--protocols", default="auto", help="values of REDLINE_EDIT_PROTOCOL, comma-separated")
     ap.add_argument("--tasks", default="all", help="all, smoke, or ids and categories, comma-separated")
     ap.add_argument("--out", default="eval-results.json")
     ap.add_argument("--builtin", action="store_true", help="Redline's offline builtin model; no baseline")
@@ -446,7 +447,8 @@ def main():
     ap.add_argument("--baseline-only", action="store_true")
     ap.add_argument("--call-timeout", type=int, default=600, help="one model call's limit, seconds")
     ap.add_argument("--turn-timeout", type=int, default=1800, help="one chat turn's limit, seconds")
-    ap.add_argument("--min-right", type=int, help="exit 1 when the first protocol gets fewer tasks right")
+    ap.add_argument("--min-right", type=int, help="exit 1 when the first protocol gets fewer tasks right, or any of "
+                    "its answers claims an edit that did not happen or is a raw tool call")
     args = ap.parse_args()
     if not args.builtin and not args.model_url:
         ap.error("--model-url is required unless --builtin")
@@ -554,9 +556,15 @@ def main():
     print(md)
     if args.min_right is not None and out["strategies"]:
         first = next(iter(out["strategies"].values()))["summary"]
+        bad = []
         if first["right"] < args.min_right:
-            log(f"fewer than {args.min_right} tasks right ({first['right']}/{first['tasks']})")
-            return 1
+            bad.append(f"fewer than {args.min_right} tasks right ({first['right']}/{first['tasks']})")
+        if first["claimed_unmade"] or first["raw_tool_calls"]:
+            bad.append(f"{first['claimed_unmade']} answer(s) claim an edit that did not happen and "
+                       f"{first['raw_tool_calls']} answer(s) are raw tool calls; both must be 0")
+        for b in bad:
+            log(b)
+        return 1 if bad else 0
     return 0
 
 

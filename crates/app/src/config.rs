@@ -163,9 +163,12 @@ impl Config {
             other => return Err(anyhow!("REDLINE_LLM_PROVIDER={other:?}: expected builtin or openai")),
         };
         let edit_protocol = match get("REDLINE_EDIT_PROTOCOL") {
-            None => EditProtocol::default(),
+            None | Some("auto") => match &llm {
+                LlmConfig::Builtin => EditProtocol::Tools,
+                LlmConfig::OpenAi { model, .. } => EditProtocol::for_model(model),
+            },
             Some(v) => EditProtocol::parse(v)
-                .ok_or_else(|| anyhow!("REDLINE_EDIT_PROTOCOL={v:?}: expected tools, blocks or rewrite"))?,
+                .ok_or_else(|| anyhow!("REDLINE_EDIT_PROTOCOL={v:?}: expected auto, tools, blocks or rewrite"))?,
         };
         if edit_protocol != EditProtocol::Tools && matches!(llm, LlmConfig::Builtin) {
             return Err(anyhow!(

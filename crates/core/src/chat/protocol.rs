@@ -37,6 +37,18 @@ impl EditProtocol {
         }
     }
 
+    /// The protocol `REDLINE_EDIT_PROTOCOL=auto` (the default) picks for an OpenAI-compatible
+    /// model: `rewrite` for a model whose name states a size of at most
+    /// [`SMALL_MODEL_BILLIONS`] billion parameters (`qwen2.5-coder-1.5b`, `llama3.1:8b`): the
+    /// local models measured in docs/benchmarks.md §11, which follow no tool-calling format
+    /// reliably; `tools` for every other name (hosted models with strong function calling).
+    pub fn for_model(model: &str) -> Self {
+        match stated_billions(model) {
+            Some(b) if b <= SMALL_MODEL_BILLIONS => Self::Rewrite,
+            _ => Self::Tools,
+        }
+    }
+
     /// Whether the model gets function-calling tools.
     pub fn uses_tools(self) -> bool {
         self == Self::Tools
@@ -50,6 +62,26 @@ impl EditProtocol {
             Self::Rewrite => "To change the document, answer with the revised HTML in one ```html block as described.",
         }
     }
+}
+
+/// The largest model, in billions of parameters, that `auto` gives the `rewrite` protocol.
+pub const SMALL_MODEL_BILLIONS: f64 = 14.0;
+
+/// The size a model's name states, in billions of parameters: a number followed by `b` that
+/// stands alone between separators (`1.5b`, `:7b`, `-0.5B-`, `8x7b` counts 8×7). `None` when
+/// the name states none (`gpt-4o-mini`, `claude-sonnet-4`).
+pub fn stated_billions(model: &str) -> Option<f64> {
+    let lower = model.to_ascii_lowercase();
+    lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .filter_map(|word| {
+            let number = word.strip_suffix('b')?;
+            match number.split_once('x') {
+                Some((n, each)) => Some(n.parse::<f64>().ok()? * each.parse::<f64>().ok()?),
+                None => number.parse::<f64>().ok(),
+            }
+        })
+        .find(|b| b.is_finite() && *b > 0.0)
 }
 
 const BLOCKS_INSTRUCTIONS: &str = "You are Redline, an editor of an HTML document. The sections below are the \
@@ -175,6 +207,26 @@ mod tests {
             assert_eq!(EditProtocol::parse(p.as_str()), Some(p));
         }
         assert_eq!(EditProtocol::parse("whole"), None);
+    }
+
+    #[test]
+    fn auto_gives_small_local_models_the_rewrite_protocol() {
+        for (model, billions) in [
+            ("qwen2.5-coder-1.5b", Some(1.5)),
+            ("Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf", Some(0.5)),
+            ("llama3.1:8b", Some(8.0)),
+            ("mixtral-8x7b-instruct", Some(56.0)),
+            ("meta-llama/Llama-3.3-70B-Instruct", Some(70.0)),
+            ("gpt-4o-mini", None),
+            ("claude-sonnet-4-5", None),
+            ("gemini-2.5-pro", None),
+        ] {
+            assert_eq!(stated_billions(model), billions, "{model}");
+        }
+        assert_eq!(EditProtocol::for_model("qwen2.5-coder-1.5b"), EditProtocol::Rewrite);
+        assert_eq!(EditProtocol::for_model("qwen2.5:14b"), EditProtocol::Rewrite);
+        assert_eq!(EditProtocol::for_model("Llama-3.3-70B-Instruct"), EditProtocol::Tools);
+        assert_eq!(EditProtocol::for_model("gpt-4o-mini"), EditProtocol::Tools);
     }
 
     #[test]

@@ -170,8 +170,7 @@ impl Chat {
         let protocol = self.config.protocol;
         // The sections a text protocol shows (indices into `doc`), by their ids: the diff of a
         // `rewrite` answer is against what the model saw.
-        let view: Vec<usize> =
-            if protocol.uses_tools() { Vec::new() } else { focus::view(&doc, &message, focus::VIEW_BYTES) };
+        let view: Vec<usize> = if protocol.uses_tools() { Vec::new() } else { focus::view(&doc, &message) };
         let view_ids: Vec<ChunkId> = view.iter().map(|&i| doc.sections()[i].id.clone()).collect();
         let system = if protocol.uses_tools() {
             prompt::system(&doc, &attachments)
