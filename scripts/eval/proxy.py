@@ -94,6 +94,7 @@ class RecordingProxy:
         self.label = None
         self.stats = {}
         self.seq = 0
+        self.inflight = 0
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -134,7 +135,26 @@ class RecordingProxy:
         self.server.server_close()
         self.log.close()
 
+    def wait_idle(self, timeout=30.0):
+        """Waits until no call is being forwarded: a client (Redline) has the whole answer a
+        moment before the proxy has counted it."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if self.inflight == 0:
+                    return
+            time.sleep(0.02)
+
     def _forward(self, h, body):
+        with self.lock:
+            self.inflight += 1
+        try:
+            self._forward_counted(h, body)
+        finally:
+            with self.lock:
+                self.inflight -= 1
+
+    def _forward_counted(self, h, body):
         with self.lock:
             label = self.label
             self.seq += 1

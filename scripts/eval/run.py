@@ -488,6 +488,8 @@ def main():
         out_path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
 
     def record(strategy, tid, label, res):
+        if proxy:
+            proxy.wait_idle()
         st = proxy.stats_for(label).as_dict() if proxy else {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                                               "prompt_processed": 0, "errors": [],
                                                               "context_overflow": False}

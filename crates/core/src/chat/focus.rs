@@ -10,7 +10,8 @@
 //! left out. A heading among the three best brings the sections under it (up to the next
 //! heading of its level or above) and ends the ranking (sections scoring as high are still
 //! shown): "the maintenance paragraph of Pump Station 9" names the chapter, and the other
-//! chapters' maintenance paragraphs are not what it asks for.
+//! chapters' maintenance paragraphs are not what it asks for. A view of one or two sections
+//! gets their neighbours too.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -65,6 +66,17 @@ fn view_within(doc: &Document, request: &str, whole: usize, partial: usize) -> V
                     take(i + 1 + k, &mut chosen);
                 }
                 floor = score;
+            }
+        }
+    }
+    // A view of one or two sections also shows their neighbours: the model then sees where
+    // they stand, and under `rewrite` deletes a section by leaving it out between two it keeps.
+    if chosen.len() < 3 {
+        let picked: Vec<usize> = chosen.iter().copied().collect();
+        for i in picked {
+            take(i.saturating_sub(1), &mut chosen);
+            if i + 1 < sections.len() {
+                take(i + 1, &mut chosen);
             }
         }
     }
@@ -251,9 +263,12 @@ mod tests {
         texts[20] = "Acme Corporation makes anvils.".into();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let d = doc(&refs);
-        assert_eq!(view_within(&d, "Rename \"Acme Corporation\" to Zenith", 400, 400), vec![20, 70]);
+        // Two sections match: they come with their neighbours.
+        assert_eq!(view_within(&d, "Rename \"Acme Corporation\" to Zenith", 400, 2_000), vec![19, 20, 21, 69, 70, 71]);
+        // Within the budget, the matches first.
+        assert_eq!(view_within(&d, "Rename \"Acme Corporation\" to Zenith", 100, 130), vec![20, 70]);
         // Nothing matches: the two ends.
-        assert_eq!(view_within(&d, "add a closing remark", 1_000, 1_000), vec![0, 99]);
+        assert_eq!(view_within(&d, "add a closing remark", 1_000, 2_000), vec![0, 1, 98, 99]);
     }
 
     #[test]
@@ -261,7 +276,7 @@ mod tests {
         // Chapters alike but for their names: the request names one by a run of words.
         let mut d = Vec::new();
         for c in 1..=12 {
-            d.push((format!("h2"), format!("Pump Station {c}, Mill Lane")));
+            d.push(("h2".to_owned(), format!("Pump Station {c}, Mill Lane")));
             d.push(("p".into(), format!("Pump Station {c} supplies some households.")));
             d.push(("p".into(), "Routine inspections take place every 14 days.".to_owned()));
             d.push(("p".into(), "Spare seals are kept in the cabinet.".to_owned()));

@@ -103,11 +103,66 @@ in one sentence what you changed.\n\
 If the request is a question or asks for nothing that can be done to this document, answer in plain text \
 without an html block, and never say you changed something you did not.";
 
-/// The system message of a text protocol: instructions, the sections in view (`view`, indices
-/// into `doc`), and passages of the session's attachments that match the request.
-pub fn text_system(protocol: EditProtocol, doc: &Document, view: &[usize], passages: &[Passage]) -> String {
+const QUESTION_INSTRUCTIONS: &str = "You are Redline, an assistant for an HTML document. The sections below \
+are the part of the document that matters for the user's question. Answer the question from them in plain \
+words, briefly. Do not write HTML and do not change the document.";
+
+/// Whether a request is a question rather than an edit: it ends with a question mark (`?`,
+/// `？`, `؟`) and holds no English editing verb ("Can you fix the typo?" is an edit). A text
+/// protocol answers a question with its own instructions: given the editing ones, a small
+/// model rewrote the document to answer "Which plan includes phone support?".
+pub fn is_question(request: &str) -> bool {
+    const EDITING: [&str; 30] = [
+        "add",
+        "append",
+        "bold",
+        "change",
+        "correct",
+        "delete",
+        "edit",
+        "expand",
+        "fix",
+        "format",
+        "insert",
+        "italicize",
+        "link",
+        "make",
+        "merge",
+        "move",
+        "put",
+        "remove",
+        "rename",
+        "replace",
+        "rewrite",
+        "set",
+        "shorten",
+        "split",
+        "summarize",
+        "swap",
+        "translate",
+        "turn",
+        "update",
+        "write",
+    ];
+    let trimmed = request.trim_end();
+    let asks = trimmed.ends_with(['?', '？', '؟']);
+    let lower = trimmed.to_lowercase();
+    asks && !lower.split(|c: char| !c.is_alphanumeric()).any(|w| EDITING.contains(&w))
+}
+
+/// The system message of a text protocol: instructions (for an edit, or for a question:
+/// `question`), the sections in view (`view`, indices into `doc`), and passages of the
+/// session's attachments that match the request.
+pub fn text_system(
+    protocol: EditProtocol,
+    question: bool,
+    doc: &Document,
+    view: &[usize],
+    passages: &[Passage],
+) -> String {
     let sections = doc.sections();
     let mut out = String::from(match protocol {
+        _ if question => QUESTION_INSTRUCTIONS,
         EditProtocol::Blocks => BLOCKS_INSTRUCTIONS,
         _ => REWRITE_INSTRUCTIONS,
     });
@@ -122,7 +177,7 @@ pub fn text_system(protocol: EditProtocol, doc: &Document, view: &[usize], passa
     for &i in view {
         let s = &sections[i];
         match protocol {
-            EditProtocol::Blocks => {
+            EditProtocol::Blocks if !question => {
                 out.push_str(&format!("[{}]\n{}\n", s.id.as_str(), without_chunk_id(&s.html)));
             }
             _ => {
@@ -227,6 +282,24 @@ mod tests {
         assert_eq!(EditProtocol::for_model("qwen2.5:14b"), EditProtocol::Rewrite);
         assert_eq!(EditProtocol::for_model("Llama-3.3-70B-Instruct"), EditProtocol::Tools);
         assert_eq!(EditProtocol::for_model("gpt-4o-mini"), EditProtocol::Tools);
+    }
+
+    #[test]
+    fn questions_are_told_from_edits() {
+        for q in [
+            "Which plan includes phone support?",
+            "How many items are on the shopping list? ",
+            "Qui doit-on prévenir ?",
+            "谁负责这个项目？",
+            "מתי מתחילה ההרשמה?",
+        ] {
+            assert!(is_question(q), "{q}");
+        }
+        for edit in
+            ["Can you fix the typo in the title?", "Could you make the deadline bold?", "Rename Acme to Zenith."]
+        {
+            assert!(!is_question(edit), "{edit}");
+        }
     }
 
     #[test]

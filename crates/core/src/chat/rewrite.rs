@@ -3,9 +3,11 @@
 //!
 //! The revised sections are aligned with the old ones by a longest common subsequence whose
 //! matches are a kept `data-chunk-id`, or, for a section without a known id, the same HTML.
-//! Matched sections whose HTML changed are edits; between two matches, old and new sections
-//! are paired in order as edits, the new ones left over are created after the last old
-//! section before them, and the old ones left over are deleted.
+//! Matched sections whose HTML changed are edits; between two matches, a new section like
+//! the next old one (same tag, half its text's character pairs) is an edit of it, the other
+//! new ones are created after the last old section before them, and the old ones left over
+//! are deleted (the caller keeps them when the request asks for no deletion: a small model
+//! often answers with only the sections it changed).
 
 use redline_domain::document::{ChunkId, Section};
 
@@ -67,12 +69,35 @@ pub fn normalized(html: &str) -> String {
 /// model's revision, sectioned). `before` is the section just before the view's first
 /// (`None` at the start of the document): where sections created first in view go.
 pub fn diff(old: &[Section], new: &[Section], before: Option<&ChunkId>) -> Vec<ToolRequest> {
-    // A new section's anchor: its id, when it is the id of an old section not claimed before.
-    let mut claimed = std::collections::HashSet::new();
-    let anchors: Vec<Option<usize>> =
-        new.iter().map(|n| old.iter().position(|o| o.id == n.id).filter(|i| claimed.insert(*i))).collect();
     let old_norm: Vec<String> = old.iter().map(|s| normalized(&s.html)).collect();
     let new_norm: Vec<String> = new.iter().map(|s| normalized(&s.html)).collect();
+    // A new section's anchor: the old section it is. First a kept id on the same HTML; then
+    // the same HTML under an id the view did not have; then a kept id. A model that copies an
+    // id onto a section it adds (seen: a paragraph put before a heading took the heading's
+    // id, and the sectioner gave the heading a fresh one) gets the old section back on the
+    // copy that did not change, and the other one is new.
+    let mut claimed = std::collections::HashSet::new();
+    let mut anchors: Vec<Option<usize>> = vec![None; new.len()];
+    let known = |j: usize| old.iter().position(|o| o.id == new[j].id);
+    for pass in 0..3 {
+        for j in 0..new.len() {
+            if anchors[j].is_some() {
+                continue;
+            }
+            let candidate = match pass {
+                0 => known(j).filter(|&i| old_norm[i] == new_norm[j]),
+                1 if known(j).is_none() => {
+                    (0..old.len()).find(|&i| !claimed.contains(&i) && old_norm[i] == new_norm[j])
+                }
+                2 => known(j),
+                _ => None,
+            };
+            if let Some(i) = candidate.filter(|i| !claimed.contains(i)) {
+                claimed.insert(i);
+                anchors[j] = Some(i);
+            }
+        }
+    }
     let same = |i: usize, j: usize| match anchors[j] {
         Some(a) => a == i,
         None => !claimed.contains(&i) && old_norm[i] == new_norm[j],
@@ -104,26 +129,38 @@ pub fn diff(old: &[Section], new: &[Section], before: Option<&ChunkId>) -> Vec<T
     let mut last_old: Option<ChunkId> = before.cloned();
     let (mut oi, mut nj) = (0, 0);
     for (pi, pj) in pairs {
-        // The gap before this match: pair in order, then create or delete the rest.
-        let olds = oi..pi;
-        let news = nj..pj;
-        let paired = olds.len().min(news.len());
-        for k in 0..paired {
-            let (o, nw) = (oi + k, nj + k);
-            if old_norm[o] != new_norm[nw] {
-                out.push(edit(&old[o], &new[nw]));
+        // The gap before this match: each new section is an edit of the next old one like it
+        // (the model dropped or changed its id), else created after the last old section
+        // before it; the old sections left over are deleted.
+        let mut next_old = oi;
+        let mut created = String::new();
+        let flush = |created: &mut String, last_old: &Option<ChunkId>, out: &mut Vec<ToolRequest>| {
+            if !created.is_empty() {
+                out.push(ToolRequest::Create {
+                    after: last_old.as_ref().map(|c| c.as_str().to_owned()),
+                    new_html: std::mem::take(created),
+                    explanation: None,
+                });
             }
-            last_old = Some(old[o].id.clone());
+        };
+        for nw in nj..pj {
+            match (next_old..pi).find(|&o| alike(&old[o], &new[nw])) {
+                Some(o) => {
+                    flush(&mut created, &last_old, &mut out);
+                    for gone in &old[next_old..o] {
+                        out.push(ToolRequest::Delete { chunk_id: gone.id.as_str().to_owned(), explanation: None });
+                    }
+                    if old_norm[o] != new_norm[nw] {
+                        out.push(edit(&old[o], &new[nw]));
+                    }
+                    last_old = Some(old[o].id.clone());
+                    next_old = o + 1;
+                }
+                None => created.push_str(&new[nw].html),
+            }
         }
-        if news.len() > paired {
-            let html: String = new[nj + paired..pj].iter().map(|s| s.html.as_str()).collect();
-            out.push(ToolRequest::Create {
-                after: last_old.as_ref().map(|c| c.as_str().to_owned()),
-                new_html: html,
-                explanation: None,
-            });
-        }
-        for gone in &old[oi + paired..pi] {
+        flush(&mut created, &last_old, &mut out);
+        for gone in &old[next_old..pi] {
             out.push(ToolRequest::Delete { chunk_id: gone.id.as_str().to_owned(), explanation: None });
         }
         if pi < n {
@@ -136,6 +173,38 @@ pub fn diff(old: &[Section], new: &[Section], before: Option<&ChunkId>) -> Vec<T
         nj = pj + 1;
     }
     out
+}
+
+/// Whether a revised section without a known id is an edit of an old one: the same tag
+/// and at least half their character pairs in common (Dice's coefficient on the text's
+/// bigrams, which works for text without spaces too), or both without text.
+fn alike(old: &Section, new: &Section) -> bool {
+    fn bigrams(text: &str) -> Vec<(char, char)> {
+        let chars: Vec<char> = text.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
+        let mut b: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+        b.sort_unstable();
+        b
+    }
+    if old.tag != new.tag {
+        return false;
+    }
+    let (a, b) = (bigrams(&old.text), bigrams(&new.text));
+    if a.is_empty() || b.is_empty() {
+        return a.is_empty() && b.is_empty();
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    4 * common >= a.len() + b.len()
 }
 
 fn edit(old: &Section, new: &Section) -> ToolRequest {
@@ -191,12 +260,48 @@ mod tests {
         let old = [sec("a", "One"), sec("b", "Two"), sec("c", "Three")];
         // The model dropped every id, inserted a section and changed the last.
         let new = [sec("x1", "One"), sec("x2", "Two"), sec("x3", "New"), sec("x4", "Three!")];
-        assert_eq!(names(&diff(&old, &new, None)), ["edit c: <p>New</p>", "create after Some(\"c\"): <p>Three!</p>"]);
+        assert_eq!(names(&diff(&old, &new, None)), ["create after Some(\"b\"): <p>New</p>", "edit c: <p>Three!</p>"]);
         // A deletion, and an insertion at the start of a view that begins mid-document.
         let new = [sec("y", "Zero"), sec("a", "One"), sec("c", "Three")];
         assert_eq!(
             names(&diff(&old, &new, Some(&ChunkId::parse("p").unwrap()))),
             ["create after Some(\"p\"): <p>Zero</p>", "delete b"]
+        );
+    }
+
+    #[test]
+    fn an_id_copied_onto_an_added_section_stays_with_the_section_it_names() {
+        let old = [sec("a", "Title"), sec("b", "Two")];
+        // Seen from Qwen2.5-Coder-1.5B: the paragraph put before the heading took its id (the
+        // sectioner gives the second copy a fresh id; kept here too).
+        for second in ["a", "fresh"] {
+            let new = [sec("a", "Draft"), sec(second, "Title"), sec("b", "Two")];
+            assert_eq!(names(&diff(&old, &new, None)), ["create after None: <p>Draft</p>"], "{second}");
+        }
+        // Neither copy equal to the old section: the first keeps the id, as before.
+        let new = [sec("a", "Title!"), sec("a", "Other"), sec("b", "Two")];
+        assert_eq!(names(&diff(&old, &new, None)), ["edit a: <p>Title!</p>", "create after Some(\"a\"): <p>Other</p>"]);
+    }
+
+    #[test]
+    fn a_section_without_a_known_id_edits_the_old_one_it_is_like() {
+        let old = [
+            sec("a", "Next steps"),
+            sec("b", "Ask three suppliers for quotes."),
+            sec("c", "Book a trial with the night shift."),
+        ];
+        // Only the changed section, its id lost: an edit of the one it is like, not of the
+        // first; what is left out is for the caller to keep or delete.
+        let new = [sec("zz", "Book a trial with the day shift.")];
+        assert_eq!(
+            names(&diff(&old, &new, None)),
+            ["delete a", "delete b", "edit c: <p>Book a trial with the day shift.</p>"]
+        );
+        // Nothing like it: created where it stands.
+        let new = [sec("a", "Next steps"), sec("zz", "Completely different words here")];
+        assert_eq!(
+            names(&diff(&old, &new, None)),
+            ["create after Some(\"a\"): <p>Completely different words here</p>", "delete b", "delete c"]
         );
     }
 

@@ -168,6 +168,8 @@ impl Chat {
             None => Vec::new(),
         };
         let protocol = self.config.protocol;
+        // A text protocol answers a question with instructions for answering, not editing.
+        let question = !protocol.uses_tools() && protocol::is_question(&message);
         // The sections a text protocol shows (indices into `doc`), by their ids: the diff of a
         // `rewrite` answer is against what the model saw.
         let view: Vec<usize> = if protocol.uses_tools() { Vec::new() } else { focus::view(&doc, &message) };
@@ -179,7 +181,7 @@ impl Chat {
                 (Some(a), false) => a.search_passages(owner, session, &message, 3).await.unwrap_or_default(),
                 _ => Vec::new(),
             };
-            protocol::text_system(protocol, &doc, &view, &passages)
+            protocol::text_system(protocol, question, &doc, &view, &passages)
         };
         let mut messages = vec![Message::system(system)];
         let history = self.ports.history.recent_history(owner, session, self.config.history_messages).await?;
@@ -276,15 +278,25 @@ impl Chat {
             if calls.is_empty() {
                 let (requests, text) = match protocol {
                     EditProtocol::Tools => (Vec::new(), content),
+                    _ if question => match rewrite::extract_html(&content) {
+                        None => (Vec::new(), content),
+                        Some((_, text)) if fixes_left > 0 && text.is_empty() => {
+                            fixes_left -= 1;
+                            messages
+                                .push(Message::user("Answer the question in plain words, without HTML.".to_owned()));
+                            continue;
+                        }
+                        Some((_, text)) => (Vec::new(), text),
+                    },
                     EditProtocol::Blocks => blocks::parse(&content),
                     EditProtocol::Rewrite => match self.rewrite_requests(&ws, &view_ids, &message, &content).await {
                         Ok(parsed) => parsed,
-                        Err(why) if fixes_left > 0 => {
+                        Err(refused) if fixes_left > 0 => {
                             fixes_left -= 1;
-                            messages.push(Message::user(why));
+                            messages.push(Message::user(refused.why));
                             continue;
                         }
-                        Err(_) => (Vec::new(), content),
+                        Err(refused) => (Vec::new(), refused.text),
                     },
                 };
                 if !requests.is_empty() {
@@ -383,25 +395,34 @@ fn honest_answer(text: String, changes: &[redline_domain::job::Change]) -> Strin
 
 const NO_CHANGE: &str = "No change was made to the document.";
 
+/// A `rewrite` answer that is sent back: what the model is told, and the text for the person
+/// if no answer is left to send it back with.
+struct Refused {
+    why: String,
+    text: String,
+}
+
 impl Chat {
     /// The edits of a `rewrite` answer: the difference between the sections in view (as they
     /// are now in the working copy) and the revised HTML; with the text for the person. An
-    /// answer without html is a plain answer. `Err` tells the model what to fix.
+    /// answer without html is a plain answer. Sections the answer leaves out are kept unless
+    /// the request asks for something to go (a small model often answers with only the
+    /// sections it changed). `Err` tells the model what to fix.
     async fn rewrite_requests(
         &self,
         ws: &Workspace,
         view_ids: &[ChunkId],
         message: &str,
         answer: &str,
-    ) -> Result<(Vec<ToolRequest>, String), String> {
+    ) -> Result<(Vec<ToolRequest>, String), Refused> {
         let Some((html, text)) = rewrite::extract_html(answer) else {
             return Ok((Vec::new(), answer.to_owned()));
         };
-        let revised = self
-            .documents
-            .sectionize(html)
-            .await
-            .map_err(|e| format!("Your html block could not be read ({e}). Answer again with valid HTML."))?;
+        let refuse = |why: String| Refused { why, text: text.clone() };
+        let revised =
+            self.documents.sectionize(html).await.map_err(|e| {
+                refuse(format!("Your html block could not be read ({e}). Answer again with valid HTML."))
+            })?;
         let old: Vec<_> = view_ids.iter().filter_map(|id| ws.working.get(id)).cloned().collect();
         let sections = ws.working.sections();
         let before = old
@@ -409,24 +430,49 @@ impl Chat {
             .and_then(|first| sections.iter().position(|s| s.id == first.id))
             .and_then(|i| i.checked_sub(1))
             .map(|i| sections[i].id.clone());
-        let requests = rewrite::diff(&old, &revised, before.as_ref());
-        let deleted = requests.iter().filter(|r| matches!(r, ToolRequest::Delete { .. })).count();
-        if old.len() >= 3 && deleted * 2 > old.len() && !asks_to_delete(message) {
-            return Err(format!(
-                "Your html block leaves out {deleted} of the {} sections, which would delete them. Answer again with ALL the sections, changed or not, in one ```html block.",
-                old.len()
-            ));
+        let mut requests = rewrite::diff(&old, &revised, before.as_ref());
+        if asks_to_delete(message) {
+            let deleted = requests.iter().filter(|r| matches!(r, ToolRequest::Delete { .. })).count();
+            if old.len() >= 3 && deleted * 2 > old.len() {
+                return Err(refuse(format!(
+                    "Your html block leaves out {deleted} of the {} sections, which would delete them. Answer again with ALL the sections, changed or not, in one ```html block.",
+                    old.len()
+                )));
+            }
+        } else {
+            requests.retain(|r| !matches!(r, ToolRequest::Delete { .. }));
+        }
+        if requests.is_empty() {
+            return Err(refuse(format!(
+                "Your html block changes nothing. Apply the request to the sections and answer again with the revised HTML in one ```html block; if the request cannot be done to this document, say so in plain text without HTML. The request: {message}"
+            )));
         }
         Ok((requests, text))
     }
 }
 
-/// Whether a request asks for something to go (then a rewrite may drop many sections).
+/// Whether a request asks for something to go (then a rewrite may drop sections).
 fn asks_to_delete(message: &str) -> bool {
     let m = message.to_lowercase();
-    ["delete", "remove", "drop", "cut", "erase", "shorten", "keep only", "only keep", "summar"]
-        .iter()
-        .any(|w| m.contains(w))
+    [
+        "delete",
+        "remove",
+        "drop",
+        "cut",
+        "erase",
+        "shorten",
+        "keep only",
+        "only keep",
+        "summar",
+        "merge",
+        "combine",
+        "join",
+        "move",
+        "replace the",
+        "get rid",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
 }
 
 /// What the model is told of the reviewer's answer to its proposal: its proposal's answer
