@@ -25,6 +25,13 @@ pub struct Config {
     /// `REDLINE_BODY_IDLE_TIMEOUT_SECS`: a request body that sends nothing for this long is cut
     /// off with 408.
     pub body_idle_timeout: Duration,
+    /// `REDLINE_HSTS` (on, the default, or off): `Strict-Transport-Security` on every answer
+    /// when the public base URL is https.
+    pub hsts: bool,
+    /// `REDLINE_MAX_STREAMS_PER_KEY`, `REDLINE_MAX_STREAMS_PER_ADDRESS`: event streams open at
+    /// once per credential and per client address, on each replica.
+    pub max_streams_per_key: usize,
+    pub max_streams_per_address: usize,
     /// `REDLINE_KEEP_ALIVE_SECS`: how long an idle keep-alive connection stays open; `None`
     /// (the value 0) closes each connection after its answer.
     pub keep_alive: Option<Duration>,
@@ -194,11 +201,24 @@ impl Config {
         // Longer than the idle timeout of the proxies put in front (AWS's load balancers: 60 s),
         // so a proxy never sends on a connection this server is closing (a 502 for the client).
         let keep_alive = Some(secs("REDLINE_KEEP_ALIVE_SECS", 75)?).filter(|d| !d.is_zero());
+        let hsts = match get("REDLINE_HSTS").unwrap_or("on") {
+            "on" => true,
+            "off" => false,
+            other => return Err(anyhow!("REDLINE_HSTS={other:?}: expected on or off")),
+        };
         Ok(Self {
             bind,
             database_url,
             presign_ttl,
             body_idle_timeout,
+            hsts,
+            max_streams_per_key: num("REDLINE_MAX_STREAMS_PER_KEY", get("REDLINE_MAX_STREAMS_PER_KEY"), 20)?.max(1),
+            max_streams_per_address: num(
+                "REDLINE_MAX_STREAMS_PER_ADDRESS",
+                get("REDLINE_MAX_STREAMS_PER_ADDRESS"),
+                100,
+            )?
+            .max(1),
             keep_alive,
             public_base_url,
             max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
@@ -362,6 +382,9 @@ impl Config {
             ("REDLINE_PRESIGN_TTL_SECS", secs(self.presign_ttl)),
             ("REDLINE_BODY_IDLE_TIMEOUT_SECS", secs(self.body_idle_timeout)),
             ("REDLINE_KEEP_ALIVE_SECS", self.keep_alive.map_or(0, |d| d.as_secs()).to_string()),
+            ("REDLINE_HSTS", if self.hsts { "on" } else { "off" }.to_owned()),
+            ("REDLINE_MAX_STREAMS_PER_KEY", self.max_streams_per_key.to_string()),
+            ("REDLINE_MAX_STREAMS_PER_ADDRESS", self.max_streams_per_address.to_string()),
             ("REDLINE_HTTP_WORKERS", self.http_workers.to_string()),
             ("REDLINE_SHUTDOWN_TIMEOUT_SECS", secs(self.shutdown_timeout)),
             ("REDLINE_SIGNUP_COOLDOWN_SECS", secs(self.signup_cooldown)),

@@ -240,6 +240,7 @@ impl Application {
         let local = listener.local_addr()?;
         let port = local.port();
         let public_base_url = config.public_base_url_for(local);
+        let hsts = config.hsts && public_base_url.starts_with("https://");
         let services = Services::open(&config, &public_base_url).await?;
         let (draining, drain_signal) = tokio::sync::watch::channel(false);
         let state = Arc::new(AppState {
@@ -260,7 +261,14 @@ impl Application {
                 max_upload_bytes: config.max_attachment_bytes,
                 body_idle_timeout: config.body_idle_timeout,
                 trusted_proxies: config.trusted_proxies.clone(),
+                hsts,
+                max_streams_per_key: config.max_streams_per_key,
+                max_streams_per_address: config.max_streams_per_address,
             },
+            streams: Arc::new(redline_http::streams::StreamSlots::new(
+                config.max_streams_per_key,
+                config.max_streams_per_address,
+            )),
             draining: drain_signal.clone(),
         });
         let server = redline_http::server(

@@ -311,7 +311,12 @@ impl Identity {
 
     // -- web-app users ----------------------------------------------------------------
 
-    pub async fn web_signup(&self, email: Email, password: Password) -> IdentityResult<UserRecord> {
+    /// Creates a web-app account on the free plan. Sign-ups of both kinds share one cooldown
+    /// per client address (`signup_cooldown_ms`): an account is a month of free operations.
+    pub async fn web_signup(&self, email: Email, password: Password, client_addr: &str) -> IdentityResult<UserRecord> {
+        self.signups
+            .admit(client_addr, self.now())
+            .map_err(|retry_after_secs| IdentityError::Cooldown { retry_after_secs })?;
         self.create_user(email, password, Plan::Free).await
     }
 

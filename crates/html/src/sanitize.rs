@@ -222,13 +222,22 @@ pub(crate) fn trim_url(value: &str) -> &str {
     value.trim_matches(|c: char| c <= ' ')
 }
 
-/// An absolute URL of one of `schemes`, or a relative URL.
+/// An absolute URL of one of `schemes`, or a relative URL that stays on the page's host.
 fn url_ok(value: &str, schemes: &[&str]) -> bool {
-    match Url::parse(trim_url(value)) {
+    let v = trim_url(value);
+    match Url::parse(v) {
         Ok(url) => schemes.contains(&url.scheme()),
-        Err(ParseError::RelativeUrlWithoutBase) => true,
+        Err(ParseError::RelativeUrlWithoutBase) => !leaves_the_host(v),
         Err(_) => false,
     }
+}
+
+/// A relative URL that names another host: scheme-relative (`//host/…`) or UNC
+/// (`\\host\share`), or a mix (`/\host`): browsers read `\` as `/` and drop tabs and
+/// line breaks inside a URL.
+fn leaves_the_host(v: &str) -> bool {
+    let mut c = v.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r'));
+    matches!((c.next(), c.next()), (Some('/' | '\\'), Some('/' | '\\')))
 }
 
 /// `data:image/(png|jpeg|gif|webp);base64,<base64>`.
@@ -381,6 +390,11 @@ mod tests {
         assert!(!url_ok(" JaVaScRiPt:alert(1)", &["http", "https", "mailto"]));
         assert!(!url_ok("data:text/html,x", &["http", "https", "mailto"]));
         assert!(!url_ok("vbscript:msgbox", &["http", "https", "mailto"]));
+        for elsewhere in ["//evil.example/x", "\\\\evil\\share", "/\\evil.example", " \\/evil", "/\t/evil.example"] {
+            assert!(!url_ok(elsewhere, &["http", "https"]), "{elsewhere:?}");
+        }
+        assert!(url_ok("./a/b", &["http", "https"]));
+        assert!(url_ok("/a//b", &["http", "https"]));
     }
 
     #[test]

@@ -13,8 +13,17 @@ use redline_ports::records::UserRecord;
 use crate::error::{unauthorized, ApiError};
 use crate::state::AppState;
 
-/// Name of the web-app session cookie.
-pub const SESSION_COOKIE: &str = "redline_session";
+/// The web-app session cookie's name: `__Host-redline_session` when the public base URL is
+/// https (a browser then takes it only from a secure page of this very host, for path `/`,
+/// with no `Domain`: a sibling subdomain cannot set or shadow it), else `redline_session`
+/// (the prefix needs `Secure`, which a plain-http origin cannot use).
+pub fn session_cookie_name(public_base_url: &str) -> &'static str {
+    if public_base_url.starts_with("https://") {
+        "__Host-redline_session"
+    } else {
+        "redline_session"
+    }
+}
 
 fn state(req: &HttpRequest) -> Result<Data<AppState>, ApiError> {
     req.app_data::<Data<AppState>>().cloned().ok_or_else(|| ApiError::Internal("application state missing".to_owned()))
@@ -63,7 +72,7 @@ impl FromRequest for ApiPrincipal {
                 bearer_token(value).filter(|token| token.starts_with(SESSION_TOKEN_PREFIX)).map(str::to_owned)
             }
             (None, Ok(state)) => req
-                .cookie(SESSION_COOKIE)
+                .cookie(session_cookie_name(&state.config.public_base_url))
                 .filter(|_| from_own_origin(req, &state.config.public_base_url))
                 .map(|cookie| cookie.value().to_owned()),
             (None, Err(_)) => None,
@@ -102,7 +111,7 @@ pub fn session_credential(req: &HttpRequest, public_base_url: &str) -> Result<St
         }
         return Ok(token.to_owned());
     }
-    match req.cookie(SESSION_COOKIE) {
+    match req.cookie(session_cookie_name(public_base_url)) {
         Some(cookie) if from_own_origin(req, public_base_url) => Ok(cookie.value().to_owned()),
         _ => Err(ApiError::Unauthorized(
             "Not signed in: send 'Authorization: Bearer <session token>' from POST /v1/auth/login.".to_owned(),

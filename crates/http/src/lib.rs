@@ -16,6 +16,7 @@ pub mod public_html;
 pub mod query;
 pub mod routes;
 pub mod state;
+pub mod streams;
 pub mod validation;
 
 use std::net::TcpListener;

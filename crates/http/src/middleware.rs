@@ -133,6 +133,7 @@ pub async fn protocol<B: MessageBody + 'static>(
         req.head_mut().method = Method::GET;
     }
     let http10 = req.version() < Version::HTTP_11;
+    let hsts = req.app_data::<Data<AppState>>().is_some_and(|s| s.config.hsts);
     let mut res = next.call(req).await?;
     if stalled.is_some_and(|s| s.get()) {
         let timeout = HttpResponse::RequestTimeout()
@@ -146,11 +147,21 @@ pub async fn protocol<B: MessageBody + 'static>(
     }
     // Answers carry accounts' documents, keys and tokens: no shared or private cache keeps
     // them unless the route says otherwise (the content-addressed images do).
-    if !res.headers().contains_key(header::CACHE_CONTROL) {
-        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let headers = res.headers_mut();
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    // No answer is read as another type than it says (a JSON error as HTML, say).
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if hsts {
+        headers.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));
     }
     Ok(if head { res.map_body(|_, _| EitherBody::right(BoxBody::new(HeadBody))) } else { res.map_into_left_body() })
 }
+
+/// Browsers keep to https for a year after any answer from the service (not its
+/// subdomains, which the operator may serve otherwise).
+pub const HSTS: &str = "max-age=31536000";
 
 /// How long a request body may stall when the configuration says nothing.
 const DEFAULT_BODY_IDLE: Duration = Duration::from_secs(30);

@@ -31,6 +31,13 @@ pub struct HttpConfig {
     pub body_idle_timeout: std::time::Duration,
     /// `REDLINE_TRUSTED_PROXIES`: whose forwarding headers name the client's address.
     pub trusted_proxies: crate::client_addr::TrustedProxies,
+    /// Every answer carries `Strict-Transport-Security` (the public base URL is https and
+    /// `REDLINE_HSTS` is on).
+    pub hsts: bool,
+    /// Event streams open at once per credential (`REDLINE_MAX_STREAMS_PER_KEY`) and per
+    /// client address (`REDLINE_MAX_STREAMS_PER_ADDRESS`), on this replica.
+    pub max_streams_per_key: usize,
+    pub max_streams_per_address: usize,
 }
 
 impl Default for HttpConfig {
@@ -42,6 +49,9 @@ impl Default for HttpConfig {
             max_upload_bytes: 52_428_800,
             body_idle_timeout: std::time::Duration::from_secs(30),
             trusted_proxies: crate::client_addr::TrustedProxies::default(),
+            hsts: false,
+            max_streams_per_key: 20,
+            max_streams_per_address: 100,
         }
     }
 }
@@ -59,6 +69,8 @@ pub struct AppState {
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,
+    /// The event streams open on this replica (built from `config`'s caps).
+    pub streams: Arc<crate::streams::StreamSlots>,
     /// Turns true when this replica starts shutting down: `/readyz` answers 503 so that load
     /// balancers stop sending it requests, and event streams end with a `reconnect` event.
     pub draining: tokio::sync::watch::Receiver<bool>,

@@ -11,7 +11,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::helpers::*;
 
-async fn seed(app: &TestApp, key: &str, sid: &str, paragraphs: &[&str]) -> Value {
+pub(crate) async fn seed(app: &TestApp, key: &str, sid: &str, paragraphs: &[&str]) -> Value {
     let html: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
     let r = app
         .send(app.client.put(app.url(&format!("/v1/documents/{sid}"))).bearer_auth(key).json(&json!({"html": html})))
@@ -26,13 +26,13 @@ async fn doc(app: &TestApp, key: &str, sid: &str) -> Value {
     r.json.clone()
 }
 
-async fn start(app: &TestApp, key: &str, body: Value) -> Value {
+pub(crate) async fn start(app: &TestApp, key: &str, body: Value) -> Value {
     let r = app.send(app.post("/v1/chat/async").bearer_auth(key).json(&body)).await;
     r.expect_status(202);
     r.json.clone()
 }
 
-async fn wait_for(app: &TestApp, key: &str, job_id: &str, statuses: &[&str]) -> Value {
+pub(crate) async fn wait_for(app: &TestApp, key: &str, job_id: &str, statuses: &[&str]) -> Value {
     for _ in 0..600 {
         let r = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(key)).await;
         r.expect_status(200);
@@ -350,7 +350,9 @@ async fn the_event_stream_ends_with_the_final_job() {
 
 /// A one-route OpenAI-compatible server: `answer(n)` gives the status and JSON body of the
 /// n-th request (0-based).
-async fn fake_model(answer: impl Fn(usize) -> (u16, String) + Send + Sync + 'static) -> (String, Arc<AtomicUsize>) {
+pub(crate) async fn fake_model(
+    answer: impl Fn(usize) -> (u16, String) + Send + Sync + 'static,
+) -> (String, Arc<AtomicUsize>) {
     fake_model_after(Duration::ZERO, answer).await
 }
 

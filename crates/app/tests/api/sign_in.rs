@@ -90,3 +90,20 @@ async fn wrong_keys_sharing_a_real_prefix_are_throttled_per_address_only() {
     // The owner, elsewhere, is not slowed down by the stranger's guesses.
     app.send(from("198.51.100.20", &key)).await.expect_status(200);
 }
+
+/// Web sign-up has the agent sign-up's brake: one sign-up of either kind per client address
+/// per `REDLINE_SIGNUP_COOLDOWN_SECS`.
+#[tokio::test]
+async fn web_sign_ups_share_the_agent_sign_up_cooldown_per_address() {
+    let app = spawn_app_with(&[("REDLINE_SIGNUP_COOLDOWN_SECS", "60")]).await;
+    app.web_signup(&unique_email(), "a long passphrase").await.expect_status(201);
+    let again = app.web_signup(&unique_email(), "a long passphrase").await;
+    again.expect_status(429);
+    assert_eq!(
+        again.detail(),
+        format!("Too many signups from this address. Retry after {} seconds.", retry_after(&again))
+    );
+    assert!((1..=60).contains(&retry_after(&again)), "{again:?}");
+    let agent = app.send(app.post("/v1/agents/signup").json(&serde_json::json!({}))).await;
+    agent.expect_status(429);
+}

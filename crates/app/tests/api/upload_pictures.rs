@@ -28,6 +28,10 @@ async fn served(app: &TestApp, html: &str) -> Vec<u8> {
     let r = app.client.get(&srcs[0]).send().await.expect("the picture's answer");
     assert_eq!(r.status().as_u16(), 200);
     assert_eq!(r.headers().get("content-type").and_then(|v| v.to_str().ok()), Some("image/png"));
+    // An account's picture: kept by the browser, never by a shared cache.
+    let header = |name: &str| r.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert_eq!(header("cache-control").as_deref(), Some("private, max-age=31536000, immutable"));
+    assert_eq!(header("x-content-type-options").as_deref(), Some("nosniff"));
     r.bytes().await.expect("the picture's bytes").to_vec()
 }
 

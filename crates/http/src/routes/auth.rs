@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use crate::auth::{session_credential, SESSION_COOKIE};
+use crate::auth::{session_cookie_name, session_credential};
 use crate::body::JsonBody;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -79,12 +79,14 @@ fn parse_credentials(body: &serde_json::Value, check_password: bool) -> ApiResul
         (status = 201, body = UserCreated),
         (status = 409, description = "Email already registered", body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody),
+        (status = 429, description = "A sign-up from this address within the cooldown", body = crate::openapi::ErrorBody),
     ))]
-pub async fn signup(state: web::Data<AppState>, body: JsonBody) -> ApiResult<HttpResponse> {
+pub async fn signup(state: web::Data<AppState>, req: HttpRequest, body: JsonBody) -> ApiResult<HttpResponse> {
     let (email, password) = parse_credentials(&body.0, true)?;
     let email = Email::parse(&email).map_err(|_| ApiError::Internal("email validated twice".into()))?;
     let password = Password::parse(&password).map_err(|_| ApiError::Internal("password validated twice".into()))?;
-    let user = state.identity.web_signup(email, password).await?;
+    let client = crate::client_addr::of(&req, &state.config.trusted_proxies);
+    let user = state.identity.web_signup(email, password, &client).await?;
     Ok(HttpResponse::Created().json(UserCreated {
         user_id: user.id.to_string(),
         email: user.email.map(|e| e.to_string()).unwrap_or_default(),
@@ -94,7 +96,7 @@ pub async fn signup(state: web::Data<AppState>, body: JsonBody) -> ApiResult<Htt
 }
 
 fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<'static> {
-    Cookie::build(SESSION_COOKIE, value)
+    Cookie::build(session_cookie_name(&state.config.public_base_url), value)
         .path("/")
         .http_only(true)
         .same_site(SameSite::Lax)

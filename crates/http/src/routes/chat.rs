@@ -21,7 +21,7 @@ use crate::paging::link_next;
 use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::routes::documents::path_session;
 use crate::routes::job_body::{self, render, ChatResultBody, DocumentChangesBody, JobBody, JobResultBody};
-use crate::routes::jobs::event_stream;
+use crate::routes::jobs::{event_stream, stream_slot};
 use crate::routes::usage::UsageBody;
 use crate::state::AppState;
 use crate::validation::{Fields, ValidationItem};
@@ -289,12 +289,14 @@ pub async fn chat_async(
     let body = body.checked()?;
     let request = chat_request(&body.0)?;
     let owner = principal.0.owner;
+    // A stream's place is taken before the turn is queued: a refused stream queues nothing.
+    let slot = if wants_event_stream(&req) { Some(stream_slot(&state, &principal, &req)?) } else { None };
     let job = state.chat.submit(owner, request).await?;
     // A billable answer carries the `X-Usage-*` headers (docs/api.md, "Usage and billing"): the turn's
     // operation is held from now on, so it counts as used.
     let usage = UsageBody::from(state.usage.current(owner).await?);
-    if wants_event_stream(&req) {
-        let mut response = event_stream(state.into_inner(), job.job_id, 0);
+    if let Some(slot) = slot {
+        let mut response = event_stream(state.into_inner(), job.job_id, 0, slot);
         usage_headers(&mut response, &usage);
         return Ok(response);
     }

@@ -384,7 +384,8 @@ mod streamed_json_tests {
     }
 }
 /// An image extracted from an upload. No authorization: the id (128 random bits) is the
-/// capability, so the HTML displays in any editor. Cached for a year (an id never changes).
+/// capability, so the HTML displays in any editor. Cached for a year (an id never changes),
+/// by the browser only: a shared cache must not keep an account's pictures.
 #[utoipa::path(get, path = "/v1/documents/images/{image_id}", tag = "documents",
     params(("image_id" = String, Path, description = "`img_` + 32 hex characters, from the document's HTML")),
     responses((status = 200, description = "The image bytes with their content type", content_type = "image/*"),
@@ -393,8 +394,7 @@ pub async fn get_image(state: web::Data<AppState>, path: web::Path<String>) -> A
     let image = state.documents.image(&path).await?;
     Ok(HttpResponse::Ok()
         .content_type(image.content_type.as_str())
-        .insert_header((header::CACHE_CONTROL, "public, max-age=31536000, immutable"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CACHE_CONTROL, "private, max-age=31536000, immutable"))
         // An SVG opened on its own must not run anything.
         .insert_header((header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; sandbox"))
         .body(image.bytes))

@@ -16,12 +16,13 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::auth::ApiPrincipal;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::paging::link_next;
 use crate::query::Query;
 use crate::routes::documents::path_session;
 use crate::routes::job_body::{self, render, EventBody, JobBody, JobListBody};
 use crate::state::AppState;
+use crate::streams::{Full, Slot};
 
 pub fn configure(routes: &mut Routes<'_>) {
     routes
@@ -194,7 +195,8 @@ pub async fn cancel_job(
     responses((status = 200, description = "`intermediate` (id = sequence), `approval_required`, `final` (the Job), then the end", content_type = "text/event-stream"),
         (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody),
-        (status = 422, description = "`after` is not a whole number of at least 0", body = crate::openapi::ValidationErrorBody)))]
+        (status = 422, description = "`after` is not a whole number of at least 0", body = crate::openapi::ValidationErrorBody),
+        (status = 429, description = "Too many event streams open for this key or from this address", body = crate::openapi::ErrorBody)))]
 pub async fn job_events(
     state: web::Data<AppState>,
     principal: ApiPrincipal,
@@ -205,12 +207,35 @@ pub async fn job_events(
     let mut q = Query::parse(&req);
     let mut after = q.int("after", 0, 0, i64::MAX);
     q.finish()?;
+    let slot = stream_slot(&state, &principal, &req)?;
     if let Some(last) =
         req.headers().get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<i64>().ok())
     {
         after = after.max(last);
     }
-    Ok(event_stream(state.into_inner(), job.job_id, after))
+    Ok(event_stream(state.into_inner(), job.job_id, after, slot))
+}
+
+/// A place for one more event stream of this caller, or the 429 that says which cap is full
+/// (docs/api.md, "Event streams").
+pub fn stream_slot(state: &AppState, principal: &ApiPrincipal, req: &HttpRequest) -> ApiResult<Slot> {
+    let credential = match &principal.0.key_id {
+        Some(key) => format!("key {key}"),
+        None => format!("web {:?}", principal.0.owner),
+    };
+    let address = crate::client_addr::of(req, &state.config.trusted_proxies);
+    state.streams.take(&credential, &address).map_err(|full| {
+        let (whose, n) = match full {
+            Full::Credential(n) => ("for this key", n),
+            Full::Address(n) => ("from this address", n),
+        };
+        ApiError::TooManyRequests {
+            detail: format!(
+                "Too many event streams are open {whose} (at most {n} at once). Close one, or poll GET /v1/jobs/{{job_id}} instead."
+            ),
+            retry_after_secs: 5,
+        }
+    })
 }
 
 fn frame(event: &str, id: Option<i64>, data: &Value) -> Bytes {
@@ -261,13 +286,15 @@ fn reconnect_frame(data: &Value) -> Bytes {
 /// Streams a job's events after `after` until its final event. The job's id is in the
 /// `X-Job-Id` header, so a caller that asked `POST /v1/chat/async` for the stream can poll,
 /// cancel or approve the job.
-pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64) -> HttpResponse {
+pub fn event_stream(state: Arc<AppState>, job_id: String, after: i64, slot: Slot) -> HttpResponse {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let chat = state.chat.clone();
     let header_id = job_id.clone();
     let mut draining = state.draining.clone();
     let base = state.config.public_base_url.clone();
     tokio::spawn(async move {
+        // The stream's place, held until this task ends.
+        let _slot = slot;
         let mut signals = chat.bus().subscribe();
         let mut last = after;
         let mut approval_sent = false;

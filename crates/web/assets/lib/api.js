@@ -1,6 +1,6 @@
 // @ts-check
 // The app's one way to the API. It calls the same public /v1 endpoints an integrator calls,
-// signed in by the HttpOnly `redline_session` cookie (the browser sends it; this code never
+// signed in by the HttpOnly session cookie (`__Host-redline_session` on https) (the browser sends it; this code never
 // sees or keeps a token). A failure becomes an ApiError whose message is a sentence a person
 // understands, with the field errors of a 422 by field name.
 
