@@ -177,9 +177,12 @@ fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Optio
         "id" => return prefixed_id(value).map(Cow::Owned),
         "role" => return NOTE_ROLES.contains(&value.trim()).then(|| Cow::Owned(value.trim().to_owned())),
         "color" => element == "font" && safe_color(value),
-        // A picture from elsewhere keeps its address here: `images::fix_images` turns it
-        // into a placeholder that shows it.
-        "src" => element == "img" && (url_ok(value, &["http", "https"]) || data_image_ok(value)),
+        // A picture from elsewhere (`//host/…` and `\\host\…` too) keeps its address here:
+        // `images::fix_images` turns it into a placeholder that shows it.
+        "src" => {
+            element == "img"
+                && (url_ok(value, &["http", "https"]) || leaves_the_host(trim_url(value)) || data_image_ok(value))
+        }
         "style" => {
             let style = filter_style(value);
             return (!style.is_empty()).then_some(Cow::Owned(style));

@@ -68,8 +68,7 @@ async fn links_to_another_host_without_a_scheme_are_dropped_from_stored_html_and
     let key = app.agent_key().await;
     let html = concat!(
         r#"<p><a href="//evil.example/login">a</a> <a href="\\evil\share\x.exe">b</a> "#,
-        r#"<a href="/\evil.example">c</a> <a href="/v1/help">d</a> <a href="https://example.com/">e</a></p>"#,
-        r#"<p><img alt="x" src="//evil.example/pixel.png"></p>"#
+        r#"<a href="/\evil.example">c</a> <a href="/v1/help">d</a> <a href="https://example.com/">e</a></p>"#
     );
     app.send(app.client.put(app.url("/v1/documents/links")).bearer_auth(&key).json(&json!({"html": html})))
         .await

@@ -204,7 +204,8 @@ async fn the_cookie_counts_only_from_the_apps_own_origin() {
 async fn the_cookie_origin_check_follows_the_public_base_url() {
     let app = spawn_app_with(&[("REDLINE_PUBLIC_BASE_URL", "https://redline.example")]).await;
     let (_, _, token) = app.web_user().await;
-    let cookie = format!("redline_session={token}");
+    // On https the cookie has the `__Host-` prefix (docs/api.md, "Authentication").
+    let cookie = format!("__Host-redline_session={token}");
     let r = app.send(app.get("/v1/users/me").header(COOKIE, &cookie).header(ORIGIN, "https://redline.example")).await;
     r.expect_status(200);
     for foreign in ["http://evil.example", "https://redline.example.evil.example", "null", &app.base] {

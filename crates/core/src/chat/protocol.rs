@@ -198,47 +198,114 @@ pub fn text_system(
     out
 }
 
-/// Whether an answer tells the person that the document was changed: a first-person past
-/// tense of an editing verb ("I've replaced", "I added", "Updated the heading"). Used only
-/// when nothing was changed, to catch a claim that would be false.
+/// Whether an answer tells the person that the document was changed: a sentence with a
+/// verb of editing in the past tense that says who did it or that it is done ("I added",
+/// "we've replaced", "you added Tea", "The paragraph has been updated", or the verb first:
+/// "Updated the heading"), with no negation, modal or condition ("not", "cannot", "would",
+/// "if", "sorry"), outside quotations and code fences (the document's text, not the model's
+/// claim). A summary that says "the team added two engineers" is no claim. Used only when
+/// nothing was changed and the request is not a question, to catch a claim that would be
+/// false. English only.
 pub fn claims_an_edit(answer: &str) -> bool {
-    const VERBS: [&str; 22] = [
+    const VERBS: [&str; 25] = [
         "added",
+        "appended",
+        "bolded",
         "changed",
-        "replaced",
-        "removed",
-        "deleted",
-        "updated",
-        "renamed",
-        "fixed",
+        "converted",
         "corrected",
-        "inserted",
-        "rewrote",
-        "rewritten",
+        "deleted",
         "edited",
+        "fixed",
+        "inserted",
+        "italicised",
+        "italicized",
+        "made",
         "modified",
         "moved",
-        "made bold",
-        "bolded",
-        "italicized",
-        "translated",
-        "appended",
+        "removed",
+        "renamed",
+        "replaced",
         "revised",
-        "converted",
+        "rewritten",
+        "rewrote",
+        "translated",
+        "underlined",
+        "updated",
+        "applied",
     ];
-    let lower = answer.to_lowercase().replace('’', "'");
-    let words: Vec<&str> =
-        lower.split(|c: char| !(c.is_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
-    let first_person = ["i", "i've", "we", "we've", "done"].iter().any(|p| words.contains(p))
-        || lower.contains("here is the revised")
-        || lower.contains("have been");
-    let starts_with_verb = VERBS.iter().any(|v| lower.trim_start().starts_with(v));
-    (starts_with_verb || first_person)
-        && VERBS.iter().any(|v| lower.contains(v))
-        && !lower.contains("no change")
-        && !lower.contains("not changed")
-        && !lower.contains("didn't change")
-        && !lower.contains("did not change")
+    const NEGATIONS: [&str; 19] = [
+        "not",
+        "no",
+        "never",
+        "nothing",
+        "unable",
+        "cannot",
+        "without",
+        "neither",
+        "nor",
+        "would",
+        "could",
+        "can",
+        "should",
+        "if",
+        "please",
+        "unfortunately",
+        "sorry",
+        "need",
+        "needs",
+    ];
+    let lower = unquoted(&answer.to_lowercase().replace('’', "'"));
+    lower.split(['.', '!', '?', '\n']).any(|sentence| {
+        let words: Vec<&str> =
+            sentence.split(|c: char| !(c.is_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+        let verb = words.iter().position(|w| VERBS.contains(w));
+        let said_done = ["i", "i've", "we", "we've", "you", "you've", "done"].iter().any(|p| words.contains(p))
+            || sentence.contains("has been")
+            || sentence.contains("have been")
+            || sentence.contains("here is the revised")
+            || verb == Some(0);
+        verb.is_some() && said_done && !words.iter().any(|w| NEGATIONS.contains(w) || w.ends_with("n't"))
+    })
+}
+
+/// The text outside code fences and double quotes.
+fn unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["```", "\"", "“"].iter().filter_map(|open| rest.find(open).map(|i| (i, *open))).min();
+        let Some((i, open)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..i]);
+        out.push(' ');
+        let after = &rest[i + open.len()..];
+        let close = match open {
+            "“" => "”",
+            other => other,
+        };
+        rest = after.find(close).map_or("", |j| &after[j + close.len()..]);
+    }
+}
+
+/// Phrases of Redline's own instructions to the model: an answer holding one repeats them
+/// (seen from Qwen2.5-Coder-0.5B) and must not reach the person.
+const INSTRUCTION_PHRASES: [&str; 7] = [
+    "to change the document, answer with",
+    "answer again without claiming one",
+    "match the request.\n\nsections:",
+    "each keeping its data-chunk-id attribute",
+    "search/replace blocks as described",
+    "answer the question in plain words, without html",
+    "you are redline, an",
+];
+
+/// Whether an answer repeats Redline's instructions to the model.
+pub fn echoes_instructions(answer: &str) -> bool {
+    let lower = answer.to_lowercase();
+    INSTRUCTION_PHRASES.iter().any(|p| lower.contains(p))
 }
 
 /// Whether an answer is (or holds) a raw tool call that must not reach the person.
@@ -309,6 +376,8 @@ mod tests {
             "I've replaced Acme with Zenith throughout.",
             "Updated the heading.",
             "Done! I removed the second paragraph.",
+            "The maintenance paragraph has been updated to reflect the new inspection frequency.",
+            "To change the document, you added Tea to the shopping list.",
         ] {
             assert!(claims_an_edit(yes), "{yes}");
         }
@@ -317,9 +386,23 @@ mod tests {
             "I could not find a table in the document, so no change was made.",
             "The text was not changed.",
             "I cannot do that.",
+            "Sorry, I can't email documents.",
+            "If you want, I can add a paragraph.",
+            "The title says \"Revenue changed\".",
+            "```html\n<p>Updated prices</p>\n```",
+            "Summary of the document (3 sections): The team added two engineers in May.",
         ] {
             assert!(!claims_an_edit(no), "{no}");
         }
+    }
+
+    #[test]
+    fn answers_repeating_the_instructions_are_recognized() {
+        assert!(echoes_instructions(
+            "To change the document, answer with the revised HTML in one ```html block as described."
+        ));
+        assert!(echoes_instructions("The document has 50 sections; these 3 match the request.\n\nSections:\n<p>x</p>"));
+        assert!(!echoes_instructions("I changed May to June."));
     }
 
     #[test]

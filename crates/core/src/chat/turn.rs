@@ -168,8 +168,10 @@ impl Chat {
             None => Vec::new(),
         };
         let protocol = self.config.protocol;
-        // A text protocol answers a question with instructions for answering, not editing.
-        let question = !protocol.uses_tools() && protocol::is_question(&message);
+        // A question is never checked for claims of edits; a text protocol answers it with
+        // instructions for answering, not editing.
+        let asked = protocol::is_question(&message);
+        let question = !protocol.uses_tools() && asked;
         // The sections a text protocol shows (indices into `doc`), by their ids: the diff of a
         // `rewrite` answer is against what the model saw.
         let view: Vec<usize> = if protocol.uses_tools() { Vec::new() } else { focus::view(&doc, &message) };
@@ -318,7 +320,15 @@ impl Chat {
                         continue;
                     }
                 }
-                if ws.changes().is_empty() && protocol::claims_an_edit(&text) && fixes_left > 0 {
+                if protocol::echoes_instructions(&text) && fixes_left > 0 {
+                    fixes_left -= 1;
+                    messages.push(Message::user(format!(
+                        "Your answer repeated the instructions instead of following them. {} If the request is a question or cannot be done, answer it in plain words.",
+                        protocol.how_to_edit()
+                    )));
+                    continue;
+                }
+                if !asked && ws.changes().is_empty() && protocol::claims_an_edit(&text) && fixes_left > 0 {
                     fixes_left -= 1;
                     messages.push(Message::user(format!(
                         "No change was made to the document, but your answer says there was. {} If no change is needed, answer again without claiming one.",
@@ -368,7 +378,7 @@ impl Chat {
                 self.finish(turn, record, base_version, ws, text, require_approval).await
             }
             Ending::Answer(text) => {
-                let text = honest_answer(text, ws.changes());
+                let text = honest_answer(text, ws.changes(), asked);
                 self.finish(turn, record, base_version, ws, text, require_approval).await
             }
         }
@@ -379,13 +389,14 @@ impl Chat {
 /// block that could not be read, and a claim of an edit that did not happen.
 const MAX_FIXES: usize = 2;
 
-/// The answer the person reads: never a raw tool call, never a claim of an edit when nothing
-/// changed, and a summary of the changes when the model said nothing.
-fn honest_answer(text: String, changes: &[redline_domain::job::Change]) -> String {
-    if protocol::looks_like_a_tool_call(&text) || text.trim().is_empty() {
+/// The answer the person reads: never a raw tool call or a repetition of Redline's
+/// instructions, never a claim of an edit when nothing changed (unless the request was a
+/// question: `asked`), and a summary of the changes when the model said nothing.
+fn honest_answer(text: String, changes: &[redline_domain::job::Change], asked: bool) -> String {
+    if protocol::looks_like_a_tool_call(&text) || protocol::echoes_instructions(&text) || text.trim().is_empty() {
         return if changes.is_empty() { NO_CHANGE.to_owned() } else { summary(changes) };
     }
-    if changes.is_empty() && protocol::claims_an_edit(&text) {
+    if !asked && changes.is_empty() && protocol::claims_an_edit(&text) {
         return format!(
             "{NO_CHANGE} The AI described a change, but it did not make it; try asking again in other words."
         );
