@@ -264,6 +264,7 @@ pub fn claims_an_edit(answer: &str) -> bool {
             || sentence.contains("has been")
             || sentence.contains("have been")
             || sentence.contains("here is the revised")
+            || sentence.contains("here's the revised")
             || verb == Some(0);
         verb.is_some() && said_done && !words.iter().any(|w| NEGATIONS.contains(w) || w.ends_with("n't"))
     })

@@ -14,8 +14,10 @@ use redline_domain::document::{ChunkId, Section};
 use super::tools::ToolRequest;
 
 /// The HTML of the answer: the body of its first ```html fence (or a bare ``` fence whose body
-/// starts with a tag); else the whole answer when it starts with a tag. The rest of the
-/// answer is the text for the person.
+/// starts with a tag); else the lines from the first that starts with a tag to the last that
+/// ends with one, when they hold a `data-chunk-id` or the answer starts with a tag ("Sure,
+/// here's the revised HTML:" and the sections, unfenced). The rest of the answer is the text
+/// for the person.
 pub fn extract_html(answer: &str) -> Option<(String, String)> {
     let mut at = 0;
     while let Some(i) = answer[at..].find("```") {
@@ -35,7 +37,21 @@ pub fn extract_html(answer: &str) -> Option<(String, String)> {
         at = end;
     }
     let trimmed = answer.trim();
-    (trimmed.starts_with('<') && !trimmed.starts_with("<tool_call>")).then(|| (trimmed.to_owned(), String::new()))
+    if trimmed.starts_with("<tool_call>") {
+        return None;
+    }
+    let lines: Vec<&str> = trimmed.lines().collect();
+    let first = lines.iter().position(|l| l.trim_start().starts_with('<'))?;
+    let last = lines.iter().rposition(|l| l.trim_end().ends_with('>'))?;
+    if last < first {
+        return None;
+    }
+    let html = lines[first..=last].join("\n");
+    if first > 0 && !html.contains("data-chunk-id=") {
+        return None;
+    }
+    let text = format!("{} {}", lines[..first].join(" ").trim(), lines[last + 1..].join(" ").trim());
+    Some((html, text.trim().to_owned()))
 }
 
 /// A section's HTML without its `data-chunk-id` attribute (as the text protocols show it).
@@ -245,6 +261,15 @@ mod tests {
         assert_eq!(extract_html("```\n<h1>x</h1>\n```").unwrap().0, "<h1>x</h1>");
         assert!(extract_html("The answer is 42.").is_none());
         assert!(extract_html("```json\n{}\n```").is_none());
+        // Unfenced after a lead-in (seen from Qwen2.5-Coder-0.5B).
+        let (html, text) =
+            extract_html("Sure, here's the revised HTML:\n<p data-chunk-id=\"a\">x</p>\n<p>y</p>\nDone.").unwrap();
+        assert_eq!(
+            (html.as_str(), text.as_str()),
+            ("<p data-chunk-id=\"a\">x</p>\n<p>y</p>", "Sure, here's the revised HTML: Done.")
+        );
+        // A lead-in and a tag that is not the document's stay an answer.
+        assert!(extract_html("Use the tag\n<b>bold</b>\nfor that.").is_none());
     }
 
     #[test]
