@@ -13,7 +13,7 @@
 //! chapters' maintenance paragraphs are not what it asks for. A view of one or two sections
 //! gets their neighbours too.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use redline_domain::document::{Document, Section};
 
@@ -101,14 +101,15 @@ fn ranked(sections: &[Section], request: &str) -> Vec<(usize, f64)> {
     }
     let quoted: Vec<String> = quoted(request).iter().map(|q| q.to_lowercase()).collect();
     let names = names(request);
-    let mut df: HashMap<usize, usize> = HashMap::new();
+    // How many sections hold each run of words.
+    let mut df = vec![0usize; grams.len()];
     let holds: Vec<Vec<usize>> = words
         .iter()
         .map(|w| {
             let found: Vec<usize> =
                 (0..grams.len()).filter(|&g| w.windows(grams[g].len()).any(|x| x == grams[g])).collect();
             for &g in &found {
-                *df.entry(g).or_default() += 1;
+                df[g] += 1;
             }
             found
         })
@@ -119,7 +120,7 @@ fn ranked(sections: &[Section], request: &str) -> Vec<(usize, f64)> {
         .enumerate()
         .map(|(i, found)| {
             let mut score: f64 =
-                found.iter().map(|&g| grams[g].len() as f64 * (1.0 + n / df[&g] as f64).ln()).sum::<f64>();
+                found.iter().map(|&g| grams[g].len() as f64 * (1.0 + n / df[g] as f64).ln()).sum::<f64>();
             if quoted.iter().any(|q| texts[i].contains(q.as_str())) {
                 score += 1_000.0;
             }
