@@ -64,6 +64,14 @@ pub enum AdminCommand {
         #[arg(long)]
         to: std::path::PathBuf,
     },
+    /// Sets a new password for a web-app user (the password rules apply) and signs out all
+    /// its sessions. Without `--password`, a random one is made and printed.
+    ResetPassword {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: Option<String>,
+    },
     /// Grants promotion operations to an account directly.
     GrantPromo {
         #[command(flatten)]
@@ -157,9 +165,23 @@ pub async fn run(services: &Services, command: AdminCommand) -> anyhow::Result<V
         }
         AdminCommand::CreateUser { email, password, plan: p } => {
             let email = Email::parse(&email).map_err(|e| anyhow!("--email: {e}"))?;
-            let password = Password::parse(&password).map_err(|e| anyhow!("--password: {e}"))?;
+            let password = Password::new_for(&password, Some(&email)).map_err(|e| anyhow!("--password: {e}"))?;
             let user = identity.create_user(email, password, plan(&p)?).await?;
             json!({"user_id": user.id.to_string(), "email": user.email.map(|e| e.to_string()), "subscription_tier": user.plan.plan.as_str()})
+        }
+        AdminCommand::ResetPassword { email, password } => {
+            let email = Email::parse(&email).map_err(|e| anyhow!("--email: {e}"))?;
+            let generated = password.is_none();
+            let password = password.unwrap_or_else(redline_core::secrets::new_password);
+            let user = identity.admin_reset_password(&email, &password).await.map_err(|e| match e {
+                redline_core::identity::IdentityError::BadPassword(e) => anyhow!("--password: {e}"),
+                e => anyhow!("{e}"),
+            })?;
+            let mut out = json!({"user_id": user.id.to_string(), "email": email.to_string(), "sessions_ended": true});
+            if generated {
+                out["password"] = json!(password);
+            }
+            out
         }
         AdminCommand::CreateOrg { name, owner_email } => {
             let email = Email::parse(&owner_email).map_err(|e| anyhow!("--owner-email: {e}"))?;
@@ -171,7 +193,8 @@ pub async fn run(services: &Services, command: AdminCommand) -> anyhow::Result<V
             json!({"org_id": org.id.to_string(), "name": org.name, "owner_user_id": org.owner_user_id.to_string()})
         }
         AdminCommand::CreateKey { owner, name } => {
-            let created = identity.create_key(owner.owner()?, &redline_domain::account::plain_name(&name)).await?;
+            let created =
+                identity.create_key(owner.owner()?, &redline_domain::account::plain_name(&name), None).await?;
             json!({"key_id": created.record.id.to_string(), "api_key": created.key.expose(), "name": created.record.name})
         }
         AdminCommand::SetPlan { owner, plan: p, monthly_limit } => {

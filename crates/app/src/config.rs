@@ -20,11 +20,16 @@ pub struct Config {
     pub max_body_bytes: u64,
     /// Uploads (documents and attachments) above this get 413.
     pub max_attachment_bytes: u64,
+    /// The free plan's attachment storage (`REDLINE_FREE_ATTACHMENT_STORAGE_BYTES`).
+    pub free_attachment_storage_bytes: u64,
     /// `REDLINE_PRESIGN_TTL_SECS`: how long a pre-signed upload URL works.
     pub presign_ttl: Duration,
     /// `REDLINE_BODY_IDLE_TIMEOUT_SECS`: a request body that sends nothing for this long is cut
     /// off with 408.
     pub body_idle_timeout: Duration,
+    /// How long the whole body of a request without credentials may take
+    /// (`REDLINE_ANONYMOUS_BODY_DEADLINE_SECS`).
+    pub anonymous_body_deadline: Duration,
     /// `REDLINE_HSTS` (on, the default, or off): `Strict-Transport-Security` on every answer
     /// when the public base URL is https.
     pub hsts: bool,
@@ -37,6 +42,8 @@ pub struct Config {
     pub keep_alive: Option<Duration>,
     pub signup_cooldown: Duration,
     pub handoff_ttl: Duration,
+    /// A web session unused for this long has ended (`REDLINE_SESSION_IDLE_SECS`).
+    pub session_idle: Duration,
     pub http_workers: usize,
     pub db_connections: usize,
     pub contact_email: String,
@@ -195,6 +202,10 @@ impl Config {
             return Err(anyhow!("REDLINE_PRESIGN_TTL_SECS must be at least 1"));
         }
         let body_idle_timeout = secs("REDLINE_BODY_IDLE_TIMEOUT_SECS", 30)?;
+        let anonymous_body_deadline = secs("REDLINE_ANONYMOUS_BODY_DEADLINE_SECS", 10)?;
+        if anonymous_body_deadline.is_zero() {
+            return Err(anyhow!("REDLINE_ANONYMOUS_BODY_DEADLINE_SECS must be at least 1"));
+        }
         if body_idle_timeout.is_zero() {
             return Err(anyhow!("REDLINE_BODY_IDLE_TIMEOUT_SECS must be at least 1"));
         }
@@ -211,6 +222,7 @@ impl Config {
             database_url,
             presign_ttl,
             body_idle_timeout,
+            anonymous_body_deadline,
             hsts,
             max_streams_per_key: num("REDLINE_MAX_STREAMS_PER_KEY", get("REDLINE_MAX_STREAMS_PER_KEY"), 20)?.max(1),
             max_streams_per_address: num(
@@ -223,12 +235,22 @@ impl Config {
             public_base_url,
             max_body_bytes: num("REDLINE_MAX_BODY_BYTES", get("REDLINE_MAX_BODY_BYTES"), 104_857_600)?,
             max_attachment_bytes: num("REDLINE_MAX_ATTACHMENT_BYTES", get("REDLINE_MAX_ATTACHMENT_BYTES"), 52_428_800)?,
+            free_attachment_storage_bytes: num(
+                "REDLINE_FREE_ATTACHMENT_STORAGE_BYTES",
+                get("REDLINE_FREE_ATTACHMENT_STORAGE_BYTES"),
+                104_857_600,
+            )?,
             signup_cooldown: Duration::from_secs(num(
                 "REDLINE_SIGNUP_COOLDOWN_SECS",
                 get("REDLINE_SIGNUP_COOLDOWN_SECS"),
                 10,
             )?),
             handoff_ttl: Duration::from_secs(num("REDLINE_HANDOFF_TTL_SECS", get("REDLINE_HANDOFF_TTL_SECS"), 86_400)?),
+            session_idle: Duration::from_secs(num(
+                "REDLINE_SESSION_IDLE_SECS",
+                get("REDLINE_SESSION_IDLE_SECS"),
+                7 * 86_400,
+            )?),
             http_workers: workers,
             db_connections: num("REDLINE_DB_CONNECTIONS", get("REDLINE_DB_CONNECTIONS"), 16)?,
             contact_email: get("REDLINE_CONTACT_EMAIL").unwrap_or("support@redline.invalid").to_owned(),
@@ -379,8 +401,10 @@ impl Config {
             ("REDLINE_JOB_RETENTION_SECS", secs(self.jobs.retention)),
             ("REDLINE_MAX_BODY_BYTES", self.max_body_bytes.to_string()),
             ("REDLINE_MAX_ATTACHMENT_BYTES", self.max_attachment_bytes.to_string()),
+            ("REDLINE_FREE_ATTACHMENT_STORAGE_BYTES", self.free_attachment_storage_bytes.to_string()),
             ("REDLINE_PRESIGN_TTL_SECS", secs(self.presign_ttl)),
             ("REDLINE_BODY_IDLE_TIMEOUT_SECS", secs(self.body_idle_timeout)),
+            ("REDLINE_ANONYMOUS_BODY_DEADLINE_SECS", secs(self.anonymous_body_deadline)),
             ("REDLINE_KEEP_ALIVE_SECS", self.keep_alive.map_or(0, |d| d.as_secs()).to_string()),
             ("REDLINE_HSTS", if self.hsts { "on" } else { "off" }.to_owned()),
             ("REDLINE_MAX_STREAMS_PER_KEY", self.max_streams_per_key.to_string()),
@@ -389,6 +413,7 @@ impl Config {
             ("REDLINE_SHUTDOWN_TIMEOUT_SECS", secs(self.shutdown_timeout)),
             ("REDLINE_SIGNUP_COOLDOWN_SECS", secs(self.signup_cooldown)),
             ("REDLINE_HANDOFF_TTL_SECS", secs(self.handoff_ttl)),
+            ("REDLINE_SESSION_IDLE_SECS", secs(self.session_idle)),
             ("REDLINE_CONTACT_EMAIL", self.contact_email.clone()),
             (
                 "REDLINE_SMTP_URL",

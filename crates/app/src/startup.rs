@@ -61,11 +61,13 @@ impl Services {
         let identity_config = IdentityConfig {
             handoff_ttl_ms: millis(config.handoff_ttl),
             signup_cooldown_ms: millis(config.signup_cooldown),
+            web_session_idle_ms: millis(config.session_idle),
             public_base_url: public_base_url.to_owned(),
             ..IdentityConfig::default()
         };
         let clock = Arc::new(SystemClock);
-        let identity = Arc::new(Identity::new(db.clone(), clock.clone(), identity_config));
+        let mailer = config.outbound.mailer(&config.data_dir)?;
+        let identity = Arc::new(Identity::new(db.clone(), clock.clone(), identity_config).with_mailer(mailer.clone()));
         let sessions = Arc::new(Sessions::new(db.clone()));
         let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock.clone()));
         let (blobs, blobs_at) = config.outbound.blob_store(&config.data_dir)?;
@@ -104,7 +106,7 @@ impl Services {
                 blobs,
                 files: db.clone(),
                 identity: db.clone(),
-                mailer: config.outbound.mailer(&config.data_dir)?,
+                mailer,
                 clock: clock.clone(),
                 jobs: db.clone(),
                 bus: bus.clone(),
@@ -150,6 +152,7 @@ impl Services {
         ));
         let attachments = Arc::new(Attachments::new(
             AttachmentPorts {
+                plans: db.clone(),
                 store: db.clone(),
                 search: db.clone(),
                 jobs: db.clone(),
@@ -163,6 +166,7 @@ impl Services {
             UploadSigner::new(config.outbound.signing_key(&config.data_dir)?),
             AttachmentConfig {
                 max_bytes: config.max_attachment_bytes,
+                free_storage_bytes: config.free_attachment_storage_bytes,
                 presign_ttl: config.presign_ttl,
                 lease: config.jobs.lease,
                 public_base_url: public_base_url.to_owned(),
@@ -260,6 +264,7 @@ impl Application {
                 public_base_url,
                 max_upload_bytes: config.max_attachment_bytes,
                 body_idle_timeout: config.body_idle_timeout,
+                anonymous_body_deadline: config.anonymous_body_deadline,
                 trusted_proxies: config.trusted_proxies.clone(),
                 hsts,
                 max_streams_per_key: config.max_streams_per_key,

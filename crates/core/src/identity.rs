@@ -21,6 +21,9 @@ use crate::throttle::Cooldown;
 /// Prefix of web-app session tokens (`ws_` + 43 base64url characters).
 pub const SESSION_TOKEN_PREFIX: &str = "ws_";
 const HANDOFF_TOKEN_PREFIX: &str = "ho_";
+/// How stale a session's `last_seen_at` may get before a request writes it again (idle expiry
+/// is that much late at most; most requests write nothing).
+const TOUCH_EVERY_MS: Millis = 60_000;
 /// Organizations read at a time when all of a user's are listed.
 const MEMBERSHIPS_PAGE: usize = 1000;
 
@@ -28,7 +31,12 @@ const MEMBERSHIPS_PAGE: usize = 1000;
 #[derive(Debug, Clone)]
 pub struct IdentityConfig {
     pub handoff_ttl_ms: Millis,
+    /// A web session's absolute lifetime.
     pub web_session_ttl_ms: Millis,
+    /// A web session unused for this long has ended.
+    pub web_session_idle_ms: Millis,
+    /// How long a password-reset link works.
+    pub password_reset_ttl_ms: Millis,
     pub signup_cooldown_ms: Millis,
     pub key_cache_ttl: Duration,
     pub key_cache_capacity: usize,
@@ -41,6 +49,8 @@ impl Default for IdentityConfig {
         Self {
             handoff_ttl_ms: 24 * 3600 * 1000,
             web_session_ttl_ms: 30 * 24 * 3600 * 1000,
+            web_session_idle_ms: 7 * 24 * 3600 * 1000,
+            password_reset_ttl_ms: 30 * 60 * 1000,
             signup_cooldown_ms: 10_000,
             key_cache_ttl: Duration::from_secs(60),
             key_cache_capacity: 10_000,
@@ -101,6 +111,15 @@ pub enum IdentityError {
     Store(#[from] StoreError),
     #[error("hashing failed: {0}")]
     Hashing(String),
+    /// A new password the rules refuse (docs/api.md, "Passwords").
+    #[error("password refused: {0}")]
+    BadPassword(redline_domain::account::PasswordError),
+    /// A password-reset link that is unknown, used or expired.
+    #[error("password-reset link not found, used or expired")]
+    ResetLinkInvalid,
+    /// The current password given to change it was wrong.
+    #[error("the current password is wrong")]
+    WrongCurrentPassword,
 }
 
 pub type IdentityResult<T> = Result<T, IdentityError>;
@@ -112,6 +131,18 @@ pub enum Guess {
     Password,
     /// An API key.
     ApiKey,
+    /// Not a guess: password-reset mails asked for.
+    PasswordReset,
+    /// A promotion code.
+    PromoCode,
+}
+
+/// A promotion-code guess taken from the account and the client address
+/// ([`Identity::take_promo_guess`]).
+#[derive(Debug)]
+pub struct PromoGuess {
+    account: String,
+    address: String,
 }
 
 /// A successful agent signup: the account and its first key (shown once).
@@ -120,6 +151,25 @@ pub struct AgentSignup {
     pub user: UserRecord,
     pub key: ApiKey,
     pub key_id: KeyId,
+}
+
+/// Who is calling, as the HTTP shell sees it: the client address (throttling, the session
+/// list) and the browser's `User-Agent` (the session list).
+#[derive(Debug, Clone, Default)]
+pub struct ClientInfo {
+    pub address: String,
+    pub user_agent: Option<String>,
+}
+
+impl ClientInfo {
+    pub fn at(address: &str) -> Self {
+        Self { address: address.to_owned(), user_agent: None }
+    }
+}
+
+/// A `User-Agent` as kept in the session list: visible characters only, at most 200.
+fn short_user_agent(ua: &str) -> String {
+    redline_domain::account::plain_name(ua).chars().take(200).collect()
 }
 
 /// A successful login.
@@ -175,6 +225,9 @@ pub struct Identity {
     config: IdentityConfig,
     /// Where revocations are announced to the other replicas ([`Identity::follow_revocations`]).
     bus: std::sync::OnceLock<Arc<dyn redline_ports::EventBus>>,
+    /// Where password-reset mails go ([`Identity::with_mailer`]); without it no reset mail is
+    /// sent (the request is still answered the same).
+    mailer: Option<Arc<dyn redline_ports::Mailer>>,
 }
 
 impl Identity {
@@ -187,11 +240,22 @@ impl Identity {
             signups: Cooldown::new(config.signup_cooldown_ms),
             config,
             bus: std::sync::OnceLock::new(),
+            mailer: None,
         }
+    }
+
+    /// Sends password-reset mails through `mailer`.
+    pub fn with_mailer(mut self, mailer: Arc<dyn redline_ports::Mailer>) -> Self {
+        self.mailer = Some(mailer);
+        self
     }
 
     fn now(&self) -> Millis {
         self.clock.now_ms()
+    }
+
+    pub fn config(&self) -> &IdentityConfig {
+        &self.config
     }
 
     // -- API keys ---------------------------------------------------------------------
@@ -238,8 +302,9 @@ impl Identity {
         Err(IdentityError::Auth(AuthFailure::InvalidKey))
     }
 
-    /// Creates a key for `owner` within its plan's limit.
-    pub async fn create_key(&self, owner: Owner, name: &str) -> IdentityResult<NewKey> {
+    /// Creates a key for `owner` within its plan's limit; `created_by` is the user who made it
+    /// (`None` for the operator).
+    pub async fn create_key(&self, owner: Owner, name: &str, created_by: Option<UserId>) -> IdentityResult<NewKey> {
         let plan = self.store.plan_of(owner).await.map_err(not_found("account"))?;
         let max = max_keys(plan.plan);
         let kind = match owner {
@@ -256,6 +321,7 @@ impl Identity {
             hash,
             created_at: self.now(),
             revoked_at: None,
+            created_by,
         };
         match self.store.insert_key_within_limit(&record, max).await {
             Ok(()) => Ok(NewKey { record, key }),
@@ -273,11 +339,21 @@ impl Identity {
     /// soon as the announcement reaches them (the cache's time to live at the latest).
     pub async fn revoke_key(&self, owner: Owner, key: KeyId) -> IdentityResult<()> {
         self.store.revoke_key(owner, key, self.now()).await.map_err(not_found("API key"))?;
+        self.forget_revoked(key).await;
+        Ok(())
+    }
+
+    /// A revoked key leaves this replica's cache at once and the others' when they hear.
+    async fn forget_revoked(&self, key: KeyId) {
         self.cache.evict_key(key);
         if let Some(bus) = self.bus.get() {
             bus.publish(Signal::KeyRevoked(key.to_string())).await;
         }
-        Ok(())
+    }
+
+    /// Whether the key exists and is not revoked.
+    pub async fn key_is_live(&self, key: KeyId) -> IdentityResult<bool> {
+        Ok(self.store.key_is_live(key).await?)
     }
 
     /// Announces this replica's revocations on `bus` and follows the others': a key revoked
@@ -342,7 +418,8 @@ impl Identity {
     /// Checks e-mail and password and opens a session. Unknown e-mails cost the same time
     /// as wrong passwords. Guesses are throttled per account and per client address
     /// (`client`) before any hash is computed (docs/api.md, "Sign-in throttling").
-    pub async fn login(&self, email: &str, password: &str, client: &str) -> IdentityResult<Login> {
+    pub async fn login(&self, email: &str, password: &str, client: &ClientInfo) -> IdentityResult<Login> {
+        let (client, user_agent) = (client.address.as_str(), client.user_agent.as_deref());
         let account = throttle_scope("account", &email.trim().to_lowercase());
         let address = throttle_scope("address", client);
         self.take_throttle(
@@ -370,9 +447,13 @@ impl Identity {
         let now = self.now();
         let session = WebSessionRecord {
             token_hash: secrets::sha256_hex(token.as_bytes()),
+            id: format!("wss_{}", uuid::Uuid::new_v4().simple()),
             user_id: user.id,
             created_at: now,
             expires_at: now + self.config.web_session_ttl_ms,
+            last_seen_at: now,
+            user_agent: user_agent.map(short_user_agent).filter(|ua| !ua.is_empty()),
+            address: Some(client.to_owned()),
         };
         self.store.insert_web_session(&session).await?;
         Ok(Login { user, token, expires_at: session.expires_at })
@@ -385,9 +466,17 @@ impl Identity {
             return Err(invalid);
         }
         let hash = secrets::sha256_hex(token.as_bytes());
-        let Some(session) = self.store.web_session(&hash, self.now()).await? else {
+        let now = self.now();
+        let Some(session) = self.store.web_session(&hash, now).await? else {
             return Err(invalid);
         };
+        if now - session.last_seen_at >= self.config.web_session_idle_ms {
+            self.store.delete_web_session(&hash).await?;
+            return Err(invalid);
+        }
+        if now - session.last_seen_at >= TOUCH_EVERY_MS {
+            self.store.touch_web_session(&hash, now).await?;
+        }
         self.store.user_by_id(session.user_id).await?.ok_or(invalid)
     }
 
@@ -415,6 +504,29 @@ impl Identity {
     /// Ends a session at once.
     pub async fn logout(&self, token: &str) -> IdentityResult<()> {
         Ok(self.store.delete_web_session(&secrets::sha256_hex(token.as_bytes())).await?)
+    }
+
+    /// Takes a promotion-code guess before the code is looked up: codes are throttled per
+    /// account and per client address as passwords are (docs/api.md, "Usage and billing").
+    pub async fn take_promo_guess(&self, user: UserId, client: &str) -> IdentityResult<PromoGuess> {
+        let guess = PromoGuess {
+            account: throttle_scope("promo-account", &user.to_string()),
+            address: throttle_scope("promo-address", client),
+        };
+        self.take_throttle(
+            vec![(guess.account.clone(), throttle::ACCOUNT), (guess.address.clone(), throttle::ADDRESS)],
+            Guess::PromoCode,
+        )
+        .await?;
+        Ok(guess)
+    }
+
+    /// The code existed (redeemed, or already redeemed by this account): the guess is given
+    /// back to both scopes.
+    pub async fn promo_guess_found(&self, guess: PromoGuess) -> IdentityResult<()> {
+        self.store.give_back_throttle(&guess.account, false).await?;
+        self.store.give_back_throttle(&guess.address, false).await?;
+        Ok(())
     }
 
     /// Takes an attempt on each scope, or answers `Throttled` with the wait.
@@ -503,8 +615,15 @@ impl Identity {
 
     /// Removes `user` from the organization. Its owner and admins remove any member but the
     /// owner, who is never removed (409); any member may leave (remove themselves). The
-    /// member's access ends at once; the organization's keys stay the organization's.
-    pub async fn remove_member(&self, actor: UserId, org: OrgId, user: UserId) -> IdentityResult<()> {
+    /// member's access ends at once; with `revoke_keys`, so do the organization keys they
+    /// made (answered by id), which otherwise stay the organization's.
+    pub async fn remove_member(
+        &self,
+        actor: UserId,
+        org: OrgId,
+        user: UserId,
+        revoke_keys: bool,
+    ) -> IdentityResult<Vec<KeyId>> {
         let (_, me) = self.org_for_member(actor, org).await?;
         let target = self.store.member(org, user).await?.ok_or(IdentityError::NotFound("member"))?;
         if target.role == "owner" {
@@ -519,7 +638,19 @@ impl Identity {
             // Removed at the same moment by another request.
             return Err(IdentityError::NotFound("member"));
         }
-        Ok(())
+        if !revoke_keys {
+            return Ok(Vec::new());
+        }
+        let revoked = self.store.revoke_keys_created_by(Owner::Org(org), user, self.now()).await?;
+        for key in &revoked {
+            self.forget_revoked(*key).await;
+        }
+        Ok(revoked)
+    }
+
+    /// The e-mail addresses of these users, for listings (who made a key).
+    pub async fn emails_of(&self, users: &[UserId]) -> IdentityResult<std::collections::HashMap<UserId, Email>> {
+        Ok(self.store.emails_of(users).await?.into_iter().collect())
     }
 
     /// One page of the organization's members, oldest membership first; only a member may
@@ -613,7 +744,7 @@ impl Identity {
         };
         self.store.create_user(&user).await?;
         let key_name = name.unwrap_or_else(|| "agent".to_owned());
-        let created = self.create_key(Owner::User(user.id), &key_name).await?;
+        let created = self.create_key(Owner::User(user.id), &key_name, Some(user.id)).await?;
         Ok(AgentSignup { user, key: created.key, key_id: created.record.id })
     }
 
@@ -767,6 +898,9 @@ pub fn is_session_token_shaped(token: &str) -> bool {
 fn throttle_scope(kind: &str, value: &str) -> String {
     secrets::sha256_hex(format!("{kind}:{value}").as_bytes())
 }
+
+mod recovery;
+pub use recovery::SessionListing;
 
 #[cfg(test)]
 mod tests;

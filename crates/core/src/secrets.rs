@@ -28,6 +28,12 @@ pub fn new_token(prefix: &str) -> String {
     format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes))
 }
 
+/// A password the operator's `reset-password` makes when none is given: 20 characters of
+/// base64url (120 bits).
+pub fn new_password() -> String {
+    new_token("").chars().take(20).collect()
+}
+
 /// A uniformly random 6-digit code.
 pub fn new_code() -> String {
     format!("{:06}", rand::rngs::OsRng.gen_range(0..1_000_000u32))

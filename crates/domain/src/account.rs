@@ -78,15 +78,63 @@ pub const PASSWORD_MAX_CHARS: usize = 1024;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Password(String);
 
+/// Why a password is refused (NIST SP 800-63B §5.1.1.2: a length, no composition rules, and
+/// no value that is common, breached or built from the account's own address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum PasswordError {
     #[error("String should have at least {PASSWORD_MIN_CHARS} characters")]
     TooShort,
     #[error("String should have at most {PASSWORD_MAX_CHARS} characters")]
     TooLong,
+    #[error("Value error, this password is on a list of common or leaked passwords: choose another")]
+    Common,
+    #[error("Value error, this password is made from the e-mail address: choose another")]
+    FromEmail,
+}
+
+/// The common and breached passwords refused (`data/common-passwords.txt`, from SecLists;
+/// `scripts/common-passwords.sh` regenerates it): lower-cased, 8 to 64 characters, sorted by
+/// bytes, one per line.
+const COMMON_PASSWORDS: &str = include_str!("../data/common-passwords.txt");
+
+/// Whether `s` is on the list of common passwords, ignoring case. A binary search over the
+/// sorted lines of the embedded list: no allocation but the lower-cased value, nothing built
+/// at start-up.
+pub fn is_common_password(s: &str) -> bool {
+    let wanted = s.to_lowercase();
+    let list = COMMON_PASSWORDS.as_bytes();
+    let (mut lo, mut hi) = (0usize, list.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // The line that holds byte `mid`.
+        let start = list[..mid].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let end = list[mid..].iter().position(|&b| b == b'\n').map_or(list.len(), |i| mid + i);
+        match list[start..end].cmp(wanted.as_bytes()) {
+            std::cmp::Ordering::Equal => return true,
+            std::cmp::Ordering::Less => lo = end + 1,
+            std::cmp::Ordering::Greater => hi = start,
+        }
+    }
+    false
+}
+
+/// Whether the password is the e-mail address, contains its local part (of 4 characters or
+/// more), or is a part of the address (its local part or a domain label of 3 characters or
+/// more) with only digits and punctuation around it: `ann.smith1990`, `example2024!` for
+/// `ann.smith@example.com`.
+fn built_from_email(password: &str, email: &Email) -> bool {
+    let p = password.to_lowercase();
+    let (local, domain) = email.as_str().split_once('@').unwrap_or((email.as_str(), ""));
+    if p.contains(email.as_str()) || (local.chars().count() >= 4 && p.contains(local)) {
+        return true;
+    }
+    let core = p.trim_matches(|c: char| !c.is_alphabetic());
+    std::iter::once(local).chain(domain.split('.')).any(|part| part.chars().count() >= 3 && core == part)
 }
 
 impl Password {
+    /// A password's length rule only (the rule of sign-in, which must accept every password
+    /// that was ever set).
     pub fn parse(s: &str) -> Result<Self, PasswordError> {
         let n = s.chars().count();
         if n < PASSWORD_MIN_CHARS {
@@ -96,6 +144,19 @@ impl Password {
             return Err(PasswordError::TooLong);
         }
         Ok(Self(s.to_owned()))
+    }
+
+    /// A password being set for the account of `email` (when known): the length rule, then
+    /// not common and not built from the address.
+    pub fn new_for(s: &str, email: Option<&Email>) -> Result<Self, PasswordError> {
+        let password = Self::parse(s)?;
+        if is_common_password(s) {
+            return Err(PasswordError::Common);
+        }
+        if email.is_some_and(|email| built_from_email(s, email)) {
+            return Err(PasswordError::FromEmail);
+        }
+        Ok(password)
     }
 
     pub fn expose(&self) -> &str {
@@ -127,6 +188,18 @@ impl Plan {
             Plan::Plus => "plus",
             Plan::Pro => "pro",
             Plan::Enterprise => "enterprise",
+        }
+    }
+
+    /// Bytes of attachment files an account may keep; `None` means unlimited (docs/api.md,
+    /// "Attachments").
+    pub fn attachment_storage_bytes(self) -> Option<u64> {
+        const MB: u64 = 1024 * 1024;
+        match self {
+            Plan::Free => Some(100 * MB),
+            Plan::Plus => Some(2 * 1024 * MB),
+            Plan::Pro => Some(20 * 1024 * MB),
+            Plan::Enterprise => None,
         }
     }
 
@@ -218,6 +291,55 @@ mod tests {
         assert!(Password::parse("long enough").is_ok());
         assert!(Password::parse(&"x".repeat(1025)).is_err());
         assert_eq!(format!("{:?}", Password::parse("secret-pass").unwrap()), "Password(***)");
+    }
+
+    #[test]
+    fn common_and_breached_passwords_are_refused_whatever_their_case() {
+        let ann = Email::parse("ann.smith@example.com").unwrap();
+        for common in ["password", "12345678", "aaaaaaaa", "Password1", "QWERTYUIOP", "iloveyou", "trustno1"] {
+            assert_eq!(Password::new_for(common, Some(&ann)), Err(PasswordError::Common), "{common:?}");
+        }
+        // The first and the last values of the sorted list are found too.
+        let first = COMMON_PASSWORDS.lines().next().unwrap();
+        let last = COMMON_PASSWORDS.lines().last().unwrap();
+        assert!(is_common_password(first) && is_common_password(last));
+        assert!(COMMON_PASSWORDS.lines().count() >= 100_000, "at least the 100,000 most common");
+        for fine in [
+            "correct horse battery",
+            "Sturdy-Password-42",
+            "Operator-Password-9",
+            "zq8#Lm2!vR0",
+            "日本語のパスワードです",
+        ] {
+            assert!(Password::new_for(fine, Some(&ann)).is_ok(), "{fine:?}");
+        }
+        // No composition rule: eight letters of a sentence are fine when not on the list.
+        assert!(Password::new_for("tree frog sunrise", Some(&ann)).is_ok());
+    }
+
+    #[test]
+    fn passwords_built_from_the_address_are_refused() {
+        let ann = Email::parse("ann.smith@example.com").unwrap();
+        for built in
+            ["ann.smith@example.com", "ann.smith1990", "My-ann.smith-pw", "example2024!", "2024EXAMPLE", "ANN.SMITH!!"]
+        {
+            assert_eq!(Password::new_for(built, Some(&ann)), Err(PasswordError::FromEmail), "{built:?}");
+        }
+        // A short local part is only refused whole; other words that merely share letters pass.
+        let bo = Email::parse("bo@mail.example").unwrap();
+        assert!(Password::new_for("bobcat sunrise", Some(&bo)).is_ok());
+        assert!(Password::new_for("examples of things", Some(&ann)).is_ok());
+    }
+
+    #[test]
+    fn the_common_list_is_sorted_lower_cased_and_in_bounds() {
+        let mut previous = "";
+        for line in COMMON_PASSWORDS.lines() {
+            assert!(previous < line, "{previous:?} before {line:?}");
+            assert_eq!(line.to_lowercase(), line);
+            assert!((PASSWORD_MIN_CHARS..=64).contains(&line.chars().count()), "{line:?}");
+            previous = line;
+        }
     }
 
     #[test]

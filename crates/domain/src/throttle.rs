@@ -35,6 +35,15 @@ pub const ADDRESS: ThrottlePolicy = ThrottlePolicy { free: 20, base_ms: 1_000, c
 /// owner's own key.
 pub const KEY_PREFIX: ThrottlePolicy = ThrottlePolicy { free: 5, base_ms: 1_000, cap_ms: 15 * 60_000, window_ms: DAY };
 
+/// Password-reset mails to one account: 3 free, then a minute, doubling up to an hour (each
+/// request counts: a reset mail is sent whether or not the last one was used).
+pub const RESET_ACCOUNT: ThrottlePolicy =
+    ThrottlePolicy { free: 3, base_ms: 60_000, cap_ms: 3_600_000, window_ms: DAY };
+
+/// Password-reset requests from one client address, whatever the addresses asked for.
+pub const RESET_ADDRESS: ThrottlePolicy =
+    ThrottlePolicy { free: 10, base_ms: 60_000, cap_ms: 3_600_000, window_ms: DAY };
+
 const DAY: Millis = 24 * 3600 * 1000;
 
 /// What is stored of one scope.

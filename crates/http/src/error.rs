@@ -55,6 +55,9 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("too many requests: {detail}")]
     TooManyRequests { detail: String, retry_after_secs: u64 },
+    /// The owner's attachments would pass the plan's storage limit.
+    #[error("attachment storage full")]
+    StorageFull { used: u64, limit: u64, adding: u64 },
     /// The monthly operations are used up (the contract's Errors 429, Details 4).
     #[error("quota exhausted")]
     QuotaExhausted { limit: i64, used: i64, retry_after_secs: u64 },
@@ -93,7 +96,9 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Gone(_) => StatusCode::GONE,
-            ApiError::PayloadTooLarge { .. } | ApiError::ExportTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge { .. } | ApiError::ExportTooLarge { .. } | ApiError::StorageFull { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyRequests { .. } | ApiError::QuotaExhausted { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -117,6 +122,18 @@ impl ResponseError for ApiError {
             | ApiError::BadGateway(d)
             | ApiError::UnsupportedMediaType(d) => json!({ "detail": d }),
             ApiError::TooManyRequests { detail, .. } => json!({ "detail": detail }),
+            ApiError::StorageFull { used, limit, adding } => json!({
+                "detail": format!(
+                    "Attachment storage is full: your plan keeps {} MB of attachment files, {} MB are used and this file needs {} MB more. Delete attachments you no longer need, or upgrade the plan.",
+                    cap_mb(*limit),
+                    observed_mb(*used),
+                    observed_mb(*adding)
+                ),
+                "error_code": "attachment_storage_full",
+                "used_bytes": used,
+                "limit_bytes": limit,
+                "file_bytes": adding,
+            }),
             ApiError::QuotaExhausted { limit, used, retry_after_secs } => json!({
                 "detail": format!(
                     "Monthly operation limit reached ({used} of {limit} used). Billable requests resume when the cycle resets in {retry_after_secs} seconds, or after an upgrade or a promotion grant."
@@ -257,6 +274,12 @@ impl From<IdentityError> for ApiError {
                     Guess::ApiKey => format!(
                         "Too many invalid API keys from this address. Wait {retry_after_secs} seconds before trying again."
                     ),
+                    Guess::PromoCode => format!(
+                        "Too many wrong promotion codes. Wait {retry_after_secs} seconds before trying again."
+                    ),
+                    Guess::PasswordReset => format!(
+                        "Too many password-reset requests. Wait {retry_after_secs} seconds before asking again."
+                    ),
                 },
                 retry_after_secs,
             },
@@ -273,6 +296,11 @@ impl From<IdentityError> for ApiError {
             }),
             IdentityError::Store(e) => e.into(),
             IdentityError::Hashing(cause) => ApiError::Internal(cause),
+            IdentityError::BadPassword(e) => crate::validation::password_refused("password", &e),
+            IdentityError::ResetLinkInvalid => ApiError::NotFound(
+                "This password-reset link is unknown, already used or expired. Ask for a new one.".to_owned(),
+            ),
+            IdentityError::WrongCurrentPassword => ApiError::Forbidden("The current password is wrong.".to_owned()),
         }
     }
 }
@@ -449,6 +477,7 @@ impl From<redline_core::attachments::AttachmentError> for ApiError {
                 contact_email: String::new(),
                 support_event_id: String::new(),
             },
+            AttachmentError::StorageFull { used, limit, adding } => ApiError::StorageFull { used, limit, adding },
             AttachmentError::Empty => ApiError::Validation(vec![ValidationItem::new(
                 "file_invalid",
                 vec![json!("body"), json!("file")],

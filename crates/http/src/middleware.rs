@@ -122,9 +122,12 @@ pub async fn protocol<B: MessageBody + 'static>(
         return Ok(req.into_response(res).map_into_right_body());
     }
     let stalled = has_body(&req).then(|| {
-        let idle = req.app_data::<Data<AppState>>().map_or(DEFAULT_BODY_IDLE, |s| s.config.body_idle_timeout);
-        let stalled = Rc::new(Cell::new(false));
-        let payload = IdleTimeout { inner: req.take_payload(), idle, timer: None, stalled: stalled.clone() };
+        let config =
+            req.app_data::<Data<AppState>>().map(|s| (s.config.body_idle_timeout, s.config.anonymous_body_deadline));
+        let (idle, whole) = config.unwrap_or((DEFAULT_BODY_IDLE, DEFAULT_ANONYMOUS_BODY_DEADLINE));
+        let deadline = anonymous(&req).then(|| (whole, Box::pin(sleep(whole))));
+        let stalled = Rc::new(Cell::new(None));
+        let payload = IdleTimeout { inner: req.take_payload(), idle, timer: None, deadline, stalled: stalled.clone() };
         req.set_payload(Payload::Stream { payload: Box::pin(payload) });
         stalled
     });
@@ -135,10 +138,14 @@ pub async fn protocol<B: MessageBody + 'static>(
     let http10 = req.version() < Version::HTTP_11;
     let hsts = req.app_data::<Data<AppState>>().is_some_and(|s| s.config.hsts);
     let mut res = next.call(req).await?;
-    if stalled.is_some_and(|s| s.get()) {
-        let timeout = HttpResponse::RequestTimeout()
-            .force_close()
-            .json(json!({"detail": "The request body stopped arriving: nothing came for too long. Send it again."}));
+    if let Some(why) = stalled.and_then(|s| s.get()) {
+        let detail = match why {
+            Stall::Idle => "The request body stopped arriving: nothing came for too long. Send it again.",
+            Stall::Deadline => {
+                "The request body took too long to arrive: without credentials a body must arrive whole within a few seconds. Send it again."
+            }
+        };
+        let timeout = HttpResponse::RequestTimeout().force_close().json(json!({"detail": detail}));
         let (request, _) = res.into_parts();
         return Ok(ServiceResponse::new(request, timeout).map_into_right_body());
     }
@@ -165,6 +172,30 @@ pub const HSTS: &str = "max-age=31536000";
 
 /// How long a request body may stall when the configuration says nothing.
 const DEFAULT_BODY_IDLE: Duration = Duration::from_secs(30);
+
+/// How long the whole body of a request without credentials may take when the configuration
+/// says nothing.
+const DEFAULT_ANONYMOUS_BODY_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Whether a request carries no credential at all (no `Authorization`, no cookie) and is not a
+/// pre-signed upload (whose URL is its credential, and whose large body may take long): its
+/// body must arrive whole within a short deadline, so that strangers cannot hold connections
+/// open by trickling bytes (sign-in, sign-up, password reset).
+fn anonymous(req: &ServiceRequest) -> bool {
+    let headers = req.headers();
+    let presigned_upload = req.method() == Method::PUT && req.path().starts_with("/v1/attachments/upload/");
+    let credentials = headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE);
+    !(credentials || presigned_upload)
+}
+
+/// Why a body was cut off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stall {
+    /// No byte came for the idle timeout.
+    Idle,
+    /// The whole body did not arrive within the deadline of a request without credentials.
+    Deadline,
+}
 
 /// The body of an answer to HEAD: none, and no length (see [`protocol`]).
 struct HeadBody;
@@ -216,7 +247,9 @@ struct IdleTimeout {
     inner: Payload,
     idle: Duration,
     timer: Option<Pin<Box<Sleep>>>,
-    stalled: Rc<Cell<bool>>,
+    /// For a request without credentials: the whole body's deadline.
+    deadline: Option<(Duration, Pin<Box<Sleep>>)>,
+    stalled: Rc<Cell<Option<Stall>>>,
 }
 
 impl Stream for IdleTimeout {
@@ -224,6 +257,16 @@ impl Stream for IdleTimeout {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
+        if let Some((whole, deadline)) = &mut this.deadline {
+            if deadline.as_mut().poll(cx).is_ready() {
+                this.stalled.set(Some(Stall::Deadline));
+                let cause = format!("the body did not arrive whole within {} s", whole.as_secs());
+                return Poll::Ready(Some(Err(PayloadError::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    cause,
+                )))));
+            }
+        }
         match Pin::new(&mut this.inner).poll_next(cx) {
             Poll::Ready(item) => {
                 this.timer = None;
@@ -235,7 +278,7 @@ impl Stream for IdleTimeout {
                 if timer.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
-                this.stalled.set(true);
+                this.stalled.set(Some(Stall::Idle));
                 let cause = format!("no byte of the body came for {} s", idle.as_secs());
                 Poll::Ready(Some(Err(PayloadError::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, cause)))))
             }

@@ -21,7 +21,9 @@ use utoipa::openapi::{
 };
 use utoipa::{Modify, OpenApi, ToSchema};
 
-use crate::routes::{agents, attachments, auth, chat, documents, exports, jobs, sessions, templates, usage, users};
+use crate::routes::{
+    account, agents, attachments, auth, chat, documents, exports, jobs, sessions, templates, usage, users,
+};
 use crate::validation::{LocStep, ValidationItem};
 
 /// An error: `detail` is a string.
@@ -416,6 +418,12 @@ impl Modify for Links {
         users::list_org_keys,
         users::create_org_key,
         users::revoke_org_key,
+        account::change_password,
+        account::list_sign_in_sessions,
+        account::sign_out_everywhere,
+        account::sign_out_session,
+        account::request_password_reset,
+        account::confirm_password_reset,
         agents::signup,
         agents::start_handoff,
         agents::handoff_summary,

@@ -29,6 +29,8 @@ pub struct HttpConfig {
     /// A request body from which no byte comes for this long, while it is read, ends the
     /// request with 408 (`REDLINE_BODY_IDLE_TIMEOUT_SECS`).
     pub body_idle_timeout: std::time::Duration,
+    /// How long the whole body of a request without credentials may take to arrive.
+    pub anonymous_body_deadline: std::time::Duration,
     /// `REDLINE_TRUSTED_PROXIES`: whose forwarding headers name the client's address.
     pub trusted_proxies: crate::client_addr::TrustedProxies,
     /// Every answer carries `Strict-Transport-Security` (the public base URL is https and
@@ -48,6 +50,7 @@ impl Default for HttpConfig {
             public_base_url: "http://127.0.0.1:8080".to_owned(),
             max_upload_bytes: 52_428_800,
             body_idle_timeout: std::time::Duration::from_secs(30),
+            anonymous_body_deadline: std::time::Duration::from_secs(10),
             trusted_proxies: crate::client_addr::TrustedProxies::default(),
             hsts: false,
             max_streams_per_key: 20,

@@ -47,6 +47,16 @@ impl ValidationItem {
     }
 }
 
+/// A 422 for a new password the rules refuse, at `field` of the body.
+pub fn password_refused(field: &str, e: &redline_domain::account::PasswordError) -> crate::error::ApiError {
+    let mut f = Fields { object: &EMPTY_OBJECT, root: "body", errors: Vec::new() };
+    f.password_problem(field, e);
+    crate::error::ApiError::Validation(f.errors)
+}
+
+static EMPTY_OBJECT: std::sync::LazyLock<serde_json::Map<String, Value>> =
+    std::sync::LazyLock::new(serde_json::Map::new);
+
 /// Characters of a string echoed in `input`; a longer one is cut there and ends with `…`.
 pub const ECHO_CHARS: usize = 1_000;
 
@@ -147,8 +157,28 @@ impl<'a> Fields<'a> {
         let kind = match e {
             redline_domain::account::PasswordError::TooShort => "string_too_short",
             redline_domain::account::PasswordError::TooLong => "string_too_long",
+            redline_domain::account::PasswordError::Common | redline_domain::account::PasswordError::FromEmail => {
+                "value_error"
+            }
         };
         self.problem(field, kind, e.to_string(), Value::Null);
+    }
+
+    /// A password being set (sign-up, claim, change, reset) for the account of `email`: the
+    /// rules of `Password::new_for`, each refusal a problem at `field`.
+    pub fn new_password(
+        &mut self,
+        field: &str,
+        raw: Option<&str>,
+        email: Option<&redline_domain::Email>,
+    ) -> Option<redline_domain::Password> {
+        match redline_domain::Password::new_for(raw?, email) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.password_problem(field, &e);
+                None
+            }
+        }
     }
 
     fn push(&mut self, item: ValidationItem) {

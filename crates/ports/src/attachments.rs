@@ -239,6 +239,10 @@ pub trait AttachmentStore: Send + Sync {
     /// row itself.)
     async fn session_attachment_ids(&self, owner: Owner, session: &SessionId) -> Result<Vec<String>, StoreError>;
 
+    /// The bytes of the owner's attachments (their files as uploaded, awaited uploads
+    /// counting nothing). MUST read through an index that starts with the owner.
+    async fn attachment_bytes(&self, owner: Owner) -> Result<u64, StoreError>;
+
     /// Deletes the owner's pre-signed uploads whose window closed before `now` and that never
     /// received their bytes; answers how many.
     async fn delete_expired_uploads(&self, owner: Owner, now: Millis) -> Result<u64, StoreError>;

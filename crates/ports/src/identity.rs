@@ -74,6 +74,12 @@ pub trait IdentityStore: Send + Sync {
     /// to another owner, or is already revoked.
     async fn revoke_key(&self, owner: Owner, key: KeyId, now: Millis) -> Result<(), StoreError>;
 
+    /// Revokes every live key of `owner` that `user` made; answers their ids.
+    async fn revoke_keys_created_by(&self, owner: Owner, user: UserId, now: Millis) -> Result<Vec<KeyId>, StoreError>;
+
+    /// Whether the key exists and is not revoked.
+    async fn key_is_live(&self, key: KeyId) -> Result<bool, StoreError>;
+
     async fn insert_web_session(&self, session: &WebSessionRecord) -> Result<(), StoreError>;
 
     /// The session with this token hash if it has not expired at `now`.
@@ -81,6 +87,38 @@ pub trait IdentityStore: Send + Sync {
 
     /// Ends a session at once. Deleting an unknown session is not an error.
     async fn delete_web_session(&self, token_hash: &str) -> Result<(), StoreError>;
+
+    /// Records that the session was used at `now`.
+    async fn touch_web_session(&self, token_hash: &str, now: Millis) -> Result<(), StoreError>;
+
+    /// The user's sessions that have not expired at `now` (absolute expiry), most recently
+    /// used first, at most `limit`. MUST read through an index that starts with the user.
+    async fn web_sessions_of(
+        &self,
+        user: UserId,
+        now: Millis,
+        limit: usize,
+    ) -> Result<Vec<WebSessionRecord>, StoreError>;
+
+    /// Ends the user's session with this public id: `false` when the user has none such.
+    async fn delete_web_session_by_id(&self, user: UserId, id: &str) -> Result<bool, StoreError>;
+
+    /// Ends every session of the user but the one with `keep` (a token hash), if given;
+    /// answers how many were ended.
+    async fn delete_web_sessions_of(&self, user: UserId, keep: Option<String>) -> Result<u64, StoreError>;
+
+    /// Sets a web user's password hash. MUST return `NotFound` for an unknown user.
+    async fn set_password_hash(&self, user: UserId, hash: &str) -> Result<(), StoreError>;
+
+    async fn insert_password_reset(&self, reset: &PasswordResetRecord) -> Result<(), StoreError>;
+
+    /// The user of a reset link that is unused and not expired at `now`.
+    async fn password_reset(&self, token_hash: &str, now: Millis) -> Result<Option<UserId>, StoreError>;
+
+    /// Uses a reset link: atomically marks it used if it is unused and not expired at `now`,
+    /// and answers its user; `None`, changing nothing, otherwise. Two uses at the same moment
+    /// never both succeed.
+    async fn use_password_reset(&self, token_hash: &str, now: Millis) -> Result<Option<UserId>, StoreError>;
 
     async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError>;
 

@@ -77,11 +77,32 @@ pub struct KeyRecord {
     pub hash: String,
     pub created_at: Millis,
     pub revoked_at: Option<Millis>,
+    /// Who made it: the user for a user's keys and for organization keys made in the web
+    /// app; `None` for keys the operator made.
+    pub created_by: Option<UserId>,
 }
 
 /// A web-app login session; the token itself is never stored, only its SHA-256.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebSessionRecord {
+    pub token_hash: String,
+    /// The public id shown in the list of signed-in sessions (`wss_…`); not a credential.
+    pub id: String,
+    pub user_id: UserId,
+    pub created_at: Millis,
+    /// The absolute end of the session.
+    pub expires_at: Millis,
+    /// When the session was last used (at most a minute behind); idle expiry counts from it.
+    pub last_seen_at: Millis,
+    /// The browser's `User-Agent` at sign-in, shortened.
+    pub user_agent: Option<String>,
+    /// The client address at sign-in.
+    pub address: Option<String>,
+}
+
+/// A password-reset link, by the hash of its token: usable once, until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordResetRecord {
     pub token_hash: String,
     pub user_id: UserId,
     pub created_at: Millis,

@@ -300,13 +300,34 @@ impl IdentityStore for Db {
         }
     }
 
+    async fn revoke_keys_created_by(&self, owner: Owner, user: UserId, now: Millis) -> Result<Vec<KeyId>, StoreError> {
+        let (owner, user) = (owner.to_string(), user.to_string());
+        let ids: DbResult<Vec<String>> = with_write!(self, |conn| Ok(diesel::update(
+            api_keys::table
+                .filter(api_keys::owner.eq(&owner))
+                .filter(api_keys::created_by.eq(&user))
+                .filter(api_keys::revoked_at.is_null())
+        )
+        .set(api_keys::revoked_at.eq(now))
+        .returning(api_keys::id)
+        .get_results(conn)
+        .await?));
+        ids?.iter().map(|id| KeyId::parse(id).ok_or_else(|| crate::rows::corrupt("key id", id))).collect()
+    }
+
+    async fn key_is_live(&self, key: KeyId) -> Result<bool, StoreError> {
+        let key = key.to_string();
+        let n: DbResult<i64> = with_conn!(self, |conn| Ok(api_keys::table
+            .find(&key)
+            .filter(api_keys::revoked_at.is_null())
+            .count()
+            .get_result(conn)
+            .await?));
+        Ok(n? > 0)
+    }
+
     async fn insert_web_session(&self, session: &WebSessionRecord) -> Result<(), StoreError> {
-        let row = WebSessionRow {
-            token_hash: session.token_hash.clone(),
-            user_id: session.user_id.to_string(),
-            created_at: session.created_at,
-            expires_at: session.expires_at,
-        };
+        let row = WebSessionRow::from(session);
         let r: DbResult<usize> =
             with_write!(self, |conn| Ok(diesel::insert_into(web_sessions::table).values(&row).execute(conn).await?));
         r?;
@@ -329,6 +350,110 @@ impl IdentityStore for Db {
             with_write!(self, |conn| Ok(diesel::delete(web_sessions::table.find(token_hash)).execute(conn).await?));
         r?;
         Ok(())
+    }
+
+    async fn touch_web_session(&self, token_hash: &str, now: Millis) -> Result<(), StoreError> {
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(web_sessions::table.find(token_hash))
+            .set(web_sessions::last_seen_at.eq(now))
+            .execute(conn)
+            .await?));
+        r?;
+        Ok(())
+    }
+
+    async fn web_sessions_of(
+        &self,
+        user: UserId,
+        now: Millis,
+        limit: usize,
+    ) -> Result<Vec<WebSessionRecord>, StoreError> {
+        let user = user.to_string();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows: DbResult<Vec<WebSessionRow>> = with_conn!(self, |conn| Ok(web_sessions::table
+            .filter(web_sessions::user_id.eq(&user))
+            .filter(web_sessions::expires_at.gt(now))
+            .order((web_sessions::last_seen_at.desc(), web_sessions::id.desc()))
+            .limit(limit)
+            .select(WebSessionRow::as_select())
+            .load(conn)
+            .await?));
+        rows?.into_iter().map(WebSessionRecord::try_from).collect()
+    }
+
+    async fn delete_web_session_by_id(&self, user: UserId, id: &str) -> Result<bool, StoreError> {
+        let user = user.to_string();
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(
+            web_sessions::table.filter(web_sessions::user_id.eq(&user)).filter(web_sessions::id.eq(id))
+        )
+        .execute(conn)
+        .await?));
+        Ok(n? > 0)
+    }
+
+    async fn delete_web_sessions_of(&self, user: UserId, keep: Option<String>) -> Result<u64, StoreError> {
+        let user = user.to_string();
+        let keep = keep.unwrap_or_default();
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(
+            web_sessions::table.filter(web_sessions::user_id.eq(&user)).filter(web_sessions::token_hash.ne(&keep))
+        )
+        .execute(conn)
+        .await?));
+        Ok(n? as u64)
+    }
+
+    async fn set_password_hash(&self, user: UserId, hash: &str) -> Result<(), StoreError> {
+        let user = user.to_string();
+        let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(users::table.find(&user))
+            .set(users::password_hash.eq(hash))
+            .execute(conn)
+            .await?));
+        match n? {
+            0 => Err(StoreError::NotFound),
+            _ => Ok(()),
+        }
+    }
+
+    async fn insert_password_reset(&self, reset: &PasswordResetRecord) -> Result<(), StoreError> {
+        let (hash, user) = (reset.token_hash.clone(), reset.user_id.to_string());
+        let (created, expires) = (reset.created_at, reset.expires_at);
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::insert_into(password_resets::table)
+            .values((
+                password_resets::token_hash.eq(&hash),
+                password_resets::user_id.eq(&user),
+                password_resets::created_at.eq(created),
+                password_resets::expires_at.eq(expires),
+            ))
+            .execute(conn)
+            .await?));
+        r?;
+        Ok(())
+    }
+
+    async fn password_reset(&self, token_hash: &str, now: Millis) -> Result<Option<UserId>, StoreError> {
+        let user: DbResult<Option<String>> = with_conn!(self, |conn| Ok(password_resets::table
+            .find(token_hash)
+            .filter(password_resets::used_at.is_null())
+            .filter(password_resets::expires_at.gt(now))
+            .select(password_resets::user_id)
+            .get_result(conn)
+            .await
+            .optional()?));
+        user?.as_deref().map(crate::rows::user_id).transpose()
+    }
+
+    async fn use_password_reset(&self, token_hash: &str, now: Millis) -> Result<Option<UserId>, StoreError> {
+        let user: DbResult<Option<String>> = with_write!(self, |conn| Ok(diesel::update(
+            password_resets::table
+                .find(token_hash)
+                .filter(password_resets::used_at.is_null())
+                .filter(password_resets::expires_at.gt(now)),
+        )
+        .set(password_resets::used_at.eq(now))
+        .returning(password_resets::user_id)
+        .get_result(conn)
+        .await
+        .optional()?));
+        user?.as_deref().map(crate::rows::user_id).transpose()
     }
 
     async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError> {

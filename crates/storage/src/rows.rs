@@ -8,7 +8,7 @@ use redline_ports::StoreError;
 
 use crate::schema::*;
 
-fn corrupt(what: &str, value: &str) -> StoreError {
+pub(crate) fn corrupt(what: &str, value: &str) -> StoreError {
     StoreError::Other(format!("corrupt {what} in database: {value:?}"))
 }
 
@@ -153,6 +153,7 @@ pub(crate) struct KeyRow {
     pub hash: String,
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+    pub created_by: Option<String>,
 }
 
 impl From<&KeyRecord> for KeyRow {
@@ -165,6 +166,7 @@ impl From<&KeyRecord> for KeyRow {
             hash: k.hash.clone(),
             created_at: k.created_at,
             revoked_at: k.revoked_at,
+            created_by: k.created_by.map(|u| u.to_string()),
         }
     }
 }
@@ -181,6 +183,7 @@ impl TryFrom<KeyRow> for KeyRecord {
             hash: r.hash,
             created_at: r.created_at,
             revoked_at: r.revoked_at,
+            created_by: r.created_by.as_deref().map(user_id).transpose()?,
         })
     }
 }
@@ -192,6 +195,25 @@ pub(crate) struct WebSessionRow {
     pub user_id: String,
     pub created_at: i64,
     pub expires_at: i64,
+    pub id: String,
+    pub last_seen_at: i64,
+    pub user_agent: Option<String>,
+    pub address: Option<String>,
+}
+
+impl From<&WebSessionRecord> for WebSessionRow {
+    fn from(s: &WebSessionRecord) -> Self {
+        Self {
+            token_hash: s.token_hash.clone(),
+            user_id: s.user_id.to_string(),
+            created_at: s.created_at,
+            expires_at: s.expires_at,
+            id: s.id.clone(),
+            last_seen_at: s.last_seen_at,
+            user_agent: s.user_agent.clone(),
+            address: s.address.clone(),
+        }
+    }
 }
 
 impl TryFrom<WebSessionRow> for WebSessionRecord {
@@ -200,9 +222,13 @@ impl TryFrom<WebSessionRow> for WebSessionRecord {
     fn try_from(r: WebSessionRow) -> Result<Self, StoreError> {
         Ok(WebSessionRecord {
             token_hash: r.token_hash,
+            id: r.id,
             user_id: user_id(&r.user_id)?,
             created_at: r.created_at,
             expires_at: r.expires_at,
+            last_seen_at: r.last_seen_at,
+            user_agent: r.user_agent,
+            address: r.address,
         })
     }
 }

@@ -45,6 +45,7 @@ diesel::table! {
         hash -> Text,
         created_at -> BigInt,
         revoked_at -> Nullable<BigInt>,
+        created_by -> Nullable<Text>,
     }
 }
 
@@ -54,6 +55,21 @@ diesel::table! {
         user_id -> Text,
         created_at -> BigInt,
         expires_at -> BigInt,
+        id -> Text,
+        last_seen_at -> BigInt,
+        user_agent -> Nullable<Text>,
+        address -> Nullable<Text>,
+    }
+}
+
+// Password-reset links, by the hash of their token (migration 000017).
+diesel::table! {
+    password_resets (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        used_at -> Nullable<BigInt>,
     }
 }
 

@@ -3,6 +3,7 @@
 //! `async fn(&Db)`, and runs as `sqlite_<name>` on a fresh SQLite file and as `postgres_<name>`
 //! on a fresh PostgreSQL database (see `common`).
 
+mod accounts;
 mod attachments;
 mod common;
 mod documents;
@@ -89,9 +90,12 @@ contract_tests! {
     keys_of_newest_first_with_revoked => sqlite_keys_of_newest_first_with_revoked, postgres_keys_of_newest_first_with_revoked;
     live_keys_by_prefix_excludes_revoked => sqlite_live_keys_by_prefix_excludes_revoked, postgres_live_keys_by_prefix_excludes_revoked;
     revoke_key_errors => sqlite_revoke_key_errors, postgres_revoke_key_errors;
+    accounts::keys_remember_their_maker => sqlite_keys_remember_their_maker, postgres_keys_remember_their_maker;
     concurrent_key_limit => sqlite_concurrent_key_limit, postgres_concurrent_key_limit;
-    web_sessions_expire => sqlite_web_sessions_expire, postgres_web_sessions_expire;
-    delete_web_session_is_idempotent => sqlite_delete_web_session_is_idempotent, postgres_delete_web_session_is_idempotent;
+    accounts::web_sessions_expire => sqlite_web_sessions_expire, postgres_web_sessions_expire;
+    accounts::delete_web_session_is_idempotent => sqlite_delete_web_session_is_idempotent, postgres_delete_web_session_is_idempotent;
+    accounts::web_sessions_listed_touched_and_signed_out => sqlite_web_sessions_listed_touched_and_signed_out, postgres_web_sessions_listed_touched_and_signed_out;
+    accounts::password_resets_work_once_until_they_expire => sqlite_password_resets_work_once_until_they_expire, postgres_password_resets_work_once_until_they_expire;
     handoff_and_wrong_codes => sqlite_handoff_and_wrong_codes, postgres_handoff_and_wrong_codes;
     concurrent_wrong_codes => sqlite_concurrent_wrong_codes, postgres_concurrent_wrong_codes;
     claim_handoff_makes_a_web_user => sqlite_claim_handoff_makes_a_web_user, postgres_claim_handoff_makes_a_web_user;
@@ -223,11 +227,21 @@ fn key(owner: Owner, prefix: &str, created_at: Millis) -> KeyRecord {
         hash: format!("$argon2id$v=19$m=19456,t=2,p=1$salt${id}"),
         created_at,
         revoked_at: None,
+        created_by: None,
     }
 }
 
 fn web_session(token: &str, user: UserId, expires_at: Millis) -> WebSessionRecord {
-    WebSessionRecord { token_hash: token.to_owned(), user_id: user, created_at: T0, expires_at }
+    WebSessionRecord {
+        token_hash: token.to_owned(),
+        id: format!("wss_{token}"),
+        user_id: user,
+        created_at: T0,
+        expires_at,
+        last_seen_at: T0,
+        user_agent: Some("Test browser".to_owned()),
+        address: Some("192.0.2.1".to_owned()),
+    }
 }
 
 fn handoff(token: &str, user: UserId, expires_at: Millis) -> HandoffRecord {
@@ -594,37 +608,6 @@ async fn concurrent_key_limit(db: &Db) {
     let stored = keys_of(db, ann).await;
     assert_eq!(ids(&stored).into_iter().collect::<BTreeSet<_>>(), inserted, "exactly the winners are stored");
     assert_eq!(keys_of(db, bob).await.len(), 1, "another owner is untouched");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Web sessions.
-
-async fn web_sessions_expire(db: &Db) {
-    let ann = new_user(db, web_user("ann@example.com", T0)).await;
-    let s = web_session("token-hash-1", ann.id, T0 + 1_000);
-    db.insert_web_session(&s).await.unwrap();
-
-    assert_eq!(db.web_session("token-hash-1", T0).await.unwrap(), Some(s.clone()));
-    assert_eq!(db.web_session("token-hash-1", T0 + 999).await.unwrap(), Some(s.clone()), "valid until expires_at");
-    assert_eq!(db.web_session("token-hash-1", T0 + 1_000).await.unwrap(), None, "expired at expires_at");
-    assert_eq!(db.web_session("token-hash-1", T0 + 50_000).await.unwrap(), None, "expired after");
-    assert_eq!(db.web_session("unknown", T0).await.unwrap(), None);
-    // Looking at an expired session does not delete it.
-    assert_eq!(db.web_session("token-hash-1", T0 + 1).await.unwrap(), Some(s));
-}
-
-async fn delete_web_session_is_idempotent(db: &Db) {
-    let ann = new_user(db, web_user("ann@example.com", T0)).await;
-    let gone = web_session("token-hash-gone", ann.id, T0 + 1_000);
-    let kept = web_session("token-hash-kept", ann.id, T0 + 1_000);
-    db.insert_web_session(&gone).await.unwrap();
-    db.insert_web_session(&kept).await.unwrap();
-
-    db.delete_web_session("token-hash-gone").await.unwrap();
-    assert_eq!(db.web_session("token-hash-gone", T0).await.unwrap(), None);
-    db.delete_web_session("token-hash-gone").await.expect("deleting twice is not an error");
-    db.delete_web_session("never-existed").await.expect("deleting an unknown session is not an error");
-    assert_eq!(db.web_session("token-hash-kept", T0).await.unwrap(), Some(kept), "other sessions stay");
 }
 
 // ---------------------------------------------------------------------------------------------

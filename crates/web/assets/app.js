@@ -7,7 +7,8 @@ import { html } from './lib/html.js';
 import { api, actingFor, setActingFor, ApiError } from './lib/api.js';
 import { Link, navigate, usePath } from './lib/router.js';
 import { Notice } from './lib/ui.js';
-import { SignIn, SignUp } from './pages/account.js';
+import { SignIn, SignUp, ForgotPassword, ResetPassword } from './pages/account.js';
+import { Security } from './pages/security.js';
 import { Claim } from './pages/claim.js';
 import { Keys } from './pages/keys.js';
 import { Organizations, Organization } from './pages/organizations.js';
@@ -19,7 +20,7 @@ import { clearAllDrafts } from './editor/drafts.js';
 /** @typedef {{user_id: string, email: string | null, subscription_tier: string, organizations: {org_id: string, name: string, role: string}[]}} Me */
 
 /** Pages anyone may open. */
-const PUBLIC = [/^\/signin$/, /^\/signup$/, /^\/claim\/[^/]+$/];
+const PUBLIC = [/^\/signin$/, /^\/signup$/, /^\/forgot-password$/, /^\/reset-password$/, /^\/claim\/[^/]+$/];
 
 function App() {
   const path = usePath();
@@ -75,6 +76,8 @@ function App() {
   };
 
   if (path === '/signup') return html`<${Bare}><${SignUp} onSignedIn=${signedIn} /><//>`;
+  if (path === '/forgot-password') return html`<${Bare}><${ForgotPassword} /><//>`;
+  if (path === '/reset-password') return html`<${Bare}><${ResetPassword} /><//>`;
   if (path.startsWith('/claim/')) {
     return html`<${Bare}><${Claim} token=${decodeURIComponent(path.slice('/claim/'.length))} onSignedIn=${signedIn} /><//>`;
   }
@@ -90,7 +93,7 @@ function App() {
 
   return html`<${Shell} me=${me} path=${path} org=${org} onChoose=${choose} onSignedOut=${() => setMe(null)}>
     ${quota && html`<div class="banner" role="alert">${quota} <button type="button" onClick=${() => setQuota(null)}>Dismiss</button></div>`}
-    ${page(path, me, org, refresh)}
+    ${page(path, me, org, refresh, () => setMe(null))}
   <//>`;
 }
 
@@ -99,13 +102,15 @@ function App() {
  * @param {Me} me
  * @param {string | null} org
  * @param {() => Promise<void>} refresh
+ * @param {() => void} signedOut
  */
-function page(path, me, org, refresh) {
+function page(path, me, org, refresh, signedOut) {
   let m;
   if (path === '/' || path === '/documents') return html`<${Documents} key=${org || 'me'} />`;
   if ((m = /^\/documents\/(.+)$/.exec(path))) return html`<${Editor} key=${`${org || 'me'}/${m[1]}`} sessionId=${decodeURIComponent(m[1])} me=${me} org=${org} />`;
   if (path === '/usage') return html`<${Usage} key=${org || 'me'} me=${me} org=${org} />`;
   if (path === '/settings' || path === '/settings/keys') return html`<${Keys} />`;
+  if (path === '/settings/security') return html`<${Security} onSignedOut=${() => { setActingFor(null); clearAllDrafts(); signedOut(); }} />`;
   if (path === '/settings/organizations') return html`<${Organizations} me=${me} onChanged=${refresh} />`;
   if ((m = /^\/settings\/organizations\/([^/]+)$/.exec(path))) {
     return html`<${Organization} me=${me} orgId=${decodeURIComponent(m[1])} onChanged=${refresh} />`;
@@ -142,6 +147,7 @@ function Shell({ me, path, org, onChoose, onSignedOut, children }) {
     ['/usage', 'Usage'],
     ['/settings/keys', 'API keys'],
     ['/settings/organizations', 'Organizations'],
+    ['/settings/security', 'Security'],
   ];
   const current = (/** @type {string} */ href) => path === href || (href === '/documents' && (path === '/' || path.startsWith('/documents/'))) || (href !== '/documents' && path.startsWith(`${href}/`));
   return html`<div class="shell">

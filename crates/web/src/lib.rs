@@ -35,6 +35,8 @@ pub const PAGES: &[&str] = &[
     "/",
     "/signin",
     "/signup",
+    "/forgot-password",
+    "/reset-password",
     "/documents",
     "/documents/{session_id}",
     "/usage",
@@ -42,6 +44,7 @@ pub const PAGES: &[&str] = &[
     "/settings/keys",
     "/settings/organizations",
     "/settings/organizations/{org_id}",
+    "/settings/security",
     "/claim/{token}",
 ];
 

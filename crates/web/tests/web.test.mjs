@@ -2,7 +2,7 @@
 // The web app as a person uses it, in Debian's Chromium against the real binary.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Service, assertAccessible, email, launch, openPage, repo, screenshot, watchOrigins } from './support.mjs';
 
@@ -103,6 +103,106 @@ describe('accounts', () => {
     await context.close();
   });
 });
+
+describe('account security', () => {
+  test('a common password is refused at the field, in words', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await page.goto(`${service.base}/signup`);
+    await page.getByLabel('E-mail').fill(email('common'));
+    await page.getByLabel('Password').fill('password1');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const error = page.locator('.field-error');
+    await error.waitFor();
+    assert.equal(await error.textContent(), 'This password is on a list of common or leaked passwords: choose another.');
+    guard.check();
+    await context.close();
+  });
+
+  test('the security page changes the password, lists sessions and signs one out', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const address = email('security');
+    await signUp(page, address);
+    // A second browser signed in to the same account.
+    const other = await service.call('POST', '/v1/auth/login', { json: { email: address, password: PASSWORD }, headers: { 'User-Agent': 'Other laptop' } });
+    assert.equal(other.status, 200);
+    await page.getByRole('link', { name: 'Security' }).click();
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+    const row = page.getByRole('row', { name: /Other laptop/ });
+    await row.waitFor();
+    await page.getByRole('row', { name: /\(this one\)/ }).waitFor();
+    await assertAccessible(page, 'security');
+    await screenshot(page, 'security');
+
+    await page.getByLabel('Current password').fill('not it at all');
+    await page.getByLabel('New password').fill('a fresh long passphrase');
+    await page.getByRole('button', { name: 'Change the password' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The current password is wrong.' }).waitFor();
+
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Change the password' }).click();
+    await page.getByRole('status').filter({ hasText: 'Password changed. One other session was signed out.' }).waitFor();
+    const me = await service.call('GET', '/v1/users/me', { headers: { Authorization: `Bearer ${other.body.token}` } });
+    assert.equal(me.status, 401, 'the other session ended');
+
+    await page.reload();
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+    assert.equal(await page.getByRole('row', { name: /Other laptop/ }).count(), 0);
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await page.getByRole('button', { name: 'Sign out everywhere' }).last().click();
+    await page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();
+    guard.check();
+    await context.close();
+  });
+
+  test('a forgotten password is reset from the mailed link', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const address = email('reset');
+    await signUp(page, address);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
+    await assertAccessible(page, 'forgot password');
+    await page.getByLabel('E-mail').fill(address);
+    await page.getByRole('button', { name: 'Mail me a link' }).click();
+    await page.getByRole('status').filter({ hasText: 'a link to reset its password is on its way' }).waitFor();
+
+    const link = await mailedLink(address);
+    assert.ok(link.startsWith(`${service.base}/reset-password#token=pr_`), link);
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    await assertAccessible(page, 'reset password');
+    await page.getByLabel('New password').fill('12345678');
+    await page.getByRole('button', { name: 'Set the new password' }).click();
+    await page.locator('.field-error', { hasText: 'common or leaked' }).waitFor();
+    await page.getByLabel('New password').fill('a reset long passphrase');
+    await page.getByRole('button', { name: 'Set the new password' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your password is changed' }).waitFor();
+    assert.ok(!page.url().includes('token'), 'the token leaves the address bar');
+    const login = await service.call('POST', '/v1/auth/login', { json: { email: address, password: 'a reset long passphrase' } });
+    assert.equal(login.status, 200);
+    guard.check();
+    await context.close();
+  });
+});
+
+/**
+ * The password-reset link mailed to `to` (the outbox's `.eml` files), waiting for it.
+ * @param {string} to
+ */
+async function mailedLink(to) {
+  const dir = join(service.dataDir, 'outbox');
+  for (let i = 0; i < 100; i++) {
+    const files = existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.eml')) : [];
+    for (const f of files) {
+      // Quoted-printable: soft line breaks undone, `=` decoded.
+      const text = readFileSync(join(dir, f), 'utf8').replace(/=\r?\n/g, '').replaceAll('=3D', '=');
+      const m = /(http\S+\/reset-password#token=[A-Za-z0-9_-]+)/.exec(text);
+      if (text.includes(`To: ${to}`) && m) return m[1];
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no reset mail to ${to}`);
+}
 
 describe('API keys', () => {
   test('a key is shown once, listed by its preview, and revoked after a confirmation', async () => {

@@ -772,3 +772,85 @@ async fn attachments_on_an_s3_compatible_store() {
     let xml = listed.text().await.unwrap();
     assert!(!xml.contains("<Key>"), "the file is gone from the bucket: {xml}");
 }
+
+/// The free plan keeps a bounded amount of attachment files (docs/api.md, "Attachments"): an
+/// upload past it is refused with 413 and nothing is kept, the usage shows it, a deletion
+/// frees it, and an upload URL for too large a file is refused before any byte.
+#[tokio::test]
+async fn attachment_storage_is_limited_per_plan() {
+    let app = spawn_app_with(&[("REDLINE_FREE_ATTACHMENT_STORAGE_BYTES", "2000")]).await;
+    let key = app.agent_key().await;
+    let storage = |r: &Reply| {
+        (r.json["attachment_storage"]["used_bytes"].clone(), r.json["attachment_storage"]["limit_bytes"].clone())
+    };
+    let usage = app.send(app.get("/v1/usage").bearer_auth(&key)).await;
+    assert_eq!(storage(&usage), (json!(0), json!(2000)), "{usage:?}");
+
+    let file = vec![b'a'; 1200];
+    let first = attach(&app, &key, "s", "first.txt", &file).await;
+    first.expect_status(202);
+    let second = attach(&app, &key, "s", "second.txt", &file).await;
+    second.expect_status(413).expect_json();
+    assert_eq!(second.json["error_code"], "attachment_storage_full", "{second:?}");
+    assert_eq!(
+        (&second.json["used_bytes"], &second.json["limit_bytes"], &second.json["file_bytes"]),
+        (&json!(1200), &json!(2000), &json!(1200))
+    );
+    assert!(second.detail().starts_with("Attachment storage is full"), "{second:?}");
+    let listed = app.send(app.get("/v1/attachments?session_id=s").bearer_auth(&key)).await;
+    assert_eq!(
+        listed.json["attachments"].as_array().map(Vec::len),
+        Some(1),
+        "nothing kept of the refused one: {listed:?}"
+    );
+    let r = upload_url(&app, &key, json!({"session_id": "s", "filename": "big.txt", "file_size": 900})).await;
+    r.expect_status(413);
+    assert_eq!(r.json["error_code"], "attachment_storage_full");
+
+    let usage = app.send(app.get("/v1/usage").bearer_auth(&key)).await;
+    assert_eq!(storage(&usage), (json!(1200), json!(2000)));
+    let id = first.json["attachment_id"].as_str().unwrap();
+    app.send(app.delete(&format!("/v1/attachments/{id}")).bearer_auth(&key)).await.expect_status(204);
+    attach(&app, &key, "s", "second.txt", &file).await.expect_status(202);
+
+    // Another plan has its own limit: an enterprise account has none.
+    let user_id = app.agent_signup().await;
+    let enterprise_key = user_id["api_key"].as_str().unwrap().to_owned();
+    app.admin(&["set-plan", "--user-id", user_id["user_id"].as_str().unwrap(), "--plan", "enterprise"]);
+    for n in 0..3 {
+        attach(&app, &enterprise_key, "e", &format!("f{n}.txt"), &file).await.expect_status(202);
+    }
+    let usage = app.send(app.get("/v1/usage").bearer_auth(&enterprise_key)).await;
+    assert_eq!(storage(&usage), (json!(3600), json!(-1)));
+}
+
+/// A pre-signed upload URL dies with the key that asked for it.
+#[tokio::test]
+async fn a_pre_signed_upload_url_dies_with_its_key() {
+    let app = spawn_app().await;
+    let (_, _, token) = app.web_user().await;
+    let made = app.create_key(&token, "uploader").await;
+    let key = made.json["api_key"].as_str().unwrap().to_owned();
+    let data = harbour_text();
+    let body = json!({"session_id": "k", "filename": "signed.txt", "file_size": data.len()});
+    let doomed = upload_url(&app, &key, body.clone()).await;
+    doomed.expect_status(201);
+    let kept = upload_url(&app, &key, body).await;
+    kept.expect_status(201);
+    app.send(app.client.put(kept.json["upload_url"].as_str().unwrap()).body(data.clone())).await.expect_status(202);
+    app.revoke_key(&token, made.json["key_id"].as_str().unwrap()).await.expect_status(204);
+    let r = app.send(app.client.put(doomed.json["upload_url"].as_str().unwrap()).body(data.clone())).await;
+    r.expect_status(404);
+    // A URL a web session asked for names no key: it lives its 15 minutes.
+    let by_session = app
+        .send(
+            app.post("/v1/attachments/upload-url")
+                .bearer_auth(&token)
+                .json(&json!({"session_id": "w", "filename": "w.txt", "file_size": data.len()})),
+        )
+        .await;
+    by_session.expect_status(201);
+    app.send(app.client.put(by_session.json["upload_url"].as_str().unwrap()).body(data.clone()))
+        .await
+        .expect_status(202);
+}

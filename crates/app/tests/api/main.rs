@@ -2,6 +2,7 @@
 //! folder) and talks to it over HTTP; the operator CLI and the log checks run the real
 //! `redline` binary. Contract: docs/api.md, "Authentication".
 
+mod accounts;
 mod agents;
 mod attachments;
 mod auth_header;

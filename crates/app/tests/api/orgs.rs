@@ -215,7 +215,8 @@ async fn members_are_removed_and_can_leave_but_the_owner_stays() {
 
     let left = app.send(app.get(&members).bearer_auth(&owner)).await;
     assert_eq!(left.json["total"], 1, "{}", left.text);
-    app.assert_key_works(&org_key).await;
+    // The key the removed admin made went with them.
+    app.assert_key_refused(&org_key).await;
 }
 
 #[tokio::test]
@@ -256,4 +257,47 @@ async fn members_are_listed_with_their_email() {
     let mut expected = vec![owner_email.as_str(), member_email.as_str()];
     expected.sort_unstable();
     assert_eq!(emails, expected, "{r:?}");
+}
+
+/// Keys say who made them, and removing a member revokes the organization keys they made
+/// unless the remover says otherwise (docs/api.md, "Accounts, keys and organizations").
+#[tokio::test]
+async fn keys_name_their_maker_and_a_removed_admins_keys_are_revoked() {
+    let app = spawn_app().await;
+    let (_, _, owner) = app.web_user().await;
+    let org_id = create_org(&app, &owner, "Keyed").await;
+    let mut admins = Vec::new();
+    for _ in 0..2 {
+        let (email, _, token) = app.web_user().await;
+        let add = app.post(&format!("/v1/users/me/organizations/{org_id}/members")).bearer_auth(&owner);
+        let r = app.send(add.json(&json!({"email": email, "role": "admin"}))).await;
+        r.expect_status(201);
+        let user_id = r.json["user_id"].as_str().unwrap().to_owned();
+        let make = app.post(&format!("/v1/users/me/organizations/{org_id}/api-keys")).bearer_auth(&token);
+        let key = app.send(make.json(&json!({"name": "made by an admin"}))).await;
+        key.expect_status(201);
+        admins.push((email, user_id, key.json["api_key"].as_str().unwrap().to_owned()));
+    }
+    let listed = app.send(app.get(&format!("/v1/users/me/organizations/{org_id}/api-keys")).bearer_auth(&owner)).await;
+    let makers: Vec<&str> =
+        listed.json["keys"].as_array().unwrap().iter().map(|k| k["created_by"]["email"].as_str().unwrap()).collect();
+    assert_eq!(makers.len(), 2);
+    assert!(admins.iter().all(|(email, _, _)| makers.contains(&email.as_str())), "{listed:?}");
+    // An operator's key names nobody.
+    app.admin(&["create-key", "--org-id", &org_id, "--name", "ops"]);
+    let listed = app.send(app.get(&format!("/v1/users/me/organizations/{org_id}/api-keys")).bearer_auth(&owner)).await;
+    let ops = listed.json["keys"].as_array().unwrap().iter().find(|k| k["name"] == "ops").unwrap().clone();
+    assert_eq!(ops["created_by"], serde_json::Value::Null);
+
+    // Removed by default with their keys; with revoke_keys=false, the keys stay.
+    let (_, first_id, first_key) = &admins[0];
+    let (_, second_id, second_key) = &admins[1];
+    let remove = |user: &str, query: &str| {
+        app.delete(&format!("/v1/users/me/organizations/{org_id}/members/{user}{query}")).bearer_auth(&owner)
+    };
+    app.send(remove(first_id, "")).await.expect_status(204);
+    app.assert_key_refused(first_key).await;
+    app.send(remove(second_id, "?revoke_keys=false")).await.expect_status(204);
+    app.assert_key_works(second_key).await;
+    app.send(remove(second_id, "?revoke_keys=maybe")).await.expect_422_at(&[json!("query"), json!("revoke_keys")]);
 }

@@ -226,3 +226,62 @@ async fn answers_are_not_cached() {
     let created = app.create_key(&token, "ci").await;
     assert_eq!(created.header("cache-control"), Some("no-store"));
 }
+
+/// A request without credentials must send its whole body within a short deadline, however
+/// steadily it trickles (docs/api.md, "Errors"): fifty sign-ins sending a byte every 300 ms
+/// are all answered 408 and closed, and a request with credentials may take longer.
+#[tokio::test]
+async fn trickled_bodies_without_credentials_are_cut_off_at_the_deadline() {
+    let app = spawn_app_with(&[("REDLINE_ANONYMOUS_BODY_DEADLINE_SECS", "2")]).await;
+    let key = app.agent_key().await;
+    let trickle = |path: &'static str, auth: Option<String>| {
+        let address = app.base.trim_start_matches("http://").to_owned();
+        async move {
+            let mut stream = TcpStream::connect(address).await.expect("connect");
+            let body = if path.starts_with("/v1/documents/") {
+                json!({"html": "<p>slow</p>"})
+            } else {
+                json!({"email": "someone@example.com", "password": "a long enough password"})
+            }
+            .to_string();
+            let auth = auth.map(|k| format!("Authorization: Bearer {k}\r\n")).unwrap_or_default();
+            let method = if path.starts_with("/v1/documents/") { "PUT" } else { "POST" };
+            let head = format!(
+                "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await.expect("write");
+            let started = std::time::Instant::now();
+            // One byte every 300 ms: never idle long enough for the idle timeout (30 s); the
+            // sign-in's body would take about 20 s whole, the document's about 7 s.
+            let sent = async {
+                for byte in body.as_bytes() {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    if stream.write_all(&[*byte]).await.is_err() {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(
+                if auth.is_empty() { Duration::from_secs(6) } else { Duration::from_secs(60) },
+                sent,
+            )
+            .await;
+            (read_to_close(&mut stream).await, started.elapsed())
+        }
+    };
+    let mut tasks = Vec::new();
+    for _ in 0..50 {
+        tasks.push(tokio::spawn(trickle("/v1/auth/login", None)));
+    }
+    for task in tasks {
+        let (answer, took) = task.await.expect("task");
+        assert!(answer.starts_with("HTTP/1.1 408 Request Timeout"), "{answer}");
+        assert!(answer.contains("took too long to arrive"), "{answer}");
+        assert!(took < Duration::from_secs(20), "answered at the deadline, not at the body's end: {took:?}");
+    }
+    // With credentials the same body is read to its end (the idle timeout still applies).
+    let (answer, took) = trickle("/v1/documents/slowly", Some(key.clone())).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert!(took > Duration::from_secs(2), "{took:?}");
+}

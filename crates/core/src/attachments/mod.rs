@@ -24,7 +24,7 @@ use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
-use redline_domain::{Owner, SessionId};
+use redline_domain::{KeyId, Owner, Plan, SessionId};
 use redline_ports::attachments::{
     AttachmentRecord, AttachmentSource, AttachmentState, ExtractedText, Passage, Replaced,
 };
@@ -51,12 +51,16 @@ pub struct AttachmentConfig {
     pub lease: Duration,
     /// scheme://host[:port] of the service, for upload URLs.
     pub public_base_url: String,
+    /// `REDLINE_FREE_ATTACHMENT_STORAGE_BYTES`: the free plan's attachment storage (the other
+    /// plans' are `Plan::attachment_storage_bytes`).
+    pub free_storage_bytes: u64,
 }
 
 impl Default for AttachmentConfig {
     fn default() -> Self {
         Self {
             max_bytes: 52_428_800,
+            free_storage_bytes: Plan::Free.attachment_storage_bytes().unwrap_or(u64::MAX),
             presign_ttl: Duration::from_secs(900),
             lease: Duration::from_secs(30),
             public_base_url: "http://127.0.0.1:8080".to_owned(),
@@ -75,6 +79,8 @@ pub struct AttachmentPorts {
     pub html: Arc<dyn HtmlSections>,
     pub bus: Arc<dyn EventBus>,
     pub clock: Arc<dyn Clock>,
+    /// The owners' plans (their attachment storage limits).
+    pub plans: Arc<dyn redline_ports::IdentityStore>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +103,9 @@ pub enum AttachmentError {
     /// Over the size cap (413). `size` when it is known (a declared size).
     #[error("the file is larger than {limit} bytes")]
     TooLarge { limit: u64, size: Option<u64> },
+    /// The owner's attachments would pass the plan's storage limit (413).
+    #[error("attachment storage full: {used} of {limit} bytes used, {adding} more asked")]
+    StorageFull { used: u64, limit: u64, adding: u64 },
     /// A file with no bytes (422).
     #[error("the file is empty")]
     Empty,
@@ -289,6 +298,29 @@ impl Attachments {
         self.ports.clock.now_ms()
     }
 
+    /// The owner's attachment bytes and the plan's limit (`None`: unlimited).
+    pub async fn storage(&self, owner: Owner) -> AttachmentResult<(u64, Option<u64>)> {
+        let plan = self.ports.plans.plan_of(owner).await?.plan;
+        let limit = match plan {
+            Plan::Free => Some(self.config.free_storage_bytes),
+            plan => plan.attachment_storage_bytes(),
+        };
+        Ok((self.ports.store.attachment_bytes(owner).await?, limit))
+    }
+
+    /// Refuses `adding` more bytes of attachments past the owner's plan limit. Checked when a
+    /// file is recorded: uploads that finish at the same moment may each pass, so the limit
+    /// can be passed by the files in flight, never by a later one.
+    async fn check_storage(&self, owner: Owner, adding: u64) -> AttachmentResult<()> {
+        let (used, limit) = self.storage(owner).await?;
+        match limit {
+            Some(limit) if used.saturating_add(adding) > limit => {
+                Err(AttachmentError::StorageFull { used, limit, adding })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Checks an upload's file name (415 before any byte is read) and streams `chunks` to the
     /// blob store under the size cap (`TooLarge` beyond it, nothing left behind). The file is
     /// not recorded yet: [`submit`](Self::submit) or [`discard`](Self::discard) it.
@@ -377,6 +409,10 @@ impl Attachments {
         };
         let job = self.processing_job(owner, session, &attachment, &received.blob_key);
         attachment.job_id = Some(job.job_id.clone());
+        if let Err(e) = self.check_storage(owner, received.size_bytes).await {
+            self.discard(received).await;
+            return Err(e);
+        }
         let recorded = async {
             self.ports.sessions.ensure_session(owner, session, now).await?;
             self.ports.store.insert_attachment(&attachment, Some(&job)).await
@@ -538,6 +574,7 @@ impl Attachments {
         session: &SessionId,
         raw_filename: &str,
         file_size: u64,
+        key: Option<KeyId>,
     ) -> AttachmentResult<UploadTicket> {
         let (filename, format) = checked_name(raw_filename)?;
         if file_size > self.config.max_bytes {
@@ -546,6 +583,7 @@ impl Attachments {
         if file_size == 0 {
             return Err(AttachmentError::Empty);
         }
+        self.check_storage(owner, file_size).await?;
         let now = self.now();
         let expires_at = now.saturating_add(ms(self.config.presign_ttl));
         let attachment = AttachmentRecord {
@@ -572,7 +610,7 @@ impl Attachments {
         self.ports.store.delete_expired_uploads(owner, now).await?;
         self.ports.store.insert_attachment(&attachment, None).await?;
         Ok(UploadTicket {
-            upload_url: self.signer.url(&self.config.public_base_url, &attachment.attachment_id, expires_at),
+            upload_url: self.signer.url(&self.config.public_base_url, &attachment.attachment_id, expires_at, key),
             attachment_id: attachment.attachment_id,
             expires_at,
             max_bytes: file_size,
@@ -586,6 +624,12 @@ impl Attachments {
         let now = self.now();
         if signed.expires_at < now {
             return Err(AttachmentError::UploadNotFound);
+        }
+        // The URL dies with the key that asked for it.
+        if let Some(key) = signed.key_id {
+            if !self.ports.plans.key_is_live(key).await? {
+                return Err(AttachmentError::UploadNotFound);
+            }
         }
         let attachment =
             self.ports.store.attachment(&signed.attachment_id).await?.ok_or(AttachmentError::UploadNotFound)?;
@@ -619,6 +663,10 @@ impl Attachments {
             return Err(AttachmentError::Empty);
         }
         attachment.size_bytes = size_i64(size);
+        if let Err(e) = self.check_storage(attachment.owner, size).await {
+            discard(blob_key).await;
+            return Err(e);
+        }
         let session = attachment.session_id.clone();
         let job = self.processing_job(attachment.owner, &session, &attachment, &blob_key);
         let now = self.now();

@@ -45,6 +45,7 @@ async fn verified_keys_are_cached_and_evicted_on_revocation() {
         hash,
         created_at: 0,
         revoked_at: None,
+        created_by: None,
     };
     let mut store = MockIdentityStore::new();
     let rec = record.clone();
@@ -87,7 +88,7 @@ async fn key_limit_is_reported_with_the_plans_maximum() {
     store.expect_plan_of().returning(|_| Ok(PlanSettings { plan: Plan::Free, monthly_limit_override: None }));
     store.expect_insert_key_within_limit().withf(|_, max| *max == 5).returning(|_, _| Err(StoreError::LimitReached));
     let id = identity(store, 0);
-    let err = id.create_key(Owner::User(UserId::new()), "x").await.unwrap_err();
+    let err = id.create_key(Owner::User(UserId::new()), "x", None).await.unwrap_err();
     assert!(matches!(err, IdentityError::KeyLimit { max: 5 }));
 }
 
@@ -149,11 +150,11 @@ async fn login_with_unknown_email_is_refused_like_a_wrong_password() {
     unthrottled(&mut store);
     let id = identity(store, 0);
     assert!(matches!(
-        id.login("nobody@example.com", "whatever-pass", "198.51.100.1").await,
+        id.login("nobody@example.com", "whatever-pass", &ClientInfo::at("198.51.100.1")).await,
         Err(IdentityError::InvalidCredentials)
     ));
     assert!(matches!(
-        id.login("not an email", "whatever-pass", "198.51.100.1").await,
+        id.login("not an email", "whatever-pass", &ClientInfo::at("198.51.100.1")).await,
         Err(IdentityError::InvalidCredentials)
     ));
 }
@@ -178,6 +179,7 @@ async fn concurrent_misses_verify_a_key_once() {
         hash,
         created_at: 0,
         revoked_at: None,
+        created_by: None,
     };
     let mut store = MockIdentityStore::new();
     unthrottled(&mut store);
@@ -207,7 +209,7 @@ async fn a_throttled_sign_in_computes_no_hash_and_reads_no_account() {
     });
     // No user_by_email expectation: reading the account would panic the mock.
     let id = identity(store, 0);
-    let err = id.login("Ann@Example.com ", "guess", "198.51.100.7").await.unwrap_err();
+    let err = id.login("Ann@Example.com ", "guess", &ClientInfo::at("198.51.100.7")).await.unwrap_err();
     assert!(matches!(err, IdentityError::Throttled { guess: Guess::Password, retry_after_secs: 5 }), "{err:?}");
     let scopes = scopes.lock().unwrap();
     assert_eq!(scopes.len(), 2);

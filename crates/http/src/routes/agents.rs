@@ -4,7 +4,7 @@ use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::time_util::iso8601;
-use redline_domain::{Email, Password};
+use redline_domain::Email;
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
@@ -185,14 +185,7 @@ pub async fn claim(state: web::Data<AppState>, path: web::Path<String>, body: Js
     if let (Some(e), None) = (email, &parsed_email) {
         f.problem("email", "value_error", "value is not a valid email address", json!(e));
     }
-    let parsed_password = match password.map(Password::parse) {
-        Some(Ok(p)) => Some(p),
-        Some(Err(e)) => {
-            f.password_problem("password", &e);
-            None
-        }
-        None => None,
-    };
+    let parsed_password = f.new_password("password", password, parsed_email.as_ref());
     f.finish()?;
     let (Some(code), Some(email), Some(password)) = (code, parsed_email, parsed_password) else {
         return Err(ApiError::Internal("claim body validated twice".into()));

@@ -487,7 +487,7 @@ pub async fn upload_url(
     };
     let ticket = state
         .attachments
-        .create_upload_url(principal.0.owner, &session, filename, file_size)
+        .create_upload_url(principal.0.owner, &session, filename, file_size, principal.0.key_id)
         .await
         .map_err(|e| attachment_error(e, &req, &state, None))?;
     Ok(HttpResponse::Created().json(UploadUrlBody {

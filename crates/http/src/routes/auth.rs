@@ -14,6 +14,7 @@ use crate::body::JsonBody;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::validation::Fields;
+use redline_core::identity::ClientInfo;
 
 /// Lifetime of the session cookie: that of the session token (docs/api.md, "Authentication", 30 days).
 const SESSION_COOKIE_MAX_AGE_SECS: i64 = 30 * 24 * 3600;
@@ -29,7 +30,8 @@ pub struct Credentials {
     /// An e-mail address.
     #[schema(format = Email)]
     email: String,
-    /// 8 to 1,024 characters.
+    /// 8 to 1,024 characters; at sign-up not on the list of common and leaked passwords and
+    /// not made from the e-mail address (docs/api.md, "Passwords").
     #[schema(min_length = 8, max_length = 1024)]
     password: String,
 }
@@ -53,24 +55,32 @@ pub struct LoginResponse {
     pub email: String,
 }
 
-fn parse_credentials(body: &serde_json::Value, check_password: bool) -> ApiResult<(String, String)> {
+/// The `{email, password}` of a sign-in, as typed: checked for presence only (every password
+/// ever set must still sign in).
+fn parse_login(body: &serde_json::Value) -> ApiResult<(String, String)> {
     let mut f = Fields::body(body)?;
     let email = f.required_str("email");
     let password = f.required_secret("password");
-    if let Some(e) = email {
-        if check_password && Email::parse(e).is_err() {
-            f.problem("email", "value_error", "value is not a valid email address", json!(e));
-        }
-    }
-    if let Some(p) = password {
-        if check_password {
-            if let Err(e) = Password::parse(p) {
-                f.password_problem("password", &e);
-            }
-        }
-    }
     f.finish()?;
     Ok((email.unwrap_or_default().to_owned(), password.unwrap_or_default().to_owned()))
+}
+
+/// The `{email, password}` of a sign-up: a valid address and a password by the rules of
+/// docs/api.md, "Passwords".
+fn parse_signup(body: &serde_json::Value) -> ApiResult<(Email, Password)> {
+    let mut f = Fields::body(body)?;
+    let email = f.required_str("email");
+    let password = f.required_secret("password");
+    let parsed_email = email.and_then(|e| Email::parse(e).ok());
+    if let (Some(e), None) = (email, &parsed_email) {
+        f.problem("email", "value_error", "value is not a valid email address", json!(e));
+    }
+    let parsed_password = f.new_password("password", password, parsed_email.as_ref());
+    f.finish()?;
+    match (parsed_email, parsed_password) {
+        (Some(email), Some(password)) => Ok((email, password)),
+        _ => Err(ApiError::Internal("sign-up body validated twice".into())),
+    }
 }
 
 /// Creates a web-app account on the free plan.
@@ -82,9 +92,7 @@ fn parse_credentials(body: &serde_json::Value, check_password: bool) -> ApiResul
         (status = 429, description = "A sign-up from this address within the cooldown", body = crate::openapi::ErrorBody),
     ))]
 pub async fn signup(state: web::Data<AppState>, req: HttpRequest, body: JsonBody) -> ApiResult<HttpResponse> {
-    let (email, password) = parse_credentials(&body.0, true)?;
-    let email = Email::parse(&email).map_err(|_| ApiError::Internal("email validated twice".into()))?;
-    let password = Password::parse(&password).map_err(|_| ApiError::Internal("password validated twice".into()))?;
+    let (email, password) = parse_signup(&body.0)?;
     let client = crate::client_addr::of(&req, &state.config.trusted_proxies);
     let user = state.identity.web_signup(email, password, &client).await?;
     Ok(HttpResponse::Created().json(UserCreated {
@@ -93,6 +101,11 @@ pub async fn signup(state: web::Data<AppState>, req: HttpRequest, body: JsonBody
         subscription_tier: user.plan.plan.to_string(),
         created_at: iso8601(user.created_at),
     }))
+}
+
+/// The cookie that removes the session cookie from the browser.
+pub fn clear_session_cookie(state: &AppState) -> Cookie<'static> {
+    session_cookie(state, String::new(), 0)
 }
 
 fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<'static> {
@@ -114,8 +127,10 @@ fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<
         (status = 429, description = "Too many failed sign-ins for this account or from this address", body = crate::openapi::ErrorBody),
     ))]
 pub async fn login(state: web::Data<AppState>, req: HttpRequest, body: JsonBody) -> ApiResult<HttpResponse> {
-    let (email, password) = parse_credentials(&body.0, false)?;
+    let (email, password) = parse_login(&body.0)?;
     let client = crate::client_addr::of(&req, &state.config.trusted_proxies);
+    let user_agent = req.headers().get(actix_web::http::header::USER_AGENT).and_then(|v| v.to_str().ok());
+    let client = ClientInfo { address: client, user_agent: user_agent.map(str::to_owned) };
     let login = state.identity.login(&email, &password, &client).await?;
     let cookie = session_cookie(&state, login.token.clone(), SESSION_COOKIE_MAX_AGE_SECS);
     Ok(HttpResponse::Ok().cookie(cookie).json(LoginResponse {
@@ -133,5 +148,5 @@ pub async fn login(state: web::Data<AppState>, req: HttpRequest, body: JsonBody)
 pub async fn logout(state: web::Data<AppState>, req: HttpRequest) -> ApiResult<HttpResponse> {
     let token = session_credential(&req, &state.config.public_base_url)?;
     state.identity.logout(&token).await?;
-    Ok(HttpResponse::NoContent().cookie(session_cookie(&state, String::new(), 0)).finish())
+    Ok(HttpResponse::NoContent().cookie(clear_session_cookie(&state)).finish())
 }

@@ -232,6 +232,7 @@ impl From<&UsageRecord> for UsageBody {
             redemption_id: u.redemption_id.clone(),
             promotions: u.promotions.iter().map(ActivePromotionInfo::from).collect(),
             resets_at: None,
+            attachment_storage: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The routes, one module per area. Handlers extract, convert to domain types, make one call
 //! into `core`, and map the answer to a response type.
 
+pub mod account;
 pub mod agents;
 pub mod attachments;
 pub mod auth;
@@ -31,6 +32,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     jobs::configure(&mut routes);
     auth::configure(&mut routes);
     users::configure(&mut routes);
+    account::configure(&mut routes);
     agents::configure(&mut routes);
     // Before `documents`: `/v1/documents/export…` must not be taken for `/v1/documents/{session_id}`.
     exports::configure(&mut routes);

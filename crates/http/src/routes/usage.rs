@@ -49,6 +49,18 @@ pub struct UsageBody {
     /// `GET /v1/usage`; absent from the usage stored with a job.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resets_at: Option<String>,
+    /// The account's attachment files and the plan's limit for them. In `GET /v1/usage`;
+    /// absent from the usage stored with a job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attachment_storage: Option<AttachmentStorage>,
+}
+
+/// Bytes of attachment files kept, and the most the plan keeps.
+#[derive(Serialize, ToSchema)]
+pub struct AttachmentStorage {
+    pub used_bytes: u64,
+    /// -1 means unlimited.
+    pub limit_bytes: i64,
 }
 
 /// The body of `POST /v1/users/me/promotions/redeem`.
@@ -83,6 +95,7 @@ impl From<UsageInfo> for UsageBody {
             redemption_id: u.redemption_id,
             promotions: u.promotions.into_iter().map(promotion).collect(),
             resets_at: Some(iso8601(u.resets_at)),
+            attachment_storage: None,
         }
     }
 }
@@ -104,8 +117,14 @@ pub fn usage_headers(builder: &mut HttpResponseBuilder, u: &UsageInfo) {
 #[utoipa::path(get, path = "/v1/usage", tag = "usage", security(("bearer" = [])),
     responses((status = 200, body = UsageBody), (status = 401, body = crate::openapi::ErrorBody)))]
 pub async fn usage(state: web::Data<AppState>, principal: ApiPrincipal) -> ApiResult<HttpResponse> {
-    let info = state.usage.current(principal.0.owner).await?;
-    Ok(HttpResponse::Ok().json(UsageBody::from(info)))
+    let owner = principal.0.owner;
+    let info = state.usage.current(owner).await?;
+    let (used_bytes, limit) = state.attachments.storage(owner).await?;
+    let limit_bytes = limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+    Ok(HttpResponse::Ok().json(UsageBody {
+        attachment_storage: Some(AttachmentStorage { used_bytes, limit_bytes }),
+        ..UsageBody::from(info)
+    }))
 }
 
 /// Redeems a promotion code: its operations become a grant of the signed-in user.
@@ -117,12 +136,23 @@ pub async fn usage(state: web::Data<AppState>, principal: ApiPrincipal) -> ApiRe
         (status = 404, description = "Unknown or expired code", body = crate::openapi::ErrorBody),
         (status = 409, description = "Already redeemed by this account", body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody),
+        (status = 429, description = "Too many wrong codes from this account or address", body = crate::openapi::ErrorBody),
     ))]
-pub async fn redeem(state: web::Data<AppState>, web_user: WebUser, body: BodyOf) -> ApiResult<HttpResponse> {
+pub async fn redeem(
+    state: web::Data<AppState>,
+    req: actix_web::HttpRequest,
+    web_user: WebUser,
+    body: BodyOf,
+) -> ApiResult<HttpResponse> {
     let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
     let code = f.required_str("code");
     f.finish()?;
-    let grant = state.usage.redeem(Owner::User(web_user.user.id), code.unwrap_or_default()).await?;
-    Ok(HttpResponse::Created().json(promotion(grant)))
+    let client = crate::client_addr::of(&req, &state.config.trusted_proxies);
+    let guess = state.identity.take_promo_guess(web_user.user.id, &client).await?;
+    let redeemed = state.usage.redeem(Owner::User(web_user.user.id), code.unwrap_or_default()).await;
+    if !matches!(redeemed, Err(redline_core::usage::UsageError::UnknownCode)) {
+        state.identity.promo_guess_found(guess).await?;
+    }
+    Ok(HttpResponse::Created().json(promotion(redeemed?)))
 }

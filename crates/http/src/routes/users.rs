@@ -67,6 +67,16 @@ pub struct KeyInfo {
     pub created_at: String,
     pub revoked: bool,
     pub revoked_at: Option<String>,
+    /// Who made the key; null for a key the operator made.
+    pub created_by: Option<KeyCreator>,
+}
+
+/// The user who made a key.
+#[derive(Serialize, ToSchema)]
+pub struct KeyCreator {
+    pub user_id: String,
+    /// Null for an account without an address (an agent's).
+    pub email: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -170,7 +180,7 @@ pub enum MemberRole {
     Admin,
 }
 
-fn key_info(k: KeyRecord) -> KeyInfo {
+fn key_info(k: KeyRecord, emails: &std::collections::HashMap<UserId, Email>) -> KeyInfo {
     KeyInfo {
         key_id: k.id.to_string(),
         name: k.name,
@@ -178,6 +188,9 @@ fn key_info(k: KeyRecord) -> KeyInfo {
         created_at: iso8601(k.created_at),
         revoked: k.revoked_at.is_some(),
         revoked_at: k.revoked_at.map(iso8601),
+        created_by: k
+            .created_by
+            .map(|user| KeyCreator { user_id: user.to_string(), email: emails.get(&user).map(Email::to_string) }),
     }
 }
 
@@ -265,13 +278,23 @@ async fn keys_response(
     owner: Owner,
     page: &PageRequest,
 ) -> ApiResult<HttpResponse> {
-    let page = state.identity.list_keys(owner, page).await?.map(key_info);
+    let page = state.identity.list_keys(owner, page).await?;
+    let mut creators: Vec<UserId> = page.items.iter().filter_map(|k| k.created_by).collect();
+    creators.sort_unstable_by_key(|u| u.to_string());
+    creators.dedup();
+    let emails = state.identity.emails_of(&creators).await?;
+    let page = page.map(|k| key_info(k, &emails));
     Ok(page_response(state, req, page, |keys, next_cursor| KeyList { total: keys.len(), keys, next_cursor }))
 }
 
-async fn create_key_response(state: &AppState, owner: Owner, body: &serde_json::Value) -> ApiResult<HttpResponse> {
+async fn create_key_response(
+    state: &AppState,
+    owner: Owner,
+    by: UserId,
+    body: &serde_json::Value,
+) -> ApiResult<HttpResponse> {
     let name = key_name(body)?;
-    let created = state.identity.create_key(owner, &name).await?;
+    let created = state.identity.create_key(owner, &name, Some(by)).await?;
     Ok(HttpResponse::Created().json(CreatedKey {
         key_id: created.record.id.to_string(),
         name: created.record.name,
@@ -305,7 +328,7 @@ pub async fn list_keys(state: web::Data<AppState>, web_user: WebUser, req: HttpR
     ))]
 pub async fn create_key(state: web::Data<AppState>, web_user: WebUser, body: BodyOf) -> ApiResult<HttpResponse> {
     let body = body.checked()?;
-    create_key_response(&state, Owner::User(web_user.user.id), &body.0).await
+    create_key_response(&state, Owner::User(web_user.user.id), web_user.user.id, &body.0).await
 }
 
 /// Revokes a key, permanently.
@@ -429,16 +452,22 @@ pub async fn add_member(
 }
 
 /// Removes a member (owners and admins; any member may remove themselves). The owner is never
-/// removed (409).
+/// removed (409). The organization keys the member made are revoked unless
+/// `revoke_keys=false`.
 #[utoipa::path(delete, path = "/v1/users/me/organizations/{org_id}/members/{user_id}", tag = "organizations", security(("session" = [])),
-    params(("org_id" = String, Path), ("user_id" = String, Path)),
+    params(("org_id" = String, Path), ("user_id" = String, Path),
+        ("revoke_keys" = Option<bool>, Query, description = "Revoke the organization keys the member made (default true)")),
     responses((status = 204, description = "Removed"), (status = 403, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
 pub async fn remove_member(
     state: web::Data<AppState>,
     web_user: WebUser,
+    req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> ApiResult<HttpResponse> {
+    let mut query = Query::parse(&req);
+    let revoke_keys = query.get("revoke_keys").is_none() || query.boolean("revoke_keys");
+    query.finish()?;
     let (org, user) = path.into_inner();
     let org = parse_org_id(&org)?;
     // An id that is no user's is no member's either (after the organization is checked).
@@ -449,7 +478,7 @@ pub async fn remove_member(
             return Err(ApiError::NotFound("Member not found".to_owned()));
         }
     };
-    state.identity.remove_member(web_user.user.id, org, user).await?;
+    state.identity.remove_member(web_user.user.id, org, user, revoke_keys).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -488,7 +517,7 @@ pub async fn create_org_key(
 ) -> ApiResult<HttpResponse> {
     let body = body.checked()?;
     let owner = state.identity.org_admin(web_user.user.id, parse_org_id(&path)?).await?;
-    create_key_response(&state, owner, &body.0).await
+    create_key_response(&state, owner, web_user.user.id, &body.0).await
 }
 
 /// Revokes an organization key, permanently.

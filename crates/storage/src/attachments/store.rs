@@ -221,6 +221,18 @@ impl AttachmentStore for Db {
         Ok(ids?)
     }
 
+    async fn attachment_bytes(&self, owner: Owner) -> Result<u64, StoreError> {
+        let owner_s = owner.to_string();
+        // The sizes are summed here: `SUM` of a BIGINT is NUMERIC on PostgreSQL.
+        let sizes: DbResult<Vec<i64>> = with_conn!(self, |conn| Ok(attachments::table
+            .filter(attachments::owner.eq(&owner_s))
+            .filter(attachments::state.ne(AttachmentState::AwaitingUpload.as_str()))
+            .select(attachments::size_bytes)
+            .load(conn)
+            .await?));
+        Ok(sizes?.into_iter().map(|n| u64::try_from(n).unwrap_or(0)).sum())
+    }
+
     async fn delete_expired_uploads(&self, owner: Owner, now: Millis) -> Result<u64, StoreError> {
         let owner_s = owner.to_string();
         let n: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(

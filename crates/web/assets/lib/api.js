@@ -224,7 +224,8 @@ function fieldMessage(item) {
       return n ? `Use at most ${n} characters.` : sentence(item.msg);
     }
     default:
-      return sentence(item.msg);
+      // pydantic's "Value error, " prefix is for programs, not people.
+      return sentence((item.msg || '').replace(/^Value error, /, ''));
   }
 }
 

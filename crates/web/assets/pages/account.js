@@ -1,13 +1,13 @@
 // @ts-check
-// Sign in and sign up. The session is the HttpOnly cookie the login answer sets; the token in
-// the answer's body is not kept.
+// Sign in, sign up, and a forgotten password. The session is the HttpOnly cookie the login
+// answer sets; the token in the answer's body is not kept.
 import { useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { api, ApiError } from '../lib/api.js';
 import { Link } from '../lib/router.js';
 import { Field, Notice, useAction } from '../lib/ui.js';
 
-const PASSWORD_HINT = 'At least 8 characters.';
+export const PASSWORD_HINT = 'At least 8 characters. Common passwords and ones made from your e-mail address are refused.';
 
 /** @param {{onSignedIn: () => Promise<void>}} props */
 export function SignIn({ onSignedIn }) {
@@ -30,6 +30,7 @@ export function SignIn({ onSignedIn }) {
       <${Field} label="Password" name="password" type="password" autocomplete="current-password" value=${password} onInput=${setPassword} error=${action.fields.password} required />
       <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
+    <p><${Link} href="/forgot-password">Forgot your password?<//></p>
     <p>New to Redline? <${Link} href="/signup">Create an account<//>.</p>
   </section>`;
 }
@@ -64,5 +65,67 @@ export function SignUp({ onSignedIn }) {
       <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? 'Creating the account…' : 'Create account'}</button>
     </form>
     <p>Already have an account? <${Link} href="/signin">Sign in<//>.</p>
+  </section>`;
+}
+
+export function ForgotPassword() {
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState(/** @type {string | null} */ (null));
+  const action = useAction();
+  /** @param {Event} e */
+  const submit = (e) => {
+    e.preventDefault();
+    action.run(async () => {
+      const body = await api('POST', '/v1/auth/password-reset', { email });
+      setSent(body.detail);
+    });
+  };
+  return html`<section class="narrow">
+    <h1>Reset your password</h1>
+    ${sent
+      ? html`<p role="status">${sent} Check your mailbox, and its spam folder.</p>`
+      : html`<p>Enter the address of your account: Redline mails it a link to choose a new password.</p>
+        <form onSubmit=${submit} noValidate>
+          <${Notice} message=${action.error} />
+          <${Field} label="E-mail" name="email" type="email" autocomplete="username" value=${email} onInput=${setEmail} error=${action.fields.email} required autofocus />
+          <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? 'Sending…' : 'Mail me a link'}</button>
+        </form>`}
+    <p><${Link} href="/signin">Back to sign in<//>.</p>
+  </section>`;
+}
+
+/** The page of the mailed link: `/reset-password#token=pr_…` (the token stays in the fragment). */
+export function ResetPassword() {
+  const token = new URLSearchParams(location.hash.slice(1)).get('token') || '';
+  const [password, setPassword] = useState('');
+  const [done, setDone] = useState(false);
+  const action = useAction();
+  /** @param {Event} e */
+  const submit = (e) => {
+    e.preventDefault();
+    action.run(async () => {
+      await api('POST', '/v1/auth/password-reset/confirm', { token, password });
+      history.replaceState(null, '', location.pathname);
+      setDone(true);
+    });
+  };
+  if (!token) {
+    return html`<section class="narrow">
+      <h1>Choose a new password</h1>
+      <${Notice} message="This page needs the link from the password-reset mail, opened whole. Ask for a new mail if the link was cut." />
+      <p><${Link} href="/forgot-password">Ask for a new link<//>.</p>
+    </section>`;
+  }
+  return html`<section class="narrow">
+    <h1>Choose a new password</h1>
+    ${done
+      ? html`<p role="status">Your password is changed, and every session of your account was signed out. Sign in with the new password.</p>
+        <p><${Link} href="/signin">Sign in<//>.</p>`
+      : html`<form onSubmit=${submit} noValidate>
+          <${Notice} message=${action.error} />
+          <${Field} label="New password" name="password" type="password" autocomplete="new-password" hint=${PASSWORD_HINT} value=${password} onInput=${setPassword} error=${action.fields.password} required autofocus />
+          <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? 'Saving…' : 'Set the new password'}</button>
+        </form>
+        <p><${Link} href="/forgot-password">Ask for a new link<//> if this one has expired.</p>`}
   </section>`;
 }

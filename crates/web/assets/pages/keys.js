@@ -74,12 +74,13 @@ export function KeyManager({ path, owner }) {
     <${Notice} message=${list.error || revoke.error} />
     ${keys === null ? html`<p class="loading">Loading the keys…</p>` : keys.length === 0 ? html`<p>No keys yet.</p>` : html`
       <table class="list">
-        <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Made by</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>
           ${keys.map((k) => html`<tr key=${k.key_id}>
             <td data-label="Name">${k.name}</td>
             <td data-label="Key"><code>${k.key_preview}</code></td>
             <td data-label="Created">${formatDate(k.created_at)}</td>
+            <td data-label="Made by">${k.created_by ? k.created_by.email || 'An agent' : 'The operator'}</td>
             <td data-label="Status">${k.revoked ? `Revoked ${formatDate(k.revoked_at)}` : 'Active'}</td>
             <td>${!k.revoked && html`<${ConfirmButton}
               label=${`Revoke ${k.name}`}

@@ -113,8 +113,8 @@ export function Organization({ me, orgId, onChanged }) {
         <td data-label="Role">${m.role}</td>
         <td data-label="Since">${formatDate(m.created_at)}</td>
         <td>${m.role !== 'owner' && (m.user_id === me.user_id
-          ? html`<${ConfirmButton} label="Leave" question="Leave this organization? You lose access to its documents and keys at once." confirmLabel="Leave" onConfirm=${() => removeMember(m.user_id)} />`
-          : manages && html`<${ConfirmButton} label=${`Remove ${m.email || 'member'}`} question="Remove this member? Their access ends at once." confirmLabel="Remove" onConfirm=${() => removeMember(m.user_id)} />`)}</td>
+          ? html`<${ConfirmButton} label="Leave" question="Leave this organization? You lose access to its documents at once, and the organization keys you made are revoked." confirmLabel="Leave" onConfirm=${() => removeMember(m.user_id)} />`
+          : manages && html`<${ConfirmButton} label=${`Remove ${m.email || 'member'}`} question="Remove this member? Their access ends at once, and the organization keys they made are revoked." confirmLabel="Remove" onConfirm=${() => removeMember(m.user_id)} />`)}</td>
       </tr>`)}</tbody>
     </table>`}
     ${manages && html`<form class="inline" onSubmit=${submit} noValidate>

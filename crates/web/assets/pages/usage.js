@@ -44,6 +44,7 @@ export function Usage({ me, org }) {
         <dt>Plan</dt><dd>${usage.subscription_tier}</dd>
         <dt>Left this month</dt><dd>${unlimited ? 'No limit' : usage.monthly_remaining}</dd>
         <dt>Count starts again</dt><dd>${formatDate(usage.resets_at)}</dd>
+        ${usage.attachment_storage && html`<dt>Attachment files</dt><dd>${megabytes(usage.attachment_storage.used_bytes)} of ${usage.attachment_storage.limit_bytes < 0 ? 'unlimited storage' : megabytes(usage.attachment_storage.limit_bytes)}</dd>`}
       </dl>
       ${usage.quota_exhausted && html`<p class="notice notice-error" role="alert">This month's operations are used up: requests that cost an operation are refused until ${formatDate(usage.resets_at)}. A promotion code adds operations now.</p>`}
       <h2>Promotions</h2>
@@ -60,4 +61,10 @@ export function Usage({ me, org }) {
       <button type="submit" class="primary" disabled=${redeem.busy || !code.trim()}>${redeem.busy ? 'Redeeming…' : 'Redeem'}</button>
     </form>
   </section>`;
+}
+
+/** @param {number} bytes */
+function megabytes(bytes) {
+  const mb = bytes / (1024 * 1024);
+  return `${mb < 10 ? mb.toFixed(1) : Math.round(mb)} MB`;
 }

@@ -1,0 +1,126 @@
+//! Accounts people control: who made each key, signed-in sessions listed and signed out,
+//! password changes and single-use reset links (`IdentityStore`).
+
+use redline_domain::page::PageRequest;
+use redline_domain::{KeyId, OrgId, Owner, UserId};
+use redline_ports::records::{KeyRecord, PasswordResetRecord};
+use redline_ports::{IdentityStore, StoreError};
+use redline_storage::Db;
+
+use super::*;
+
+pub async fn keys_remember_their_maker(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let bob = new_user(db, web_user("bob@example.com", T0)).await;
+    let org = Owner::Org(OrgId::new());
+    let by = |owner: Owner, maker: Option<UserId>, n: i64| KeyRecord {
+        created_by: maker,
+        ..key(owner, &format!("{n:08x}"), T0 + n)
+    };
+    let (a1, a2, b1, ops) =
+        (by(org, Some(ann.id), 1), by(org, Some(ann.id), 2), by(org, Some(bob.id), 3), by(org, None, 4));
+    let own = by(Owner::User(ann.id), Some(ann.id), 5);
+    for k in [&a1, &a2, &b1, &ops, &own] {
+        db.insert_key_within_limit(k, 100).await.unwrap();
+    }
+    db.revoke_key(org, a2.id, T0 + 10).await.unwrap();
+    let listed = db.keys_of(org, &PageRequest::first(10)).await.unwrap().items;
+    assert_eq!(listed.iter().find(|k| k.id == b1.id).unwrap().created_by, Some(bob.id));
+    assert_eq!(listed.iter().find(|k| k.id == ops.id).unwrap().created_by, None);
+
+    let revoked = db.revoke_keys_created_by(org, ann.id, T0 + 20).await.unwrap();
+    assert_eq!(revoked, vec![a1.id], "Ann's live key of the organization only");
+    assert!(!db.key_is_live(a1.id).await.unwrap());
+    assert!(db.key_is_live(b1.id).await.unwrap() && db.key_is_live(ops.id).await.unwrap());
+    assert!(db.key_is_live(own.id).await.unwrap(), "Ann's own keys are not the organization's");
+    assert!(!db.key_is_live(KeyId::new()).await.unwrap());
+    assert!(db.revoke_keys_created_by(org, ann.id, T0 + 30).await.unwrap().is_empty());
+}
+
+pub async fn web_sessions_listed_touched_and_signed_out(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let bob = new_user(db, web_user("bob@example.com", T0)).await;
+    let (a1, a2, a3) = (
+        web_session("a1", ann.id, T0 + 10_000),
+        web_session("a2", ann.id, T0 + 10_000),
+        web_session("a3", ann.id, T0 + 500),
+    );
+    let b1 = web_session("b1", bob.id, T0 + 10_000);
+    for s in [&a1, &a2, &a3, &b1] {
+        db.insert_web_session(s).await.unwrap();
+    }
+    db.touch_web_session("a2", T0 + 100).await.unwrap();
+    let listed = db.web_sessions_of(ann.id, T0 + 600, 10).await.unwrap();
+    let ids: Vec<&str> = listed.iter().map(|s| s.token_hash.as_str()).collect();
+    assert_eq!(ids, ["a2", "a1"], "most recently used first, expired ones left out, only Ann's");
+    assert_eq!(listed[0].last_seen_at, T0 + 100);
+    assert_eq!(listed[1], a1);
+    assert_eq!(db.web_sessions_of(ann.id, T0, 1).await.unwrap().len(), 1, "the limit holds");
+
+    assert!(!db.delete_web_session_by_id(bob.id, "wss_a1").await.unwrap(), "not Bob's session");
+    assert!(db.delete_web_session_by_id(ann.id, "wss_a1").await.unwrap());
+    assert!(!db.delete_web_session_by_id(ann.id, "wss_a1").await.unwrap(), "already gone");
+    assert_eq!(db.web_session("a1", T0).await.unwrap(), None);
+
+    db.insert_web_session(&web_session("a4", ann.id, T0 + 10_000)).await.unwrap();
+    assert_eq!(db.delete_web_sessions_of(ann.id, Some("a4".to_owned())).await.unwrap(), 2, "a2 and the expired a3");
+    assert!(db.web_session("a4", T0).await.unwrap().is_some(), "the kept one stays");
+    assert_eq!(db.delete_web_sessions_of(ann.id, None).await.unwrap(), 1);
+    assert!(db.web_session("b1", T0).await.unwrap().is_some(), "Bob's sessions stay");
+
+    db.set_password_hash(ann.id, "new-hash").await.unwrap();
+    assert_eq!(db.user_by_id(ann.id).await.unwrap().unwrap().password_hash.as_deref(), Some("new-hash"));
+    assert!(matches!(db.set_password_hash(UserId::new(), "x").await, Err(StoreError::NotFound)));
+}
+
+pub async fn password_resets_work_once_until_they_expire(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    for token in ["r1", "r2", "r3"] {
+        let reset = PasswordResetRecord {
+            token_hash: token.to_owned(),
+            user_id: ann.id,
+            created_at: T0,
+            expires_at: T0 + 1_800_000,
+        };
+        db.insert_password_reset(&reset).await.unwrap();
+    }
+    assert_eq!(db.password_reset("r1", T0).await.unwrap(), Some(ann.id));
+    assert_eq!(db.use_password_reset("r1", T0 + 1).await.unwrap(), Some(ann.id));
+    assert_eq!(db.use_password_reset("r1", T0 + 2).await.unwrap(), None, "once");
+    assert_eq!(db.password_reset("r1", T0 + 2).await.unwrap(), None);
+    assert_eq!(db.password_reset("r2", T0 + 1_799_999).await.unwrap(), Some(ann.id), "usable for 30 minutes");
+    assert_eq!(db.password_reset("r2", T0 + 1_800_000).await.unwrap(), None, "not after");
+    assert_eq!(db.use_password_reset("r2", T0 + 1_800_000).await.unwrap(), None, "expired");
+    assert_eq!(db.use_password_reset("unknown", T0).await.unwrap(), None);
+    // Used at the same moment: exactly one wins.
+    let (x, y) = tokio::join!(db.use_password_reset("r3", T0 + 5), db.use_password_reset("r3", T0 + 5));
+    assert_eq!([x.unwrap(), y.unwrap()].iter().filter(|u| u.is_some()).count(), 1);
+}
+
+pub async fn web_sessions_expire(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let s = web_session("token-hash-1", ann.id, T0 + 1_000);
+    db.insert_web_session(&s).await.unwrap();
+
+    assert_eq!(db.web_session("token-hash-1", T0).await.unwrap(), Some(s.clone()));
+    assert_eq!(db.web_session("token-hash-1", T0 + 999).await.unwrap(), Some(s.clone()), "valid until expires_at");
+    assert_eq!(db.web_session("token-hash-1", T0 + 1_000).await.unwrap(), None, "expired at expires_at");
+    assert_eq!(db.web_session("token-hash-1", T0 + 50_000).await.unwrap(), None, "expired after");
+    assert_eq!(db.web_session("unknown", T0).await.unwrap(), None);
+    // Looking at an expired session does not delete it.
+    assert_eq!(db.web_session("token-hash-1", T0 + 1).await.unwrap(), Some(s));
+}
+
+pub async fn delete_web_session_is_idempotent(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let gone = web_session("token-hash-gone", ann.id, T0 + 1_000);
+    let kept = web_session("token-hash-kept", ann.id, T0 + 1_000);
+    db.insert_web_session(&gone).await.unwrap();
+    db.insert_web_session(&kept).await.unwrap();
+
+    db.delete_web_session("token-hash-gone").await.unwrap();
+    assert_eq!(db.web_session("token-hash-gone", T0).await.unwrap(), None);
+    db.delete_web_session("token-hash-gone").await.expect("deleting twice is not an error");
+    db.delete_web_session("never-existed").await.expect("deleting an unknown session is not an error");
+    assert_eq!(db.web_session("token-hash-kept", T0).await.unwrap(), Some(kept), "other sessions stay");
+}
