@@ -96,7 +96,8 @@ export function ForgotPassword() {
 
 /** The page of the mailed link: `/reset-password#token=pr_…` (the token stays in the fragment). */
 export function ResetPassword() {
-  const token = new URLSearchParams(location.hash.slice(1)).get('token') || '';
+  // Read once: the address bar loses the token when it is used.
+  const [token] = useState(() => new URLSearchParams(location.hash.slice(1)).get('token') || '');
   const [password, setPassword] = useState('');
   const [done, setDone] = useState(false);
   const action = useAction();
