@@ -592,27 +592,6 @@ impl Identity {
         Ok((record, member))
     }
 
-    /// Adds the user with `email` to the organization; only its owner or an admin may.
-    pub async fn add_member(
-        &self,
-        actor: UserId,
-        org: OrgId,
-        email: &Email,
-        role: &str,
-    ) -> IdentityResult<MemberRecord> {
-        let (_, me) = self.org_for_member(actor, org).await?;
-        if me.role != "owner" && me.role != "admin" {
-            return Err(IdentityError::Forbidden("only an owner or admin of the organization can add members"));
-        }
-        let user = self.store.user_by_email(email).await?.ok_or(IdentityError::NotFound("user"))?;
-        let member = MemberRecord { org_id: org, user_id: user.id, role: role.to_owned(), created_at: self.now() };
-        match self.store.add_member(&member).await {
-            Ok(()) => Ok(member),
-            Err(StoreError::Duplicate(_)) => Err(IdentityError::Conflict("the user is already a member")),
-            Err(e) => Err(e.into()),
-        }
-    }
-
     /// Removes `user` from the organization. Its owner and admins remove any member but the
     /// owner, who is never removed (409); any member may leave (remove themselves). The
     /// member's access ends at once; with `revoke_keys`, so do the organization keys they
@@ -672,7 +651,9 @@ impl Identity {
     pub async fn org_admin(&self, actor: UserId, org: OrgId) -> IdentityResult<Owner> {
         let (_, me) = self.org_for_member(actor, org).await?;
         if me.role != "owner" && me.role != "admin" {
-            return Err(IdentityError::Forbidden("only an owner or admin of the organization can manage its keys"));
+            return Err(IdentityError::Forbidden(
+                "only an owner or admin of the organization can manage its keys and invitations",
+            ));
         }
         Ok(Owner::Org(org))
     }
@@ -899,7 +880,9 @@ fn throttle_scope(kind: &str, value: &str) -> String {
     secrets::sha256_hex(format!("{kind}:{value}").as_bytes())
 }
 
+mod invitations;
 mod recovery;
+pub use invitations::INVITATION_TTL_MS;
 pub use recovery::SessionListing;
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi, ToSchema};
 
 use crate::routes::{
-    account, agents, attachments, auth, chat, documents, exports, jobs, sessions, templates, usage, users,
+    account, agents, attachments, auth, chat, documents, exports, invitations, jobs, sessions, templates, usage, users,
 };
 use crate::validation::{LocStep, ValidationItem};
 
@@ -418,6 +418,11 @@ impl Modify for Links {
         users::list_org_keys,
         users::create_org_key,
         users::revoke_org_key,
+        invitations::list_invitations,
+        invitations::withdraw_invitation,
+        invitations::lookup_invitation,
+        invitations::accept_invitation,
+        invitations::decline_invitation,
         account::change_password,
         account::list_sign_in_sessions,
         account::sign_out_everywhere,

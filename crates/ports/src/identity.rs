@@ -57,6 +57,24 @@ pub trait IdentityStore: Send + Sync {
     /// the owner, or for a user who is not a member; `true` when a member was removed.
     async fn remove_member(&self, org: OrgId, user: UserId) -> Result<bool, StoreError>;
 
+    /// Inserts an invitation, replacing a pending one of the same organization and address
+    /// (a new id, role and expiry).
+    async fn upsert_invitation(&self, invitation: &InvitationRecord) -> Result<(), StoreError>;
+
+    /// The invitation whose link's token has this hash.
+    async fn invitation_by_token(&self, token_hash: &str) -> Result<Option<InvitationRecord>, StoreError>;
+
+    /// The organization's invitations not expired at `now`, oldest first (at most 1,000).
+    async fn invitations_of(&self, org: OrgId, now: Millis) -> Result<Vec<InvitationRecord>, StoreError>;
+
+    /// Deletes an invitation: `false` when there was none.
+    async fn delete_invitation(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Accepts an invitation in one transaction: deletes it and adds its member. MUST return
+    /// `NotFound`, changing nothing, when the invitation is gone, and `Duplicate` (the
+    /// invitation deleted all the same) when the user is already a member.
+    async fn accept_invitation(&self, id: &str, member: &MemberRecord) -> Result<(), StoreError>;
+
     /// Inserts a key unless its owner already holds `max_live` keys that are not revoked, in
     /// which case it MUST return `LimitReached` and insert nothing. Atomic under concurrency:
     /// two concurrent calls never both pass the limit.

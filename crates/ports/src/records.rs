@@ -66,6 +66,22 @@ pub struct MemberRecord {
     pub created_at: Millis,
 }
 
+/// An invitation of an address to an organization, pending until accepted, declined,
+/// withdrawn or expired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvitationRecord {
+    /// `inv_…`: names the invitation to its organization's admins.
+    pub id: String,
+    /// The SHA-256 of the token of the mailed link.
+    pub token_hash: String,
+    pub org_id: OrgId,
+    pub email: Email,
+    pub role: String,
+    pub invited_by: UserId,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+}
+
 /// A stored API key: never the key itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {

@@ -188,6 +188,87 @@ impl IdentityStore for Db {
         }
     }
 
+    async fn upsert_invitation(&self, invitation: &InvitationRecord) -> Result<(), StoreError> {
+        let row = InvitationRow::from(invitation);
+        let r: DbResult<()> = with_tx!(self, |conn| {
+            diesel::delete(
+                org_invitations::table
+                    .filter(org_invitations::org_id.eq(&row.org_id))
+                    .filter(org_invitations::email.eq(&row.email)),
+            )
+            .execute(conn)
+            .await?;
+            diesel::insert_into(org_invitations::table).values(&row).execute(conn).await?;
+            Ok(())
+        });
+        Ok(r?)
+    }
+
+    async fn invitation_by_token(&self, token_hash: &str) -> Result<Option<InvitationRecord>, StoreError> {
+        let row: DbResult<Option<InvitationRow>> = with_conn!(self, |conn| Ok(org_invitations::table
+            .filter(org_invitations::token_hash.eq(token_hash))
+            .select(InvitationRow::as_select())
+            .get_result(conn)
+            .await
+            .optional()?));
+        row?.map(InvitationRecord::try_from).transpose()
+    }
+
+    async fn invitations_of(&self, org: OrgId, now: Millis) -> Result<Vec<InvitationRecord>, StoreError> {
+        let org = org.to_string();
+        let rows: DbResult<Vec<InvitationRow>> = with_conn!(self, |conn| Ok(org_invitations::table
+            .filter(org_invitations::org_id.eq(&org))
+            .filter(org_invitations::expires_at.gt(now))
+            .order((org_invitations::created_at.asc(), org_invitations::id.asc()))
+            .limit(1000)
+            .select(InvitationRow::as_select())
+            .load(conn)
+            .await?));
+        rows?.into_iter().map(InvitationRecord::try_from).collect()
+    }
+
+    async fn delete_invitation(&self, id: &str) -> Result<bool, StoreError> {
+        let n: DbResult<usize> =
+            with_write!(self, |conn| Ok(diesel::delete(org_invitations::table.find(id)).execute(conn).await?));
+        Ok(n? > 0)
+    }
+
+    async fn accept_invitation(&self, id: &str, member: &MemberRecord) -> Result<(), StoreError> {
+        let row = MemberRow::from(member);
+        let id = id.to_owned();
+        let outcome: DbResult<Option<bool>> = with_tx!(self, |conn| {
+            if diesel::delete(org_invitations::table.find(&id)).execute(conn).await? == 0 {
+                return Ok(None);
+            }
+            let org_created_at: Option<i64> = organizations::table
+                .find(&row.org_id)
+                .select(organizations::created_at)
+                .get_result(conn)
+                .await
+                .optional()?;
+            let Some(org_created_at) = org_created_at else { return Ok(None) };
+            let already: i64 = org_members::table
+                .filter(org_members::org_id.eq(&row.org_id))
+                .filter(org_members::user_id.eq(&row.user_id))
+                .count()
+                .get_result(conn)
+                .await?;
+            if already > 0 {
+                return Ok(Some(false));
+            }
+            diesel::insert_into(org_members::table)
+                .values((&row, org_members::org_created_at.eq(org_created_at)))
+                .execute(conn)
+                .await?;
+            Ok(Some(true))
+        });
+        match outcome? {
+            None => Err(StoreError::NotFound),
+            Some(false) => Err(StoreError::Duplicate("already a member".to_owned())),
+            Some(true) => Ok(()),
+        }
+    }
+
     async fn members(&self, org: OrgId, page: &PageRequest) -> Result<Page<MemberRecord>, StoreError> {
         let org = org.to_string();
         let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);

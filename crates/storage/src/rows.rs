@@ -119,6 +119,51 @@ pub(crate) struct MemberRow {
     pub created_at: i64,
 }
 
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = org_invitations)]
+pub(crate) struct InvitationRow {
+    pub id: String,
+    pub token_hash: String,
+    pub org_id: String,
+    pub email: String,
+    pub role: String,
+    pub invited_by: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+impl From<&InvitationRecord> for InvitationRow {
+    fn from(i: &InvitationRecord) -> Self {
+        Self {
+            id: i.id.clone(),
+            token_hash: i.token_hash.clone(),
+            org_id: i.org_id.to_string(),
+            email: i.email.to_string(),
+            role: i.role.clone(),
+            invited_by: i.invited_by.to_string(),
+            created_at: i.created_at,
+            expires_at: i.expires_at,
+        }
+    }
+}
+
+impl TryFrom<InvitationRow> for InvitationRecord {
+    type Error = StoreError;
+
+    fn try_from(r: InvitationRow) -> Result<Self, StoreError> {
+        Ok(InvitationRecord {
+            org_id: org_id(&r.org_id)?,
+            email: Email::unchecked(&r.email),
+            invited_by: user_id(&r.invited_by)?,
+            id: r.id,
+            token_hash: r.token_hash,
+            role: r.role,
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+        })
+    }
+}
+
 impl From<&MemberRecord> for MemberRow {
     fn from(m: &MemberRecord) -> Self {
         Self {

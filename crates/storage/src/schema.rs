@@ -62,6 +62,20 @@ diesel::table! {
     }
 }
 
+// Invitations to organizations (migration 000019).
+diesel::table! {
+    org_invitations (id) {
+        id -> Text,
+        token_hash -> Text,
+        org_id -> Text,
+        email -> Text,
+        role -> Text,
+        invited_by -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
 // Password-reset links, by the hash of their token (migration 000017).
 diesel::table! {
     password_resets (token_hash) {

@@ -91,6 +91,7 @@ contract_tests! {
     live_keys_by_prefix_excludes_revoked => sqlite_live_keys_by_prefix_excludes_revoked, postgres_live_keys_by_prefix_excludes_revoked;
     revoke_key_errors => sqlite_revoke_key_errors, postgres_revoke_key_errors;
     accounts::keys_remember_their_maker => sqlite_keys_remember_their_maker, postgres_keys_remember_their_maker;
+    accounts::invitations_are_replaced_listed_and_accepted_once => sqlite_invitations_are_replaced_listed_and_accepted_once, postgres_invitations_are_replaced_listed_and_accepted_once;
     concurrent_key_limit => sqlite_concurrent_key_limit, postgres_concurrent_key_limit;
     accounts::web_sessions_expire => sqlite_web_sessions_expire, postgres_web_sessions_expire;
     accounts::delete_web_session_is_idempotent => sqlite_delete_web_session_is_idempotent, postgres_delete_web_session_is_idempotent;

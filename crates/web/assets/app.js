@@ -9,6 +9,7 @@ import { Link, navigate, usePath } from './lib/router.js';
 import { Notice } from './lib/ui.js';
 import { SignIn, SignUp, ForgotPassword, ResetPassword } from './pages/account.js';
 import { Security } from './pages/security.js';
+import { Invitation } from './pages/invitation.js';
 import { Claim } from './pages/claim.js';
 import { Keys } from './pages/keys.js';
 import { Organizations, Organization } from './pages/organizations.js';
@@ -72,7 +73,7 @@ function App() {
     // Back to the page that asked for a sign-in, or to the documents.
     const here = location.pathname;
     const stay = !PUBLIC.some((p) => p.test(here)) && here !== '/';
-    navigate(stay ? here + location.search : '/documents', true);
+    navigate(stay ? here + location.search + location.hash : '/documents', true);
   };
 
   if (path === '/signup') return html`<${Bare}><${SignUp} onSignedIn=${signedIn} /><//>`;
@@ -110,6 +111,7 @@ function page(path, me, org, refresh, signedOut) {
   if ((m = /^\/documents\/(.+)$/.exec(path))) return html`<${Editor} key=${`${org || 'me'}/${m[1]}`} sessionId=${decodeURIComponent(m[1])} me=${me} org=${org} />`;
   if (path === '/usage') return html`<${Usage} key=${org || 'me'} me=${me} org=${org} />`;
   if (path === '/settings' || path === '/settings/keys') return html`<${Keys} />`;
+  if (path === '/invitations') return html`<${Invitation} me=${me} onChanged=${refresh} />`;
   if (path === '/settings/security') return html`<${Security} onSignedOut=${() => { setActingFor(null); clearAllDrafts(); signedOut(); }} />`;
   if (path === '/settings/organizations') return html`<${Organizations} me=${me} onChanged=${refresh} />`;
   if ((m = /^\/settings\/organizations\/([^/]+)$/.exec(path))) {

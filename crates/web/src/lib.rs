@@ -45,6 +45,7 @@ pub const PAGES: &[&str] = &[
     "/settings/organizations",
     "/settings/organizations/{org_id}",
     "/settings/security",
+    "/invitations",
     "/claim/{token}",
 ];
 

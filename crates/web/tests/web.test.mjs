@@ -186,17 +186,18 @@ describe('account security', () => {
 });
 
 /**
- * The password-reset link mailed to `to` (the outbox's `.eml` files), waiting for it.
+ * The link to `page` mailed to `to` (the outbox's `.eml` files), waiting for it.
  * @param {string} to
+ * @param {string} [page]
  */
-async function mailedLink(to) {
+async function mailedLink(to, page = '/reset-password') {
   const dir = join(service.dataDir, 'outbox');
   for (let i = 0; i < 100; i++) {
     const files = existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.eml')) : [];
     for (const f of files) {
       // Quoted-printable: soft line breaks undone, `=` decoded.
       const text = readFileSync(join(dir, f), 'utf8').replace(/=\r?\n/g, '').replaceAll('=3D', '=');
-      const m = /(http\S+\/reset-password#token=[A-Za-z0-9_-]+)/.exec(text);
+      const m = new RegExp(`(http\\S+${page}#token=[A-Za-z0-9_-]+)`).exec(text);
       if (text.includes(`To: ${to}`) && m) return m[1];
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -337,16 +338,35 @@ describe('organizations', () => {
     await assertAccessible(page, 'organization');
     await screenshot(page, 'organization');
 
-    // Adding someone who has no account is explained at the form.
-    await page.getByLabel('Their e-mail').fill(email('nobody'));
-    await page.getByRole('button', { name: 'Add member' }).click();
-    await page.getByRole('alert').filter({ hasText: 'not found' }).waitFor();
+    // An address is invited, not added: the invitation waits, and can be withdrawn.
+    const nobody = email('nobody');
+    await page.getByLabel('Their e-mail').fill(nobody);
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.getByRole('status').filter({ hasText: `An invitation was mailed to ${nobody}` }).waitFor();
+    await page.getByRole('button', { name: `Withdraw the invitation of ${nobody}` }).click();
+    await page.getByRole('button', { name: 'Withdraw', exact: true }).click();
+    await page.getByRole('button', { name: `Withdraw the invitation of ${nobody}` }).waitFor({ state: 'detached' });
 
-    // A colleague is added, listed by e-mail, and removed after a confirmation.
+    // A colleague is invited, accepts from the mailed link in their own browser, is listed by
+    // e-mail, and removed after a confirmation.
     const colleague = await makeUser('colleague');
     await page.getByLabel('Their e-mail').fill(colleague);
     await page.getByLabel('Role').selectOption('admin');
-    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.getByRole('status').filter({ hasText: `An invitation was mailed to ${colleague}` }).waitFor();
+    const link = await mailedLink(colleague, '/invitations');
+    const theirs = await openPage(browser);
+    await theirs.page.goto(link);
+    await theirs.page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();
+    await theirs.page.getByLabel('E-mail').fill(colleague);
+    await theirs.page.getByLabel('Password').fill(PASSWORD);
+    await theirs.page.getByRole('button', { name: 'Sign in' }).click();
+    await theirs.page.getByText('invites you to join Acme Legal as an admin').waitFor();
+    await assertAccessible(theirs.page, 'invitation');
+    await theirs.page.getByRole('button', { name: 'Join Acme Legal' }).click();
+    await theirs.page.getByRole('status').filter({ hasText: 'You are now a member of Acme Legal' }).waitFor();
+    await theirs.context.close();
+    await page.reload();
     const row = page.getByRole('row', { name: new RegExp(colleague.replace(/[.+]/g, '\\$&')) });
     await row.getByRole('cell', { name: 'admin' }).waitFor();
     await row.getByRole('button', { name: `Remove ${colleague}` }).click();

@@ -239,6 +239,52 @@ impl TestApp {
         self.send(self.delete(&format!("/v1/users/me/api-keys/{key_id}")).bearer_auth(token)).await
     }
 
+    /// The tokens of the links mailed to `to` that hold `marker` (`/invitations#token=`,
+    /// `/reset-password#token=`), oldest first, waiting up to 10 s for at least `count`.
+    pub async fn mailed_tokens(&self, to: &str, marker: &str, count: usize) -> Vec<String> {
+        let outbox = self
+            .vars
+            .get("REDLINE_OUTBOX_DIR")
+            .map_or_else(|| self.data_dir().join("outbox"), std::path::PathBuf::from);
+        for _ in 0..200 {
+            let mut mails: Vec<(std::time::SystemTime, String)> = crate::files::files_under(&outbox)
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "eml"))
+                .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, std::fs::read_to_string(&p).ok()?)))
+                // Quoted-printable: soft line breaks undone, `=` decoded.
+                .map(|(at, text)| (at, text.replace("=\r\n", "").replace("=\n", "").replace("=3D", "=")))
+                .filter(|(_, text)| text.contains(&format!("To: {to}")) && text.contains(marker))
+                .collect();
+            mails.sort();
+            if mails.len() >= count {
+                return mails
+                    .into_iter()
+                    .map(|(_, text)| {
+                        let at = text.find(marker).unwrap() + marker.len();
+                        text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()
+                    })
+                    .collect();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("fewer than {count} mails to {to} with {marker}");
+    }
+
+    /// Invites `email` to the organization (as `inviter`) and accepts with the mailed link (as
+    /// `invitee`, signed in with that address); returns the membership made.
+    pub async fn join_org(&self, inviter: &str, org_id: &str, email: &str, role: &str, invitee: &str) -> Value {
+        let invite = self.post(&format!("/v1/users/me/organizations/{org_id}/members")).bearer_auth(inviter);
+        let r = self.send(invite.json(&json!({"email": email, "role": role}))).await;
+        r.expect_status(201);
+        let sent = self.mailed_tokens(email, "/invitations#token=", 1).await;
+        let token = sent.last().unwrap();
+        let r = self
+            .send(self.post("/v1/users/me/invitations/accept").bearer_auth(invitee).json(&json!({"token": token})))
+            .await;
+        r.expect_status(201);
+        r.json
+    }
+
     /// Runs `redline <args>` on this app's database and configuration.
     pub fn cli(&self, args: &[&str]) -> Output {
         self.cli_command().args(args).output().expect("the redline binary runs")

@@ -141,16 +141,15 @@ async fn members_see_the_org_but_only_owners_and_admins_manage_keys() {
     let org_id = create_org(&app, &owner, "Team").await;
     let members = format!("/v1/users/me/organizations/{org_id}/members");
     let keys = format!("/v1/users/me/organizations/{org_id}/api-keys");
-    let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": member_email}))).await;
-    r.expect_status(201);
-    let r =
-        app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": admin_email, "role": "admin"}))).await;
-    r.expect_status(201);
-    // Adding someone twice is a conflict; an unknown e-mail is not found.
+    app.join_org(&owner, &org_id, &member_email, "member", &member).await;
+    app.join_org(&owner, &org_id, &admin_email, "admin", &admin).await;
+    // Inviting a member again is a conflict; an address without an account is invited all
+    // the same (the answer does not tell who has an account).
     let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": member_email}))).await;
     r.expect_status(409);
     let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": unique_email()}))).await;
-    r.expect_status(404);
+    r.expect_status(201);
+    assert_eq!(r.json["status"], "invited");
 
     app.send(app.get(&format!("/v1/users/me/organizations/{org_id}")).bearer_auth(&member)).await.expect_status(200);
     let r = app.send(app.post(&keys).bearer_auth(&member).json(&json!({}))).await;
@@ -166,8 +165,7 @@ async fn members_see_the_org_but_only_owners_and_admins_manage_keys() {
 }
 
 /// Members are removed by the owner or an admin, or leave by themselves; the owner is never
-/// removed. A removed admin loses the organization at once (its keys included), and the keys
-/// made for the organization keep working.
+/// removed. A removed admin loses the organization at once, and so do the keys they made.
 #[tokio::test]
 async fn members_are_removed_and_can_leave_but_the_owner_stays() {
     let app = spawn_app().await;
@@ -179,10 +177,11 @@ async fn members_are_removed_and_can_leave_but_the_owner_stays() {
     let members = format!("/v1/users/me/organizations/{org_id}/members");
     let keys = format!("/v1/users/me/organizations/{org_id}/api-keys");
     let mut ids = std::collections::HashMap::new();
-    for (email, role) in [(&admin_email, "admin"), (&member_email, "member"), (&leaver_email, "member")] {
-        let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": email, "role": role}))).await;
-        r.expect_status(201);
-        ids.insert(email.clone(), r.json["user_id"].as_str().unwrap().to_owned());
+    for (email, role, token) in
+        [(&admin_email, "admin", &admin), (&member_email, "member", &member), (&leaver_email, "member", &leaver)]
+    {
+        let joined = app.join_org(&owner, &org_id, email, role, token).await;
+        ids.insert(email.clone(), joined["user_id"].as_str().unwrap().to_owned());
     }
     let owner_id =
         app.send(app.get("/v1/users/me").bearer_auth(&owner)).await.json["user_id"].as_str().unwrap().to_owned();
@@ -242,12 +241,10 @@ async fn org_key_limit_follows_the_org_plan() {
 async fn members_are_listed_with_their_email() {
     let app = spawn_app().await;
     let (owner_email, _, owner) = app.web_user().await;
-    let (member_email, _, _) = app.web_user().await;
+    let (member_email, _, member) = app.web_user().await;
     let org_id = create_org(&app, &owner, "Team").await;
     let members = format!("/v1/users/me/organizations/{org_id}/members");
-    let added = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": member_email}))).await;
-    added.expect_status(201);
-    assert_eq!(added.json["email"], member_email.as_str());
+    app.join_org(&owner, &org_id, &member_email, "member", &member).await;
     let r = app.send(app.get(&members).bearer_auth(&owner)).await;
     r.expect_status(200);
     let mut emails: Vec<&str> =
@@ -269,10 +266,8 @@ async fn keys_name_their_maker_and_a_removed_admins_keys_are_revoked() {
     let mut admins = Vec::new();
     for _ in 0..2 {
         let (email, _, token) = app.web_user().await;
-        let add = app.post(&format!("/v1/users/me/organizations/{org_id}/members")).bearer_auth(&owner);
-        let r = app.send(add.json(&json!({"email": email, "role": "admin"}))).await;
-        r.expect_status(201);
-        let user_id = r.json["user_id"].as_str().unwrap().to_owned();
+        let user_id =
+            app.join_org(&owner, &org_id, &email, "admin", &token).await["user_id"].as_str().unwrap().to_owned();
         let make = app.post(&format!("/v1/users/me/organizations/{org_id}/api-keys")).bearer_auth(&token);
         let key = app.send(make.json(&json!({"name": "made by an admin"}))).await;
         key.expect_status(201);
@@ -300,4 +295,81 @@ async fn keys_name_their_maker_and_a_removed_admins_keys_are_revoked() {
     app.send(remove(second_id, "?revoke_keys=false")).await.expect_status(204);
     app.assert_key_works(second_key).await;
     app.send(remove(second_id, "?revoke_keys=maybe")).await.expect_422_at(&[json!("query"), json!("revoke_keys")]);
+}
+
+/// Membership is by invitation (docs/api.md, "Accounts, keys and organizations"): until the
+/// invitee accepts through the mailed link, the organization is not theirs; the link works
+/// only for the address it was sent to, once; admins see and withdraw pending invitations.
+#[tokio::test]
+async fn an_invitation_gives_nothing_until_accepted_through_its_link() {
+    let app = spawn_app().await;
+    let (_, _, owner) = app.web_user().await;
+    let (invitee_email, _, invitee) = app.web_user().await;
+    let (_, _, stranger) = app.web_user().await;
+    let org_id = create_org(&app, &owner, "Invites").await;
+    let members = format!("/v1/users/me/organizations/{org_id}/members");
+    let r =
+        app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": invitee_email, "role": "admin"}))).await;
+    r.expect_status(201);
+    assert_eq!(
+        (&r.json["status"], &r.json["role"], &r.json["email"]),
+        (&json!("invited"), &json!("admin"), &json!(invitee_email))
+    );
+    let invitation_id = r.json["invitation_id"].as_str().unwrap().to_owned();
+
+    // Not a member yet: not in the list, no access, no "Acting for" entry.
+    let me = app.send(app.get("/v1/users/me").bearer_auth(&invitee)).await;
+    assert_eq!(me.json["organizations"], json!([]), "{me:?}");
+    app.send(app.get(&format!("/v1/users/me/organizations/{org_id}")).bearer_auth(&invitee)).await.expect_status(404);
+    let r = app.send(app.get("/v1/sessions").bearer_auth(&invitee).header("Redline-Organization", &org_id)).await;
+    r.expect_status(403);
+    let pending =
+        app.send(app.get(&format!("/v1/users/me/organizations/{org_id}/invitations")).bearer_auth(&owner)).await;
+    assert_eq!(pending.json["invitations"][0]["invitation_id"], invitation_id.as_str(), "{pending:?}");
+
+    let token = app.mailed_tokens(&invitee_email, "/invitations#token=", 1).await.remove(0);
+    let accept = |who: &str, token: &str| {
+        app.post("/v1/users/me/invitations/accept").bearer_auth(who).json(&json!({"token": token}))
+    };
+    // Another account cannot use the link, nor learn more than that it is someone else's.
+    let r = app.send(accept(&stranger, &token)).await;
+    r.expect_status(403);
+    assert!(r.detail().contains("another address"), "{r:?}");
+    let offer = app
+        .send(app.post("/v1/users/me/invitations/lookup").bearer_auth(&invitee).json(&json!({"token": token})))
+        .await;
+    offer.expect_status(200);
+    assert_eq!((&offer.json["org_name"], &offer.json["role"]), (&json!("Invites"), &json!("admin")));
+    app.send(accept(&invitee, "it_made-up")).await.expect_status(404);
+
+    let joined = app.send(accept(&invitee, &token)).await;
+    joined.expect_status(201);
+    assert_eq!(joined.json["role"], "admin");
+    let me = app.send(app.get("/v1/users/me").bearer_auth(&invitee)).await;
+    assert_eq!(me.json["organizations"][0]["org_id"], org_id.as_str());
+    app.send(accept(&invitee, &token)).await.expect_status(404);
+    let pending =
+        app.send(app.get(&format!("/v1/users/me/organizations/{org_id}/invitations")).bearer_auth(&owner)).await;
+    assert_eq!(pending.json["invitations"], json!([]));
+
+    // A withdrawn invitation's link is dead; a declined one too.
+    for (email, token_of) in [(unique_email(), "withdraw"), (unique_email(), "decline")] {
+        let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": email}))).await;
+        let id = r.json["invitation_id"].as_str().unwrap().to_owned();
+        app.send(app.post("/v1/auth/signup").json(&json!({"email": email, "password": "a fine long password"})))
+            .await
+            .expect_status(201);
+        let theirs = app.login_token(&email, "a fine long password").await;
+        let token = app.mailed_tokens(&email, "/invitations#token=", 1).await.remove(0);
+        if token_of == "withdraw" {
+            let path = format!("/v1/users/me/organizations/{org_id}/invitations/{id}");
+            app.send(app.delete(&path).bearer_auth(&invitee)).await.expect_status(204);
+            app.send(app.delete(&path).bearer_auth(&owner)).await.expect_status(404);
+        } else {
+            app.send(app.post("/v1/users/me/invitations/decline").bearer_auth(&theirs).json(&json!({"token": token})))
+                .await
+                .expect_status(204);
+        }
+        app.send(accept(&theirs, &token)).await.expect_status(404);
+    }
 }

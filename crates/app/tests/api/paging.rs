@@ -210,10 +210,9 @@ async fn keys_organizations_and_members_are_paged() {
     let members = format!("/v1/users/me/organizations/{org}/members");
     let mut joined = Vec::new();
     for _ in 0..3 {
-        let (email, _, _) = app.web_user().await;
-        let r = app.send(app.post(&members).bearer_auth(&token).json(&json!({"email": email}))).await;
-        r.expect_status(201);
-        joined.push(r.json["user_id"].as_str().unwrap().to_owned());
+        let (email, _, theirs) = app.web_user().await;
+        let r = app.join_org(&token, org, &email, "member", &theirs).await;
+        joined.push(r["user_id"].as_str().unwrap().to_owned());
     }
     let listed = check_listing(&app, &token, &members, "members", "user_id", 2).await;
     assert_eq!(listed[0]["role"], "owner", "the owner joined first: {listed:?}");

@@ -83,14 +83,7 @@ async fn a_member_acts_for_the_organization_with_the_header() {
     let (_, _, owner) = app.web_user().await;
     let (member_email, _, member) = app.web_user().await;
     let org_id = create_org(&app, &owner, "Acme").await;
-    let r = app
-        .send(
-            app.post(&format!("/v1/users/me/organizations/{org_id}/members"))
-                .bearer_auth(&owner)
-                .json(&json!({"email": member_email})),
-        )
-        .await;
-    r.expect_status(201);
+    app.join_org(&owner, &org_id, &member_email, "member", &member).await;
     // The owner writes for the organization; the member reads it; the org's key sees it too.
     save(&app, app.client.put(app.url("/v1/documents/shared")).bearer_auth(&owner).header(ORG, &org_id), "<p>o</p>")
         .await;
@@ -135,8 +128,8 @@ async fn a_stranger_naming_an_organization_gets_403_whatever_the_value() {
     // A member who leaves loses it at once.
     let (leaver_email, _, leaver) = app.web_user().await;
     let members = format!("/v1/users/me/organizations/{org_id}/members");
-    let r = app.send(app.post(&members).bearer_auth(&owner).json(&json!({"email": leaver_email}))).await;
-    let leaver_id = r.json["user_id"].as_str().expect("user_id").to_owned();
+    let joined = app.join_org(&owner, &org_id, &leaver_email, "member", &leaver).await;
+    let leaver_id = joined["user_id"].as_str().expect("user_id").to_owned();
     app.send(app.get("/v1/sessions").bearer_auth(&leaver).header(ORG, &org_id)).await.expect_status(200);
     app.send(app.delete(&format!("{members}/{leaver_id}")).bearer_auth(&leaver)).await.expect_status(204);
     app.send(app.get("/v1/sessions").bearer_auth(&leaver).header(ORG, &org_id)).await.expect_status(403);

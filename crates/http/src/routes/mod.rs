@@ -8,6 +8,7 @@ pub mod auth;
 pub mod chat;
 pub mod documents;
 pub mod exports;
+pub mod invitations;
 pub mod job_body;
 pub mod jobs;
 pub mod meta;
@@ -33,6 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     auth::configure(&mut routes);
     users::configure(&mut routes);
     account::configure(&mut routes);
+    invitations::configure(&mut routes);
     agents::configure(&mut routes);
     // Before `documents`: `/v1/documents/export…` must not be taken for `/v1/documents/{session_id}`.
     exports::configure(&mut routes);

@@ -225,7 +225,7 @@ fn parse_key_id(raw: &str) -> ApiResult<KeyId> {
     KeyId::parse(raw).ok_or_else(|| ApiError::NotFound("API key not found".to_owned()))
 }
 
-fn parse_org_id(raw: &str) -> ApiResult<OrgId> {
+pub(crate) fn parse_org_id(raw: &str) -> ApiResult<OrgId> {
     OrgId::parse(raw).ok_or_else(|| ApiError::NotFound("Organization not found".to_owned()))
 }
 
@@ -424,12 +424,14 @@ pub async fn list_members(
     }))
 }
 
-/// Adds an existing user (by e-mail) to the organization. Owners and admins only.
+/// Invites an address to the organization (owners and admins): a link is mailed to it, and
+/// the address becomes a member once its owner accepts.
 #[utoipa::path(post, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path)),
     request_body(content = MemberRequest),
-    responses((status = 201, body = MemberInfo), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
+    responses((status = 201, description = "Invited", body = crate::routes::invitations::InvitationInfo),
+        (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, description = "Already a member", body = crate::openapi::ErrorBody)))]
 pub async fn add_member(
     state: web::Data<AppState>,
     web_user: WebUser,
@@ -447,8 +449,8 @@ pub async fn add_member(
     }
     f.finish()?;
     let email = parsed.ok_or_else(|| ApiError::Internal("email validated twice".into()))?;
-    let member = state.identity.add_member(web_user.user.id, org, &email, role).await?;
-    Ok(HttpResponse::Created().json(member_info(MemberListing { member, email: Some(email) })))
+    let invitation = state.identity.invite(web_user.user.id, org, &email, role).await?;
+    Ok(HttpResponse::Created().json(crate::routes::invitations::invitation_info(invitation)))
 }
 
 /// Removes a member (owners and admins; any member may remove themselves). The owner is never

@@ -2,8 +2,9 @@
 //! password changes and single-use reset links (`IdentityStore`).
 
 use redline_domain::page::PageRequest;
-use redline_domain::{KeyId, OrgId, Owner, UserId};
-use redline_ports::records::{KeyRecord, PasswordResetRecord};
+use redline_domain::time_util::Millis;
+use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
+use redline_ports::records::{InvitationRecord, KeyRecord, MemberRecord, OrgRecord, PasswordResetRecord, PlanSettings};
 use redline_ports::{IdentityStore, StoreError};
 use redline_storage::Db;
 
@@ -123,4 +124,48 @@ pub async fn delete_web_session_is_idempotent(db: &Db) {
     db.delete_web_session("token-hash-gone").await.expect("deleting twice is not an error");
     db.delete_web_session("never-existed").await.expect("deleting an unknown session is not an error");
     assert_eq!(db.web_session("token-hash-kept", T0).await.unwrap(), Some(kept), "other sessions stay");
+}
+
+pub async fn invitations_are_replaced_listed_and_accepted_once(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let bob = new_user(db, web_user("bob@example.com", T0)).await;
+    let org = OrgRecord {
+        id: OrgId::new(),
+        name: "Acme".to_owned(),
+        owner_user_id: ann.id,
+        plan: PlanSettings { plan: redline_domain::Plan::Free, monthly_limit_override: None },
+        created_at: T0,
+    };
+    db.create_org(&org).await.unwrap();
+    let invite = |id: &str, email: &str, role: &str, expires_at: Millis| InvitationRecord {
+        id: id.to_owned(),
+        token_hash: format!("hash-{id}"),
+        org_id: org.id,
+        email: Email::unchecked(email),
+        role: role.to_owned(),
+        invited_by: ann.id,
+        created_at: T0,
+        expires_at,
+    };
+    db.upsert_invitation(&invite("inv_1", "bob@example.com", "member", T0 + 1_000)).await.unwrap();
+    // Inviting the same address again replaces the pending invitation.
+    db.upsert_invitation(&invite("inv_2", "bob@example.com", "admin", T0 + 1_000)).await.unwrap();
+    db.upsert_invitation(&invite("inv_3", "carol@example.com", "member", T0 + 10)).await.unwrap();
+    assert_eq!(db.invitation_by_token("hash-inv_1").await.unwrap(), None, "replaced");
+    assert_eq!(db.invitation_by_token("hash-inv_2").await.unwrap().unwrap().role, "admin");
+    let pending: Vec<String> = db.invitations_of(org.id, T0).await.unwrap().into_iter().map(|i| i.id).collect();
+    assert_eq!(pending, ["inv_2", "inv_3"]);
+    let later: Vec<String> = db.invitations_of(org.id, T0 + 10).await.unwrap().into_iter().map(|i| i.id).collect();
+    assert_eq!(later, ["inv_2"], "expired ones are left out");
+
+    let member = MemberRecord { org_id: org.id, user_id: bob.id, role: "admin".to_owned(), created_at: T0 + 5 };
+    db.accept_invitation("inv_2", &member).await.unwrap();
+    assert_eq!(db.member(org.id, bob.id).await.unwrap(), Some(member.clone()));
+    assert!(matches!(db.accept_invitation("inv_2", &member).await, Err(StoreError::NotFound)), "once");
+    // An invitation of someone who is already a member is used up all the same.
+    db.upsert_invitation(&invite("inv_4", "bob@example.com", "member", T0 + 1_000)).await.unwrap();
+    assert!(matches!(db.accept_invitation("inv_4", &member).await, Err(StoreError::Duplicate(_))));
+    assert_eq!(db.invitation_by_token("hash-inv_4").await.unwrap(), None);
+    assert!(db.delete_invitation("inv_3").await.unwrap());
+    assert!(!db.delete_invitation("inv_3").await.unwrap());
 }

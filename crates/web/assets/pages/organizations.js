@@ -54,6 +54,8 @@ export function Organizations({ me, onChanged }) {
 export function Organization({ me, orgId, onChanged }) {
   const [org, setOrg] = useState(/** @type {any} */ (null));
   const [members, setMembers] = useState(/** @type {any[] | null} */ (null));
+  const [invitations, setInvitations] = useState(/** @type {any[]} */ ([]));
+  const [invited, setInvited] = useState(/** @type {string | null} */ (null));
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const load = useAction();
@@ -65,6 +67,7 @@ export function Organization({ me, orgId, onChanged }) {
     load.run(async () => {
       setOrg(await api('GET', base));
       setMembers((await api('GET', `${base}/members`)).members);
+      if (manages) setInvitations((await api('GET', `${base}/invitations`)).invitations);
     });
   useEffect(() => {
     refresh();
@@ -76,12 +79,21 @@ export function Organization({ me, orgId, onChanged }) {
   /** @param {Event} e */
   const submit = (e) => {
     e.preventDefault();
+    setInvited(null);
     add.run(async () => {
-      await api('POST', `${base}/members`, { email: email.trim(), role });
+      const body = await api('POST', `${base}/members`, { email: email.trim(), role });
       setEmail('');
+      setInvited(`An invitation was mailed to ${body.email}. They become a member when they accept it (within 7 days).`);
       await refresh();
     });
   };
+
+  /** @param {string} id */
+  const withdraw = (id) =>
+    remove.run(async () => {
+      await api('DELETE', `${base}/invitations/${encodeURIComponent(id)}`);
+      await refresh();
+    });
 
   /** @param {string} userId */
   const removeMember = (userId) =>
@@ -117,10 +129,14 @@ export function Organization({ me, orgId, onChanged }) {
           : manages && html`<${ConfirmButton} label=${`Remove ${m.email || 'member'}`} question="Remove this member? Their access ends at once, and the organization keys they made are revoked." confirmLabel="Remove" onConfirm=${() => removeMember(m.user_id)} />`)}</td>
       </tr>`)}</tbody>
     </table>`}
+    ${manages && invitations.length > 0 && html`<h3>Invitations not yet accepted</h3>
+      <ul class="cards">${invitations.map((i) => html`<li key=${i.invitation_id}><strong>${i.email}</strong> <span class="meta">${i.role} · until ${formatDate(i.expires_at)}</span>
+        <${ConfirmButton} label=${`Withdraw the invitation of ${i.email}`} question="Withdraw this invitation? Its link stops working." confirmLabel="Withdraw" onConfirm=${() => withdraw(i.invitation_id)} /></li>`)}</ul>`}
     ${manages && html`<form class="inline" onSubmit=${submit} noValidate>
-      <h3>Add a member</h3>
-      <p class="hint">They need a Redline account already.</p>
+      <h3>Invite a member</h3>
+      <p class="hint">Redline mails them a link; they join when they accept it, signed in with that address.</p>
       <${Notice} message=${add.error} />
+      <${Notice} message=${invited} kind="success" />
       <${Field} label="Their e-mail" name="email" type="email" value=${email} onInput=${setEmail} error=${add.fields.email} required />
       <div class="field">
         <label for="member-role">Role</label>
@@ -129,7 +145,7 @@ export function Organization({ me, orgId, onChanged }) {
           <option value="admin">Admin: also manages members and keys</option>
         </select>
       </div>
-      <button type="submit" class="primary" disabled=${add.busy}>${add.busy ? 'Adding…' : 'Add member'}</button>
+      <button type="submit" class="primary" disabled=${add.busy}>${add.busy ? 'Inviting…' : 'Invite'}</button>
     </form>`}
     ${manages
       ? html`<h2>Organization keys</h2><p>Keys of the organization act for it, whoever created them.</p><${KeyManager} path=${`${base}/api-keys`} owner=${org.name} />`
