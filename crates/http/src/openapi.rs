@@ -344,8 +344,8 @@ const LINKS: &[LinkSpec] = &[
     link(
         "add_member",
         "201",
-        "remove_member",
-        &[("org_id", "$request.path.org_id"), ("user_id", "$response.body#/user_id")],
+        "withdraw_invitation",
+        &[("org_id", "$request.path.org_id"), ("invitation_id", "$response.body#/invitation_id")],
     ),
 ];
 

@@ -198,6 +198,39 @@ pub fn text_system(
     out
 }
 
+/// Whether an answer shows revised HTML as text (a fenced block of markup, ```html or
+/// another fence whose lines hold tags): under `tools` and `blocks` that is an edit proposed
+/// and not made, since only a tool call or a block changes the document. Small models do
+/// this often ("Here's the updated HTML: …").
+pub fn proposes_html(answer: &str) -> bool {
+    let mut in_fence = false;
+    let mut html_fence = false;
+    for line in answer.lines() {
+        let t = line.trim();
+        if let Some(info) = t.strip_prefix("```") {
+            if in_fence {
+                in_fence = false;
+            } else {
+                in_fence = true;
+                html_fence = info.trim().eq_ignore_ascii_case("html");
+            }
+            continue;
+        }
+        if in_fence && (html_fence || markup_line(t)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// A line that is HTML markup: it opens with a tag of a block or inline element.
+fn markup_line(line: &str) -> bool {
+    const TAGS: [&str; 14] =
+        ["<p", "<h1", "<h2", "<h3", "<h4", "<li", "<ul", "<ol", "<table", "<tr", "<td", "<div", "<strong", "<em"];
+    let lower = line.to_ascii_lowercase();
+    TAGS.iter().any(|tag| lower.starts_with(tag) && lower[tag.len()..].starts_with(['>', ' ']))
+}
+
 /// Whether an answer tells the person that the document was changed: a sentence with a
 /// verb of editing in the past tense that says who did it or that it is done ("I added",
 /// "we've replaced", "you added Tea", "The paragraph has been updated", or the verb first:
@@ -403,6 +436,26 @@ mod tests {
             "To change the document, answer with the revised HTML in one ```html block as described."
         ));
         assert!(echoes_instructions("The document has 50 sections; these 3 match the request.\n\nSections:\n<p>x</p>"));
+    }
+
+    #[test]
+    fn html_shown_as_text_is_a_proposal() {
+        for yes in [
+            "Here's the updated HTML:\n\n```html\n<p>Customers will receive it.</p>\n```",
+            "Try this:\n```\n<h2>Contact</h2>\n```\nThis change fixes it.",
+            "```HTML\nplain words in an html fence\n```",
+        ] {
+            assert!(proposes_html(yes), "{yes}");
+        }
+        for no in [
+            "The Lyon office opened in June.",
+            "Use the `<p>` tag for paragraphs.",
+            "```json\n{\"name\": \"edit_section\"}\n```",
+            "```\nplain code, no markup\n```",
+            "<p>outside any fence</p>",
+        ] {
+            assert!(!proposes_html(no), "{no}");
+        }
         assert!(!echoes_instructions("I changed May to June."));
     }
 

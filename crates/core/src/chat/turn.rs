@@ -328,6 +328,15 @@ impl Chat {
                     )));
                     continue;
                 }
+                let proposed = protocol != EditProtocol::Rewrite && protocol::proposes_html(&text);
+                if !asked && ws.changes().is_empty() && proposed && fixes_left > 0 {
+                    fixes_left -= 1;
+                    messages.push(Message::user(format!(
+                        "Your answer shows revised HTML, but showing it changes nothing in the document. {} If no change is needed, answer in plain words.",
+                        protocol.how_to_edit()
+                    )));
+                    continue;
+                }
                 if !asked && ws.changes().is_empty() && protocol::claims_an_edit(&text) && fixes_left > 0 {
                     fixes_left -= 1;
                     messages.push(Message::user(format!(
@@ -378,7 +387,8 @@ impl Chat {
                 self.finish(turn, record, base_version, ws, text, require_approval).await
             }
             Ending::Answer(text) => {
-                let text = honest_answer(text, ws.changes(), asked);
+                let proposed = protocol != EditProtocol::Rewrite && protocol::proposes_html(&text);
+                let text = honest_answer(text, ws.changes(), asked, proposed);
                 self.finish(turn, record, base_version, ws, text, require_approval).await
             }
         }
@@ -392,9 +402,14 @@ const MAX_FIXES: usize = 2;
 /// The answer the person reads: never a raw tool call or a repetition of Redline's
 /// instructions, never a claim of an edit when nothing changed (unless the request was a
 /// question: `asked`), and a summary of the changes when the model said nothing.
-fn honest_answer(text: String, changes: &[redline_domain::job::Change], asked: bool) -> String {
+fn honest_answer(text: String, changes: &[redline_domain::job::Change], asked: bool, proposed: bool) -> String {
     if protocol::looks_like_a_tool_call(&text) || protocol::echoes_instructions(&text) || text.trim().is_empty() {
         return if changes.is_empty() { NO_CHANGE.to_owned() } else { summary(changes) };
+    }
+    if !asked && changes.is_empty() && proposed {
+        return format!(
+            "{NO_CHANGE} The AI proposed this change without making it; ask again to have it applied.\n\n{text}"
+        );
     }
     if !asked && changes.is_empty() && protocol::claims_an_edit(&text) {
         return format!(
