@@ -52,7 +52,9 @@ impl Identity {
     }
 
     /// Changes the password of the user behind the session `token`: the current password
-    /// must be right (its guesses are throttled as sign-ins are), the new one must follow the
+    /// must be right (its guesses are throttled per account as sign-ins are, in a scope of
+    /// their own: a stolen session guessing cannot lock its owner out of signing in), the new
+    /// one must follow the
     /// rules. Every other session ends; this one goes on. Answers how many ended.
     pub async fn change_password(
         &self,
@@ -61,10 +63,8 @@ impl Identity {
         current: &str,
         new: &str,
     ) -> IdentityResult<u64> {
-        let account = user.email.as_ref().map(|e| throttle_scope("account", e.as_str()));
-        if let Some(scope) = &account {
-            self.take_throttle(vec![(scope.clone(), throttle::ACCOUNT)], Guess::Password).await?;
-        }
+        let scope = throttle_scope("password-change", &user.id.to_string());
+        self.take_throttle(vec![(scope.clone(), throttle::ACCOUNT)], Guess::Password).await?;
         let right = match user.password_hash.clone() {
             Some(hash) => secrets::verify_secret(current.to_owned(), hash).await,
             None => false,
@@ -72,9 +72,7 @@ impl Identity {
         if !right {
             return Err(IdentityError::WrongCurrentPassword);
         }
-        if let Some(scope) = &account {
-            self.store.give_back_throttle(scope, true).await?;
-        }
+        self.store.give_back_throttle(&scope, true).await?;
         let password = Password::new_for(new, user.email.as_ref()).map_err(IdentityError::BadPassword)?;
         self.set_password(user.id, &password).await?;
         let keep = secrets::sha256_hex(token.as_bytes());

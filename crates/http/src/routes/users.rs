@@ -460,7 +460,8 @@ pub async fn add_member(
     params(("org_id" = String, Path), ("user_id" = String, Path),
         ("revoke_keys" = Option<bool>, Query, description = "Revoke the organization keys the member made (default true)")),
     responses((status = 204, description = "Removed"), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody)))]
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn remove_member(
     state: web::Data<AppState>,
     web_user: WebUser,
