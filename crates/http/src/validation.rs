@@ -164,6 +164,16 @@ impl<'a> Fields<'a> {
         self.problem(field, kind, e.to_string(), Value::Null);
     }
 
+    /// A required e-mail address at `field`, parsed (`value_error` when it is not one).
+    pub fn email(&mut self, field: &str) -> Option<redline_domain::Email> {
+        let raw = self.required_str(field)?;
+        let parsed = redline_domain::Email::parse(raw).ok();
+        if parsed.is_none() {
+            self.problem(field, "value_error", "value is not a valid email address", serde_json::json!(raw));
+        }
+        parsed
+    }
+
     /// A password being set (sign-up, claim, change, reset) for the account of `email`: the
     /// rules of `Password::new_for`, each refusal a problem at `field`.
     pub fn new_password(

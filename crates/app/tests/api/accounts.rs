@@ -31,35 +31,9 @@ async fn confirm_reset(app: &TestApp, token: &str, password: &str) -> Reply {
     app.send(app.post("/v1/auth/password-reset/confirm").json(&json!({"token": token, "password": password}))).await
 }
 
-/// The reset tokens mailed to `to` so far, oldest first.
-fn mailed_reset_tokens(app: &TestApp, to: &str) -> Vec<String> {
-    let mut mails: Vec<(std::time::SystemTime, String)> = crate::files::files_under(&app.data_dir().join("outbox"))
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "eml"))
-        .map(|p| (std::fs::metadata(&p).and_then(|m| m.modified()).unwrap(), std::fs::read_to_string(&p).unwrap()))
-        // Quoted-printable: soft line breaks undone, `=` decoded.
-        .map(|(at, text)| (at, text.replace("=\r\n", "").replace("=\n", "").replace("=3D", "=")))
-        .filter(|(_, text)| text.contains(&format!("To: {to}")) && text.contains("Reset your Redline password"))
-        .collect();
-    mails.sort();
-    mails
-        .into_iter()
-        .map(|(_, text)| {
-            let at = text.find("#token=").unwrap_or_else(|| panic!("no link in {text}")) + "#token=".len();
-            text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()
-        })
-        .collect()
-}
-
-/// Waits for the reset mail to `to` (it is sent after the answer).
+/// The reset token mailed to `to`, number `nth` (it is sent after the answer).
 async fn reset_token(app: &TestApp, to: &str, nth: usize) -> String {
-    for _ in 0..200 {
-        if let Some(token) = mailed_reset_tokens(app, to).get(nth) {
-            return token.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no reset mail number {nth} to {to}");
+    app.mailed_tokens(to, "/reset-password#token=", nth + 1).await.remove(nth)
 }
 
 #[tokio::test]
@@ -181,7 +155,11 @@ async fn reset_mails_to_one_address_are_throttled() {
     assert!(r.detail().starts_with("Too many password-reset requests."), "{r:?}");
     assert!(r.header("retry-after").is_some(), "{r:?}");
     reset_token(&app, &email, 2).await;
-    assert_eq!(mailed_reset_tokens(&app, &email).len(), 3, "the refused request sent nothing");
+    assert_eq!(
+        app.mailed_tokens(&email, "/reset-password#token=", 3).await.len(),
+        3,
+        "the refused request sent nothing"
+    );
 }
 
 #[tokio::test]

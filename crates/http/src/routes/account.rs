@@ -6,7 +6,6 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::identity::{IdentityError, SessionListing};
 use redline_domain::time_util::iso8601;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::auth::WebUser;
@@ -183,15 +182,11 @@ pub async fn request_password_reset(
     body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let mut f = Fields::body(&body.0)?;
-    let email = f.required_str("email");
-    if let Some(e) = email {
-        if redline_domain::Email::parse(e).is_err() {
-            f.problem("email", "value_error", "value is not a valid email address", json!(e));
-        }
-    }
+    let email = f.email("email");
     f.finish()?;
+    let email = email.ok_or_else(|| ApiError::Internal("email validated twice".into()))?;
     let client = crate::client_addr::of(&req, &state.config.trusted_proxies);
-    state.identity.request_password_reset(email.unwrap_or_default(), &client).await?;
+    state.identity.request_password_reset(email.as_str(), &client).await?;
     Ok(HttpResponse::Accepted().json(Detail {
         detail:
             "If an account has this address, a link to reset its password is on its way. It works once, for 30 minutes."

@@ -4,9 +4,7 @@ use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::time_util::iso8601;
-use redline_domain::Email;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::auth::ApiPrincipal;
@@ -179,12 +177,8 @@ fn wants_page(req: &HttpRequest) -> bool {
 pub async fn claim(state: web::Data<AppState>, path: web::Path<String>, body: JsonBody) -> ApiResult<HttpResponse> {
     let mut f = Fields::body(&body.0)?;
     let code = f.required_secret("code");
-    let email = f.required_str("email");
+    let parsed_email = f.email("email");
     let password = f.required_secret("password");
-    let parsed_email = email.and_then(|e| Email::parse(e).ok());
-    if let (Some(e), None) = (email, &parsed_email) {
-        f.problem("email", "value_error", "value is not a valid email address", json!(e));
-    }
     let parsed_password = f.new_password("password", password, parsed_email.as_ref());
     f.finish()?;
     let (Some(code), Some(email), Some(password)) = (code, parsed_email, parsed_password) else {

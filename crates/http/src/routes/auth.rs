@@ -6,7 +6,6 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::time_util::iso8601;
 use redline_domain::{Email, Password};
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::auth::{session_cookie_name, session_credential};
@@ -69,12 +68,8 @@ fn parse_login(body: &serde_json::Value) -> ApiResult<(String, String)> {
 /// docs/api.md, "Passwords".
 fn parse_signup(body: &serde_json::Value) -> ApiResult<(Email, Password)> {
     let mut f = Fields::body(body)?;
-    let email = f.required_str("email");
+    let parsed_email = f.email("email");
     let password = f.required_secret("password");
-    let parsed_email = email.and_then(|e| Email::parse(e).ok());
-    if let (Some(e), None) = (email, &parsed_email) {
-        f.problem("email", "value_error", "value is not a valid email address", json!(e));
-    }
     let parsed_password = f.new_password("password", password, parsed_email.as_ref());
     f.finish()?;
     match (parsed_email, parsed_password) {
