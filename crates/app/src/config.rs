@@ -48,6 +48,11 @@ pub struct Config {
     pub db_connections: usize,
     pub contact_email: String,
     pub shutdown_timeout: Duration,
+    /// `REDLINE_DRAIN_GRACE_SECS`: how long a stopping replica goes on serving, with `/readyz`
+    /// at 503 and each answer closing its connection, before it stops accepting: the time a
+    /// load balancer takes to see it draining. 3 s by default on PostgreSQL (the shipped
+    /// HAProxy configuration needs two failed checks a second apart), 0 otherwise.
+    pub drain_grace: Duration,
     /// `json` for one JSON object per log line, anything else for readable text.
     pub log_format: String,
     /// The language model: `builtin` (default) or `openai`.
@@ -212,6 +217,9 @@ impl Config {
         // Longer than the idle timeout of the proxies put in front (AWS's load balancers: 60 s),
         // so a proxy never sends on a connection this server is closing (a 502 for the client).
         let keep_alive = Some(secs("REDLINE_KEEP_ALIVE_SECS", 75)?).filter(|d| !d.is_zero());
+        let single_replica = flag("REDLINE_SINGLE_REPLICA", get("REDLINE_SINGLE_REPLICA"))?;
+        let replicated = known_is_postgres(&database_url) && !single_replica;
+        let drain_grace = secs("REDLINE_DRAIN_GRACE_SECS", if replicated { 3 } else { 0 })?;
         let hsts = match get("REDLINE_HSTS").unwrap_or("on") {
             "on" => true,
             "off" => false,
@@ -271,7 +279,8 @@ impl Config {
             edit_protocol,
             jobs,
             outbound: crate::outbound::OutboundConfig::from_vars(vars)?,
-            single_replica: flag("REDLINE_SINGLE_REPLICA", get("REDLINE_SINGLE_REPLICA"))?,
+            single_replica,
+            drain_grace,
             trusted_proxies: redline_http::client_addr::TrustedProxies::parse(
                 get("REDLINE_TRUSTED_PROXIES").unwrap_or_default(),
             )
@@ -289,7 +298,7 @@ impl Config {
 
     /// Whether the database is PostgreSQL, where several replicas may serve the same data.
     pub fn is_postgres(&self) -> bool {
-        self.database_url.starts_with("postgres://") || self.database_url.starts_with("postgresql://")
+        known_is_postgres(&self.database_url)
     }
 
     /// What `serve` refuses to start with, one sentence each (empty: it starts). On
@@ -411,6 +420,7 @@ impl Config {
             ("REDLINE_MAX_STREAMS_PER_ADDRESS", self.max_streams_per_address.to_string()),
             ("REDLINE_HTTP_WORKERS", self.http_workers.to_string()),
             ("REDLINE_SHUTDOWN_TIMEOUT_SECS", secs(self.shutdown_timeout)),
+            ("REDLINE_DRAIN_GRACE_SECS", secs(self.drain_grace)),
             ("REDLINE_SIGNUP_COOLDOWN_SECS", secs(self.signup_cooldown)),
             ("REDLINE_HANDOFF_TTL_SECS", secs(self.handoff_ttl)),
             ("REDLINE_SESSION_IDLE_SECS", secs(self.session_idle)),
@@ -433,6 +443,7 @@ impl Config {
             ("REDLINE_EXPORT_CAP_BYTES", self.outbound.export_cap_bytes.to_string()),
             ("REDLINE_EXPORT_LINK_TTL_SECS", secs(self.outbound.export_link_ttl)),
             ("REDLINE_EXPORT_MAIL_TO", self.outbound.export_mail_to.as_str().to_owned()),
+            ("REDLINE_REQUIRE_VERIFIED_EMAIL", self.outbound.require_verified_email.to_string()),
             ("REDLINE_LOG_FORMAT", self.log_format.clone()),
             (
                 "REDLINE_OCR_COMMAND",
@@ -451,8 +462,16 @@ impl Config {
     }
 }
 
+/// A flag whose unset value is `default`.
+pub(crate) fn flag_or(name: &str, value: Option<&str>, default: bool) -> anyhow::Result<bool> {
+    match value {
+        None => Ok(default),
+        Some(_) => flag(name, value),
+    }
+}
+
 /// `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`; unset is false.
-fn flag(name: &str, value: Option<&str>) -> anyhow::Result<bool> {
+pub(crate) fn flag(name: &str, value: Option<&str>) -> anyhow::Result<bool> {
     match value.map(str::to_ascii_lowercase).as_deref() {
         None | Some("false" | "0" | "no" | "off") => Ok(false),
         Some("true" | "1" | "yes" | "on") => Ok(true),
@@ -475,6 +494,11 @@ pub fn mask_url_password(url: &str) -> String {
         Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
         None => url.to_owned(),
     }
+}
+
+/// Whether a database URL (as [`known_database_url`] leaves it) names PostgreSQL.
+fn known_is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
 /// `sqlite://…`, `sqlite:…`, `postgres://…`, `postgresql://…` or a bare file path. Any other

@@ -44,6 +44,9 @@ pub struct OutboundConfig {
     pub export_cap_overrides: HashMap<ExportFormat, u64>,
     pub export_link_ttl: Duration,
     pub export_mail_to: MailRecipients,
+    /// `REDLINE_REQUIRE_VERIFIED_EMAIL` (default true): exports are mailed only to proven
+    /// addresses.
+    pub require_verified_email: bool,
 }
 
 impl std::fmt::Debug for OutboundConfig {
@@ -60,6 +63,7 @@ impl std::fmt::Debug for OutboundConfig {
             .field("export_cap_overrides", &self.export_cap_overrides)
             .field("export_link_ttl", &self.export_link_ttl)
             .field("export_mail_to", &self.export_mail_to)
+            .field("require_verified_email", &self.require_verified_email)
             .finish()
     }
 }
@@ -105,6 +109,11 @@ impl OutboundConfig {
             export_cap_overrides,
             export_link_ttl: Duration::from_secs(ttl),
             export_mail_to,
+            require_verified_email: crate::config::flag_or(
+                "REDLINE_REQUIRE_VERIFIED_EMAIL",
+                get("REDLINE_REQUIRE_VERIFIED_EMAIL"),
+                true,
+            )?,
         })
     }
 

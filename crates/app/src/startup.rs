@@ -119,6 +119,7 @@ impl Services {
                 public_base_url: public_base_url.to_owned(),
                 lease: config.jobs.lease,
                 mail_to: config.outbound.export_mail_to,
+                verified_only: config.outbound.require_verified_email,
             },
         ));
         let templates = Arc::new(
@@ -190,6 +191,9 @@ pub struct Application {
     workers: Vec<tokio::task::JoinHandle<()>>,
     /// How long running jobs and in-flight requests get to finish (`REDLINE_SHUTDOWN_TIMEOUT_SECS`).
     shutdown_timeout: std::time::Duration,
+    /// How long it goes on serving once draining, before it stops accepting
+    /// (`REDLINE_DRAIN_GRACE_SECS`).
+    drain_grace: std::time::Duration,
     /// The embedded database's lock, held while serving (released when the process ends,
     /// however it ends).
     _sqlite_lock: Option<std::fs::File>,
@@ -300,6 +304,7 @@ impl Application {
             draining,
             workers,
             shutdown_timeout: config.shutdown_timeout,
+            drain_grace: config.drain_grace,
             _sqlite_lock: sqlite_lock,
         })
     }
@@ -313,10 +318,14 @@ impl Application {
         self.run_until(stop_signal()).await
     }
 
-    /// Serves until `stop` resolves, then drains: `/readyz` answers 503 and event streams end
-    /// with a `reconnect` event at once; workers claim nothing more, and the jobs they run get
-    /// the shutdown timeout to finish before they are handed back to the queue, for another
-    /// replica to take up at once; in-flight requests get the same time.
+    /// Serves until `stop` resolves, then drains: `/readyz` answers 503, each answer closes
+    /// its connection, and event streams end with a `reconnect` event at once; workers claim
+    /// nothing more, and the jobs they run get the shutdown timeout to finish before they are
+    /// handed back to the queue, for another replica to take up at once. The replica goes on
+    /// serving for the drain grace, the time a load balancer takes to see it draining; only
+    /// then does it stop accepting, close its idle connections and give in-flight requests
+    /// the shutdown timeout. Closing them earlier would race a balancer that is sending a
+    /// request on one (a failed POST, which it may not retry).
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) -> std::io::Result<()> {
         let handle = self.server.handle();
         let server = self.server;
@@ -332,6 +341,13 @@ impl Application {
             self.shutdown_timeout + std::time::Duration::from_secs(6),
             futures_util::future::join_all(self.workers),
         );
+        let served = match served {
+            Some(served) => Some(served),
+            None => tokio::select! {
+                served = &mut server => Some(served),
+                () = tokio::time::sleep(self.drain_grace) => None,
+            },
+        };
         match served {
             Some(served) => {
                 let _ = workers.await;

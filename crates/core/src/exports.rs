@@ -50,6 +50,9 @@ pub struct ExportConfig {
     pub lease: std::time::Duration,
     /// `REDLINE_EXPORT_MAIL_TO`: who an e-mailed export may be sent to.
     pub mail_to: MailRecipients,
+    /// `REDLINE_REQUIRE_VERIFIED_EMAIL`: under [`MailRecipients::Account`], the recipient's
+    /// address must be proven (docs/api.md, "E-mail verification").
+    pub verified_only: bool,
 }
 
 /// Who an e-mailed export may go to (docs/api.md, "Export by e-mail").
@@ -120,6 +123,9 @@ pub enum ExportFailure {
     /// The address is not the account's own, nor one of its organization's members'.
     #[error("recipient not allowed")]
     RecipientNotAllowed,
+    /// The recipient's address is the account's, not proven yet.
+    #[error("recipient not verified")]
+    RecipientUnverified,
     /// Too many e-mailed exports lately: wait this long.
     #[error("mail throttled: retry after {retry_after_secs} s")]
     MailThrottled { retry_after_secs: u64 },
@@ -292,16 +298,21 @@ impl Exports {
                 _ => ExportFailure::NoRecipient,
             });
         };
-        let allowed = match (self.config.mail_to, owner) {
-            (MailRecipients::Any, _) => true,
-            (MailRecipients::Account, Owner::User(_)) => own.as_ref() == Some(&to),
+        // The account whose address the recipient is.
+        let account = match (self.config.mail_to, owner) {
+            (MailRecipients::Any, _) => return Ok(to),
+            (MailRecipients::Account, Owner::User(id)) => (own.as_ref() == Some(&to)).then_some(id),
             (MailRecipients::Account, Owner::Org(org)) => match self.ports.identity.user_by_email(&to).await? {
-                Some(user) => self.ports.identity.member(org, user.id).await?.is_some(),
-                None => false,
+                Some(user) if self.ports.identity.member(org, user.id).await?.is_some() => Some(user.id),
+                _ => None,
             },
         };
-        if !allowed {
-            return Err(ExportFailure::RecipientNotAllowed);
+        let Some(account) = account else { return Err(ExportFailure::RecipientNotAllowed) };
+        if self.config.verified_only {
+            let proven = self.ports.identity.verified_email(account).await?;
+            if proven.is_none_or(|(email, _)| email != to) {
+                return Err(ExportFailure::RecipientUnverified);
+            }
         }
         Ok(to)
     }

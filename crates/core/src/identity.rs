@@ -120,6 +120,9 @@ pub enum IdentityError {
     /// The current password given to change it was wrong.
     #[error("the current password is wrong")]
     WrongCurrentPassword,
+    /// An e-mail verification link that is unknown, used or expired.
+    #[error("verification link not found, used or expired")]
+    VerificationLinkInvalid,
 }
 
 pub type IdentityResult<T> = Result<T, IdentityError>;
@@ -135,6 +138,8 @@ pub enum Guess {
     PasswordReset,
     /// A promotion code.
     PromoCode,
+    /// Not a guess: verification mails asked for.
+    VerificationMail,
 }
 
 /// A promotion-code guess taken from the account and the client address
@@ -393,7 +398,11 @@ impl Identity {
         self.signups
             .admit(client_addr, self.now())
             .map_err(|retry_after_secs| IdentityError::Cooldown { retry_after_secs })?;
-        self.create_user(email, password, Plan::Free).await
+        let user = self.create_user(email, password, Plan::Free).await?;
+        if let Err(e) = self.send_verification(&user, false).await {
+            tracing::warn!(error = %e, "the verification mail of a new account was not sent");
+        }
+        Ok(user)
     }
 
     /// Creates a web user (also the operator's `create-user`).
@@ -803,7 +812,13 @@ impl Identity {
         self.store.give_back_attempt(&record.token_hash).await?;
         let hash = secrets::hash_secret(password.expose().to_owned()).await.map_err(IdentityError::Hashing)?;
         match self.store.claim_handoff(&record.token_hash, &email, &hash, self.now()).await {
-            Ok(user) => Ok(user),
+            Ok(user) => {
+                let claimed = self.user(user).await?;
+                if let Err(e) = self.send_verification(&claimed, false).await {
+                    tracing::warn!(error = %e, "the verification mail of a claimed account was not sent");
+                }
+                Ok(user)
+            }
             Err(StoreError::Duplicate(_)) => Err(IdentityError::EmailTaken),
             // Lost a race with another claim (of this link or another of the account's) or
             // with the last wrong code.
@@ -882,8 +897,10 @@ fn throttle_scope(kind: &str, value: &str) -> String {
 
 mod invitations;
 mod recovery;
+mod verification;
 pub use invitations::INVITATION_TTL_MS;
 pub use recovery::SessionListing;
+pub use verification::{EmailStatus, VERIFICATION_TTL_MS};
 
 #[cfg(test)]
 mod tests;

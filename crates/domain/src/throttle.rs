@@ -44,6 +44,9 @@ pub const RESET_ACCOUNT: ThrottlePolicy =
 pub const RESET_ADDRESS: ThrottlePolicy =
     ThrottlePolicy { free: 10, base_ms: 60_000, cap_ms: 3_600_000, window_ms: DAY };
 
+/// Verification mails one account asks for: as password-reset mails to one account.
+pub const VERIFICATION_MAIL: ThrottlePolicy = RESET_ACCOUNT;
+
 const DAY: Millis = 24 * 3600 * 1000;
 
 /// What is stored of one scope.

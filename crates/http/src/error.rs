@@ -280,6 +280,9 @@ impl From<IdentityError> for ApiError {
                     Guess::PasswordReset => format!(
                         "Too many password-reset requests. Wait {retry_after_secs} seconds before asking again."
                     ),
+                    Guess::VerificationMail => format!(
+                        "Too many verification mails asked for. Wait {retry_after_secs} seconds before asking again."
+                    ),
                 },
                 retry_after_secs,
             },
@@ -301,6 +304,9 @@ impl From<IdentityError> for ApiError {
                 "This password-reset link is unknown, already used or expired. Ask for a new one.".to_owned(),
             ),
             IdentityError::WrongCurrentPassword => ApiError::Forbidden("The current password is wrong.".to_owned()),
+            IdentityError::VerificationLinkInvalid => ApiError::NotFound(
+                "This verification link is unknown, already used or expired. Ask for a new one in your account's settings.".to_owned(),
+            ),
         }
     }
 }
@@ -386,6 +392,9 @@ pub fn export_error(e: ExportFailure, contact_email: &str, support_event_id: &st
         )]),
         ExportFailure::RecipientNotAllowed => ApiError::Forbidden(
             "Exports are mailed only to your account's own e-mail address, or, for an organization, to the address of one of its members. An account without an address (an agent's) cannot mail exports: download the file with POST /v1/documents/export instead.".to_owned(),
+        ),
+        ExportFailure::RecipientUnverified => ApiError::Forbidden(
+            "Exports are mailed only to verified addresses, and this one is not verified yet: open the link Redline mailed to it when the account was made, or ask for a new one (POST /v1/users/me/email-verification, or the web app's Settings).".to_owned(),
         ),
         ExportFailure::MailThrottled { retry_after_secs } => ApiError::TooManyRequests {
             detail: format!("Too many e-mailed exports from this account. Retry after {retry_after_secs} seconds."),

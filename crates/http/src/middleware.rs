@@ -152,6 +152,11 @@ pub async fn protocol<B: MessageBody + 'static>(
     if http10 {
         res.response_mut().head_mut().no_chunking(true);
     }
+    // A draining replica closes each connection after its answer: the balancer's next request
+    // opens a new one, which reaches a replica that is not stopping.
+    if res.request().app_data::<Data<AppState>>().is_some_and(|s| *s.draining.borrow()) {
+        res.response_mut().head_mut().set_connection_type(actix_web::http::ConnectionType::Close);
+    }
     // Answers carry accounts' documents, keys and tokens: no shared or private cache keeps
     // them unless the route says otherwise (the content-addressed images do).
     let headers = res.headers_mut();

@@ -429,6 +429,8 @@ impl Modify for Links {
         account::sign_out_session,
         account::request_password_reset,
         account::confirm_password_reset,
+        account::send_verification,
+        account::verify_email,
         agents::signup,
         agents::start_handoff,
         agents::handoff_summary,

@@ -138,6 +138,19 @@ pub trait IdentityStore: Send + Sync {
     /// never both succeed.
     async fn use_password_reset(&self, token_hash: &str, now: Millis) -> Result<Option<UserId>, StoreError>;
 
+    async fn insert_email_verification(&self, link: &EmailVerificationRecord) -> Result<(), StoreError>;
+
+    /// Uses a verification link not expired at `now`: records its address as its user's
+    /// verified one (at `now`), deletes the link and answers the user; `None`, changing
+    /// nothing, for an unknown or expired link.
+    async fn use_email_verification(&self, token_hash: &str, now: Millis) -> Result<Option<UserId>, StoreError>;
+
+    /// Records `email` as the address the user has proven (replacing any earlier one).
+    async fn set_verified_email(&self, user: UserId, email: &Email, at: Millis) -> Result<(), StoreError>;
+
+    /// The address the user has proven, and when.
+    async fn verified_email(&self, user: UserId) -> Result<Option<(Email, Millis)>, StoreError>;
+
     async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError>;
 
     async fn handoff(&self, token_hash: &str) -> Result<Option<HandoffRecord>, StoreError>;

@@ -125,6 +125,17 @@ pub struct PasswordResetRecord {
     pub expires_at: Millis,
 }
 
+/// An e-mail verification link, by the hash of its token: it proves that whoever opens it
+/// receives mail at `email`, until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailVerificationRecord {
+    pub token_hash: String,
+    pub user_id: UserId,
+    pub email: Email,
+    pub created_at: Millis,
+    pub expires_at: Millis,
+}
+
 /// An agent handoff link. The token and the code are stored as hashes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandoffRecord {

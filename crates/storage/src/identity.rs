@@ -537,6 +537,75 @@ impl IdentityStore for Db {
         user?.as_deref().map(crate::rows::user_id).transpose()
     }
 
+    async fn insert_email_verification(&self, link: &EmailVerificationRecord) -> Result<(), StoreError> {
+        let (hash, user, email) = (link.token_hash.clone(), link.user_id.to_string(), link.email.to_string());
+        let (created, expires) = (link.created_at, link.expires_at);
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::insert_into(email_verifications::table)
+            .values((
+                email_verifications::token_hash.eq(&hash),
+                email_verifications::user_id.eq(&user),
+                email_verifications::email.eq(&email),
+                email_verifications::created_at.eq(created),
+                email_verifications::expires_at.eq(expires),
+            ))
+            .execute(conn)
+            .await?));
+        r?;
+        Ok(())
+    }
+
+    async fn use_email_verification(&self, token_hash: &str, now: Millis) -> Result<Option<UserId>, StoreError> {
+        let hash = token_hash.to_owned();
+        let user: DbResult<Option<String>> = with_tx!(self, |conn| {
+            let link: Option<(String, String)> =
+                diesel::delete(email_verifications::table.find(&hash).filter(email_verifications::expires_at.gt(now)))
+                    .returning((email_verifications::user_id, email_verifications::email))
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+            let Some((user, email)) = link else { return Ok(None) };
+            diesel::delete(verified_emails::table.find(&user)).execute(conn).await?;
+            diesel::insert_into(verified_emails::table)
+                .values((
+                    verified_emails::user_id.eq(&user),
+                    verified_emails::email.eq(&email),
+                    verified_emails::verified_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(Some(user))
+        });
+        user?.as_deref().map(crate::rows::user_id).transpose()
+    }
+
+    async fn set_verified_email(&self, user: UserId, email: &Email, at: Millis) -> Result<(), StoreError> {
+        let (user, email) = (user.to_string(), email.to_string());
+        let r: DbResult<()> = with_tx!(self, |conn| {
+            diesel::delete(verified_emails::table.find(&user)).execute(conn).await?;
+            diesel::insert_into(verified_emails::table)
+                .values((
+                    verified_emails::user_id.eq(&user),
+                    verified_emails::email.eq(&email),
+                    verified_emails::verified_at.eq(at),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(())
+        });
+        Ok(r?)
+    }
+
+    async fn verified_email(&self, user: UserId) -> Result<Option<(Email, Millis)>, StoreError> {
+        let user = user.to_string();
+        let row: DbResult<Option<(String, i64)>> = with_conn!(self, |conn| Ok(verified_emails::table
+            .find(&user)
+            .select((verified_emails::email, verified_emails::verified_at))
+            .get_result(conn)
+            .await
+            .optional()?));
+        Ok(row?.map(|(email, at)| (Email::unchecked(&email), at)))
+    }
+
     async fn insert_handoff(&self, handoff: &HandoffRecord) -> Result<(), StoreError> {
         let row = HandoffRow::from(handoff);
         let r: DbResult<usize> =

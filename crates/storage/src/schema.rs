@@ -87,6 +87,26 @@ diesel::table! {
     }
 }
 
+// E-mail verification links, by the hash of their token, and each user's proven address
+// (migration 000020).
+diesel::table! {
+    email_verifications (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        email -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    verified_emails (user_id) {
+        user_id -> Text,
+        email -> Text,
+        verified_at -> BigInt,
+    }
+}
+
 diesel::table! {
     handoffs (token_hash) {
         token_hash -> Text,

@@ -97,6 +97,7 @@ contract_tests! {
     accounts::delete_web_session_is_idempotent => sqlite_delete_web_session_is_idempotent, postgres_delete_web_session_is_idempotent;
     accounts::web_sessions_listed_touched_and_signed_out => sqlite_web_sessions_listed_touched_and_signed_out, postgres_web_sessions_listed_touched_and_signed_out;
     accounts::password_resets_work_once_until_they_expire => sqlite_password_resets_work_once_until_they_expire, postgres_password_resets_work_once_until_they_expire;
+    accounts::email_verifications_prove_an_address_once_until_they_expire => sqlite_email_verifications_prove_an_address_once_until_they_expire, postgres_email_verifications_prove_an_address_once_until_they_expire;
     handoff_and_wrong_codes => sqlite_handoff_and_wrong_codes, postgres_handoff_and_wrong_codes;
     concurrent_wrong_codes => sqlite_concurrent_wrong_codes, postgres_concurrent_wrong_codes;
     claim_handoff_makes_a_web_user => sqlite_claim_handoff_makes_a_web_user, postgres_claim_handoff_makes_a_web_user;

@@ -7,7 +7,7 @@ import { html } from './lib/html.js';
 import { api, actingFor, setActingFor, ApiError } from './lib/api.js';
 import { Link, navigate, usePath } from './lib/router.js';
 import { Notice } from './lib/ui.js';
-import { SignIn, SignUp, ForgotPassword, ResetPassword } from './pages/account.js';
+import { SignIn, SignUp, ForgotPassword, ResetPassword, VerifyEmail, VerifyBanner } from './pages/account.js';
 import { Security } from './pages/security.js';
 import { Invitation } from './pages/invitation.js';
 import { Claim } from './pages/claim.js';
@@ -18,10 +18,10 @@ import { Documents } from './pages/documents.js';
 import { Editor } from './pages/editor.js';
 import { clearAllDrafts } from './editor/drafts.js';
 
-/** @typedef {{user_id: string, email: string | null, subscription_tier: string, organizations: {org_id: string, name: string, role: string}[]}} Me */
+/** @typedef {{user_id: string, email: string | null, email_verified: boolean, subscription_tier: string, organizations: {org_id: string, name: string, role: string}[]}} Me */
 
 /** Pages anyone may open. */
-const PUBLIC = [/^\/signin$/, /^\/signup$/, /^\/forgot-password$/, /^\/reset-password$/, /^\/claim\/[^/]+$/];
+const PUBLIC = [/^\/signin$/, /^\/signup$/, /^\/forgot-password$/, /^\/reset-password$/, /^\/verify-email$/, /^\/claim\/[^/]+$/];
 
 function App() {
   const path = usePath();
@@ -79,6 +79,7 @@ function App() {
   if (path === '/signup') return html`<${Bare}><${SignUp} onSignedIn=${signedIn} /><//>`;
   if (path === '/forgot-password') return html`<${Bare}><${ForgotPassword} /><//>`;
   if (path === '/reset-password') return html`<${Bare}><${ResetPassword} /><//>`;
+  if (path === '/verify-email') return html`<${Bare}><${VerifyEmail} onVerified=${refresh} /><//>`;
   if (path.startsWith('/claim/')) {
     return html`<${Bare}><${Claim} token=${decodeURIComponent(path.slice('/claim/'.length))} onSignedIn=${signedIn} /><//>`;
   }
@@ -93,6 +94,7 @@ function App() {
   };
 
   return html`<${Shell} me=${me} path=${path} org=${org} onChoose=${choose} onSignedOut=${() => setMe(null)}>
+    ${me.email && !me.email_verified && html`<${VerifyBanner} email=${me.email} />`}
     ${quota && html`<div class="banner" role="alert">${quota} <button type="button" onClick=${() => setQuota(null)}>Dismiss</button></div>`}
     ${page(path, me, org, refresh, () => setMe(null))}
   <//>`;

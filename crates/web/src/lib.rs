@@ -37,6 +37,7 @@ pub const PAGES: &[&str] = &[
     "/signup",
     "/forgot-password",
     "/reset-password",
+    "/verify-email",
     "/documents",
     "/documents/{session_id}",
     "/usage",

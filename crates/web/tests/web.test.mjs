@@ -41,6 +41,8 @@ describe('accounts', () => {
     const { page, context, guard } = await openPage(browser);
     await page.goto(`${service.base}/`);
     await page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();
+    // A first visit says what Redline does.
+    await page.getByText('Redline keeps your documents and lets an AI edit them in chat.').waitFor();
     await assertAccessible(page, 'sign in');
     await screenshot(page, 'signin');
 
@@ -185,6 +187,35 @@ describe('account security', () => {
   });
 });
 
+describe('e-mail verification', () => {
+  test('a new account is asked to verify its address, and the mailed link does it', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const address = email('verify');
+    await signUp(page, address);
+    const banner = page.getByRole('region', { name: 'E-mail verification' });
+    await banner.getByText(`Your e-mail address ${address} is not verified yet`).waitFor();
+    await assertAccessible(page, 'documents with the verification banner');
+    await banner.getByRole('button', { name: 'Send the link again' }).click();
+    await banner.getByRole('status').filter({ hasText: `A verification link is on its way to ${address}.` }).waitFor();
+
+    const link = await mailedLink(address, '/verify-email');
+    assert.ok(link.startsWith(`${service.base}/verify-email#token=ev_`), link);
+    await page.goto(link);
+    await page.getByRole('status').filter({ hasText: `${address} is verified.` }).waitFor();
+    await assertAccessible(page, 'verify e-mail');
+    assert.ok(!page.url().includes('token'), 'the token leaves the address bar');
+    await page.getByRole('link', { name: 'Go to your documents' }).click();
+    await page.getByRole('heading', { name: 'Documents', level: 1 }).waitFor();
+    assert.equal(await banner.count(), 0, 'no banner once verified');
+
+    // A used link says so in a sentence.
+    await page.goto(link);
+    await page.getByRole('alert').filter({ hasText: 'This verification link is unknown, already used or expired.' }).waitFor();
+    guard.check();
+    await context.close();
+  });
+});
+
 /**
  * The link to `page` mailed to `to` (the outbox's `.eml` files), waiting for it.
  * @param {string} to
@@ -202,7 +233,7 @@ async function mailedLink(to, page = '/reset-password') {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`no reset mail to ${to}`);
+  throw new Error(`no mail with a ${page} link to ${to}`);
 }
 
 describe('API keys', () => {
@@ -467,6 +498,8 @@ describe('usage', () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByText('0 of 500 operations used').waitFor();
     await page.getByText('Count starts again').waitFor();
+    // The rule billing applies (docs/api.md, "Usage and billing"): every chat turn counts.
+    await page.getByText('each chat turn counts one operation, a question as much as an edit').waitFor();
     await assertAccessible(page, 'usage');
 
     await page.getByLabel('Promotion code').fill('NOSUCHCODE');

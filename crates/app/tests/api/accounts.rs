@@ -215,3 +215,65 @@ async fn guessing_promotion_codes_is_throttled_per_account() {
         app.send(redeem(&other, "REALCODE2026")).await.expect_status(409);
     }
 }
+
+#[tokio::test]
+async fn an_address_is_verified_once_by_its_mailed_link_and_new_links_are_throttled() {
+    let app = spawn_app().await;
+    let (email, _, token) = app.web_user().await;
+    let r = me(&app, &token).await;
+    assert_eq!(r.json["email_verified"], false, "{r:?}");
+
+    // The link mailed at sign-up proves the address, once, without a sign-in.
+    let link = app.mailed_tokens(&email, "/verify-email#token=", 1).await.remove(0);
+    assert!(link.starts_with("ev_"), "{link}");
+    let verify = |t: String| app.send(app.post("/v1/auth/verify-email").json(&json!({"token": t})));
+    let r = verify(link.clone()).await;
+    r.expect_status(200);
+    assert_eq!(r.json["email"], email.as_str(), "{r:?}");
+    assert!(r.json["verified_at"].as_str().is_some_and(|t| t.ends_with('Z')), "{r:?}");
+    assert_eq!(me(&app, &token).await.json["email_verified"], true);
+    let r = verify(link).await;
+    r.expect_status(404).expect_json();
+    assert!(r.detail().starts_with("This verification link is unknown, already used or expired."), "{r:?}");
+    verify("ev_nonsense".to_owned()).await.expect_status(404);
+    app.send(app.post("/v1/auth/verify-email").json(&json!({}))).await.expect_422_at(&[json!("body"), json!("token")]);
+
+    // Verified: no new link is sent.
+    let resend = |t: &str| app.send(app.post("/v1/users/me/email-verification").bearer_auth(t));
+    resend(&token).await.expect_status(409);
+
+    // Another account asks for new links: three at once, then a wait.
+    let (other, _, other_token) = app.web_user().await;
+    for _ in 0..3 {
+        let r = resend(&other_token).await;
+        r.expect_status(202);
+        assert!(r.detail().contains(&other), "{r:?}");
+    }
+    let r = resend(&other_token).await;
+    r.expect_status(429).expect_json();
+    assert!(r.detail().starts_with("Too many verification mails asked for."), "{r:?}");
+    assert!(r.header("retry-after").is_some(), "{r:?}");
+    // Any of its links works; then the others are of no more use than a verified address needs.
+    let links = app.mailed_tokens(&other, "/verify-email#token=", 4).await;
+    verify(links[2].clone()).await.expect_status(200);
+    assert_eq!(me(&app, &other_token).await.json["email_verified"], true);
+    resend("not a session").await.expect_401();
+}
+
+#[tokio::test]
+async fn a_used_reset_link_or_an_accepted_invitation_proves_the_address() {
+    let app = spawn_app().await;
+    let (email, _, _) = app.web_user().await;
+    ask_reset(&app, &email).await.expect_status(202);
+    let token = reset_token(&app, &email, 0).await;
+    confirm_reset(&app, &token, "a brand new passphrase").await.expect_status(204);
+    let session = app.login_token(&email, "a brand new passphrase").await;
+    assert_eq!(me(&app, &session).await.json["email_verified"], true);
+
+    let (_, _, owner) = app.web_user().await;
+    let org = app.send(app.post("/v1/users/me/organizations").bearer_auth(&owner).json(&json!({"name": "Acme"}))).await;
+    let org_id = org.json["org_id"].as_str().unwrap_or_else(|| panic!("{org:?}")).to_owned();
+    let (invitee, _, invitee_session) = app.web_user().await;
+    app.join_org(&owner, &org_id, &invitee, "member", &invitee_session).await;
+    assert_eq!(me(&app, &invitee_session).await.json["email_verified"], true);
+}

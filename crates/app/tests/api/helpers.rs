@@ -218,12 +218,21 @@ impl TestApp {
         (email, password, token)
     }
 
-    /// A web user's API key and the user's address, where its e-mailed exports may go.
+    /// A web user's API key and the user's address, verified, where its e-mailed exports may
+    /// go.
     pub async fn mailing_key(&self) -> (String, String) {
         let (email, _, token) = self.web_user().await;
+        self.verify_email(&email).await;
         let r = self.create_key(&token, "mailing").await;
         let key = r.json["api_key"].as_str().unwrap_or_else(|| panic!("no api_key in {r:?}")).to_owned();
         (key, email)
+    }
+
+    /// Proves `email` with the link mailed to it at sign-up.
+    pub async fn verify_email(&self, email: &str) {
+        let token = self.mailed_tokens(email, "/verify-email#token=", 1).await.remove(0);
+        let r = self.send(self.post("/v1/auth/verify-email").json(&json!({"token": token}))).await;
+        r.expect_status(200);
     }
 
     /// Creates a key through the web app; returns the 201 body.

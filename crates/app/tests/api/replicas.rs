@@ -429,6 +429,38 @@ async fn a_replica_stopped_with_sigterm_hands_its_turn_to_another_at_once() {
     first.kill();
 }
 
+/// A stopping replica goes on serving for its drain grace, the time a load balancer takes to
+/// see `/readyz` at 503: a request on a new connection is still answered, and its answer
+/// closes the connection, so the balancer's next request goes elsewhere.
+#[tokio::test]
+async fn a_draining_replica_serves_through_its_grace_and_closes_each_connection() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A grace far longer than the test: it ends with a SIGKILL.
+    let mut replica = Replica::start(dir.path(), &[("REDLINE_DRAIN_GRACE_SECS", "600".to_owned())]).await;
+    let key = replica.key().await;
+    let (before, _) = replica.call(reqwest::Method::GET, "/v1/sessions", &key, None).await;
+    assert_eq!(before, 200);
+    let killed = Command::new("kill").args(["-TERM", &replica.child.id().to_string()]).status().expect("kill runs");
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ready = client().get(format!("{}/readyz", replica.base)).send().await.expect("readyz answers");
+        if ready.status() == 503 {
+            let body: Value = ready.json().await.expect("json");
+            assert_eq!(body["status"], "draining", "{body}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "/readyz never said draining: {}", replica.log_text());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let resp = client().get(format!("{}/v1/sessions", replica.base)).bearer_auth(&key).send().await.expect("served");
+    assert_eq!(resp.status(), 200);
+    let connection = resp.headers().get("connection").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    assert_eq!(connection, "close", "{:?}", resp.headers());
+    assert!(replica.child.try_wait().expect("try_wait").is_none(), "the replica stopped within its grace");
+    replica.kill();
+}
+
 /// A key revoked on one replica stops working on the others when the announcement reaches
 /// them (`LISTEN/NOTIFY`), not when their cache's 60 s run out.
 #[tokio::test]

@@ -247,6 +247,8 @@ fn fixture_with(
         public_base_url: "https://r.example/".into(),
         lease: Duration::from_secs(30),
         mail_to,
+        // Proven addresses are tested over HTTP (crates/app/tests/api/exports.rs, accounts.rs).
+        verified_only: false,
     };
     let exports = Arc::new(Exports::new(
         ExportPorts {

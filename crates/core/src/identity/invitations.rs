@@ -114,7 +114,11 @@ impl Identity {
         let member =
             MemberRecord { org_id: invitation.org_id, user_id: user.id, role: invitation.role, created_at: self.now() };
         match self.store.accept_invitation(&invitation.id, &member).await {
-            Ok(()) => Ok(member),
+            Ok(()) => {
+                // The mailed link reached the address: it is proven.
+                self.address_proven(user).await?;
+                Ok(member)
+            }
             Err(StoreError::Duplicate(_)) => {
                 Err(IdentityError::Conflict("you are already a member of this organization"))
             }

@@ -154,6 +154,8 @@ impl Identity {
         };
         self.store.set_password_hash(user_id, &hash).await.map_err(super::not_found("user"))?;
         self.store.delete_web_sessions_of(user_id, None).await?;
+        // The mailed link reached the address: it is proven.
+        self.address_proven(&user).await?;
         if let Some(email) = &user.email {
             self.store.give_back_throttle(&throttle_scope("account", email.as_str()), true).await?;
         }

@@ -1,5 +1,5 @@
 //! Accounts people can recover and control (docs/api.md, "Accounts"): signed-in sessions,
-//! password change, and password reset by e-mail.
+//! password change, password reset by e-mail, and e-mail verification.
 
 use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -22,7 +22,9 @@ pub fn configure(routes: &mut Routes<'_>) {
         .delete("/v1/users/me/sessions", sign_out_everywhere)
         .delete("/v1/users/me/sessions/{session_id}", sign_out_session)
         .post("/v1/auth/password-reset", request_password_reset)
-        .post("/v1/auth/password-reset/confirm", confirm_password_reset);
+        .post("/v1/auth/password-reset/confirm", confirm_password_reset)
+        .post("/v1/users/me/email-verification", send_verification)
+        .post("/v1/auth/verify-email", verify_email);
 }
 
 /// `{current_password, new_password}`.
@@ -84,6 +86,21 @@ pub struct ResetConfirm {
     token: String,
     #[schema(min_length = 8, max_length = 1024)]
     password: String,
+}
+
+/// `{token}`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct VerifyEmail {
+    /// The `ev_…` token of the mailed link.
+    token: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EmailVerified {
+    /// The address now proven.
+    pub email: String,
+    pub verified_at: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -215,4 +232,44 @@ pub async fn confirm_password_reset(state: web::Data<AppState>, body: JsonBody) 
         Err(IdentityError::BadPassword(e)) => Err(password_refused("password", &e)),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Mails a new verification link to the signed-in user's address.
+#[utoipa::path(post, path = "/v1/users/me/email-verification", tag = "users", security(("session" = [])),
+    responses(
+        (status = 202, body = Detail),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 409, description = "The address is verified already", body = crate::openapi::ErrorBody),
+        (status = 429, description = "Too many verification mails asked for", body = crate::openapi::ErrorBody),
+    ))]
+pub async fn send_verification(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
+    state.identity.send_verification(&web_user.user, true).await?;
+    let to = web_user.user.email.map(|e| e.to_string()).unwrap_or_default();
+    Ok(HttpResponse::Accepted()
+        .json(Detail { detail: format!("A verification link is on its way to {to}. It works for 24 hours.") }))
+}
+
+/// Proves the address with the token of a mailed verification link. No sign-in is needed:
+/// the link may be opened in another browser.
+#[utoipa::path(post, path = "/v1/auth/verify-email", tag = "auth", request_body = VerifyEmail,
+    responses(
+        (status = 200, body = EmailVerified),
+        (status = 404, description = "The link is unknown, used or expired", body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn verify_email(state: web::Data<AppState>, body: JsonBody) -> ApiResult<HttpResponse> {
+    let mut f = Fields::body(&body.0)?;
+    let token = f.required_secret("token");
+    f.finish()?;
+    let token = token.ok_or_else(|| ApiError::Internal("token validated twice".into()))?;
+    let user = state.identity.verify_email(token).await?;
+    let user = state.identity.user(user).await?;
+    let verified_at = match state.identity.email_status(&user).await? {
+        redline_core::identity::EmailStatus::Verified(at) => at,
+        _ => return Err(IdentityError::VerificationLinkInvalid.into()),
+    };
+    Ok(HttpResponse::Ok().json(EmailVerified {
+        email: user.email.map(|e| e.to_string()).unwrap_or_default(),
+        verified_at: iso8601(verified_at),
+    }))
 }

@@ -51,6 +51,9 @@ pub struct OrgMembership {
 pub struct Me {
     pub user_id: String,
     pub email: Option<String>,
+    /// Whether the address is proven by a mailed link (exports are mailed only to proven
+    /// addresses; docs/api.md, "E-mail verification").
+    pub email_verified: bool,
     pub name: Option<String>,
     pub subscription_tier: String,
     pub created_at: String,
@@ -234,6 +237,8 @@ pub(crate) fn parse_org_id(raw: &str) -> ApiResult<OrgId> {
     responses((status = 200, body = Me), (status = 401, body = crate::openapi::ErrorBody)))]
 pub async fn me(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<HttpResponse> {
     let user = web_user.user;
+    let email_verified =
+        matches!(state.identity.email_status(&user).await?, redline_core::identity::EmailStatus::Verified(_));
     let organizations = state
         .identity
         .memberships(user.id)
@@ -244,6 +249,7 @@ pub async fn me(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<Http
     Ok(HttpResponse::Ok().json(Me {
         user_id: user.id.to_string(),
         email: user.email.map(|e| e.to_string()),
+        email_verified,
         name: user.name,
         subscription_tier: user.plan.plan.to_string(),
         created_at: iso8601(user.created_at),

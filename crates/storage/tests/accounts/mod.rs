@@ -4,7 +4,9 @@
 use redline_domain::page::PageRequest;
 use redline_domain::time_util::Millis;
 use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
-use redline_ports::records::{InvitationRecord, KeyRecord, MemberRecord, OrgRecord, PasswordResetRecord, PlanSettings};
+use redline_ports::records::{
+    EmailVerificationRecord, InvitationRecord, KeyRecord, MemberRecord, OrgRecord, PasswordResetRecord, PlanSettings,
+};
 use redline_ports::{IdentityStore, StoreError};
 use redline_storage::Db;
 
@@ -168,4 +170,37 @@ pub async fn invitations_are_replaced_listed_and_accepted_once(db: &Db) {
     assert_eq!(db.invitation_by_token("hash-inv_4").await.unwrap(), None);
     assert!(db.delete_invitation("inv_3").await.unwrap());
     assert!(!db.delete_invitation("inv_3").await.unwrap());
+}
+
+pub async fn email_verifications_prove_an_address_once_until_they_expire(db: &Db) {
+    let ann = new_user(db, web_user("ann@example.com", T0)).await;
+    let bob = new_user(db, web_user("bob@example.com", T0)).await;
+    let email = |s: &str| Email::parse(s).unwrap();
+    let link = |token: &str, user: UserId, to: &str| EmailVerificationRecord {
+        token_hash: token.to_owned(),
+        user_id: user,
+        email: email(to),
+        created_at: T0,
+        expires_at: T0 + 1_000,
+    };
+    for l in [
+        link("v1", ann.id, "ann@example.com"),
+        link("v2", ann.id, "ann@example.com"),
+        link("v3", bob.id, "bob@example.com"),
+    ] {
+        db.insert_email_verification(&l).await.unwrap();
+    }
+    assert_eq!(db.verified_email(ann.id).await.unwrap(), None);
+    assert_eq!(db.use_email_verification("v1", T0 + 10).await.unwrap(), Some(ann.id));
+    assert_eq!(db.verified_email(ann.id).await.unwrap(), Some((email("ann@example.com"), T0 + 10)));
+    assert_eq!(db.use_email_verification("v1", T0 + 20).await.unwrap(), None, "once");
+    assert_eq!(db.use_email_verification("v2", T0 + 30).await.unwrap(), Some(ann.id), "another link works");
+    assert_eq!(db.verified_email(ann.id).await.unwrap(), Some((email("ann@example.com"), T0 + 30)));
+    assert_eq!(db.use_email_verification("v3", T0 + 1_000).await.unwrap(), None, "expired");
+    assert_eq!(db.verified_email(bob.id).await.unwrap(), None, "an expired link proves nothing");
+    assert_eq!(db.use_email_verification("unknown", T0).await.unwrap(), None);
+    db.set_verified_email(bob.id, &email("bob@example.com"), T0 + 40).await.unwrap();
+    db.set_verified_email(bob.id, &email("robert@example.com"), T0 + 50).await.unwrap();
+    assert_eq!(db.verified_email(bob.id).await.unwrap(), Some((email("robert@example.com"), T0 + 50)), "one per user");
+    assert_eq!(db.verified_email(ann.id).await.unwrap(), Some((email("ann@example.com"), T0 + 30)));
 }

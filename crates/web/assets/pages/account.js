@@ -1,7 +1,7 @@
 // @ts-check
 // Sign in, sign up, and a forgotten password. The session is the HttpOnly cookie the login
 // answer sets; the token in the answer's body is not kept.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { api, ApiError } from '../lib/api.js';
 import { Link } from '../lib/router.js';
@@ -24,6 +24,7 @@ export function SignIn({ onSignedIn }) {
   };
   return html`<section class="narrow">
     <h1>Sign in to Redline</h1>
+    <p class="intro">Redline keeps your documents and lets an AI edit them in chat. You see each change it proposes as a redline, accept or reject it, and export to Word, PDF, HTML, Markdown or text.</p>
     <form onSubmit=${submit} noValidate>
       <${Notice} message=${action.error} />
       <${Field} label="E-mail" name="email" type="email" autocomplete="username" value=${email} onInput=${setEmail} error=${action.fields.email} required autofocus />
@@ -129,4 +130,53 @@ export function ResetPassword() {
         </form>
         <p><${Link} href="/forgot-password">Ask for a new link<//> if this one has expired.</p>`}
   </section>`;
+}
+
+/**
+ * The page of the mailed verification link: it proves the address at once (the token is in
+ * the fragment, which the server never sees, so a mail scanner's fetch proves nothing).
+ * @param {{onVerified: () => Promise<void>}} props
+ */
+export function VerifyEmail({ onVerified }) {
+  // Read once: the address bar loses the token when it is used.
+  const [token] = useState(() => new URLSearchParams(location.hash.slice(1)).get('token') || '');
+  const [verified, setVerified] = useState(/** @type {string | null} */ (null));
+  const action = useAction();
+  useEffect(() => {
+    if (!token) return;
+    action.run(async () => {
+      const body = await api('POST', '/v1/auth/verify-email', { token });
+      history.replaceState(null, '', location.pathname);
+      setVerified(body.email);
+      await onVerified();
+    });
+  }, []);
+  return html`<section class="narrow">
+    <h1>Verify your e-mail address</h1>
+    ${!token
+      ? html`<${Notice} message="This page needs the link from the verification mail, opened whole. Ask for a new mail in Security if the link was cut." />`
+      : verified
+        ? html`<p role="status">${verified} is verified. Exports can now be mailed to it.</p>`
+        : action.error
+          ? html`<${Notice} message=${action.error} />`
+          : html`<p role="status">Checking the link…</p>`}
+    <p><${Link} href="/documents">Go to your documents<//>.</p>
+  </section>`;
+}
+
+/**
+ * Shown to a signed-in user whose address is not proven yet: exports are not mailed to it.
+ * @param {{email: string}} props
+ */
+export function VerifyBanner({ email }) {
+  const [sent, setSent] = useState(/** @type {string | null} */ (null));
+  const action = useAction();
+  const resend = () => action.run(async () => setSent((await api('POST', '/v1/users/me/email-verification')).detail));
+  return html`<div class="banner" role="region" aria-label="E-mail verification">
+    ${sent
+      ? html`<span role="status">${sent}</span>`
+      : html`<span>Your e-mail address ${email} is not verified yet, so exports are not mailed to it. Open the link in the mail Redline sent you.</span>
+        <button type="button" onClick=${resend} disabled=${action.busy}>${action.busy ? 'Sending…' : 'Send the link again'}</button>`}
+    <${Notice} message=${action.error} />
+  </div>`;
 }

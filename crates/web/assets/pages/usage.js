@@ -35,7 +35,7 @@ export function Usage({ me, org }) {
   const fraction = usage && !unlimited && usage.monthly_limit > 0 ? Math.min(1, usage.monthly_used / usage.monthly_limit) : 0;
   return html`<section>
     <h1>Usage</h1>
-    <p>Operations of ${orgName ? html`the organization <strong>${orgName}</strong>` : 'your account'} this month. Reading, uploading and exporting are free; each chat turn that edits counts one operation, and large edits one per 25 sections.</p>
+    <p>Operations of ${orgName ? html`the organization <strong>${orgName}</strong>` : 'your account'} this month. Reading, uploading and exporting are free; each chat turn counts one operation, a question as much as an edit, and an edit of many sections one per 25 sections it changes.</p>
     <${Notice} message=${load.error} />
     ${usage && html`<div class="meter-card">
       <p class="big">${unlimited ? html`${usage.monthly_used} operations used (no monthly limit)` : html`${usage.monthly_used} of ${usage.monthly_limit} operations used`}</p>

@@ -1,0 +1,2 @@
+DROP TABLE verified_emails;
+DROP TABLE email_verifications;
