@@ -182,6 +182,9 @@ describe('the editor with the builtin model', () => {
     // Its steps were told in words as they came.
     const steps = (await page.locator('.steps li').allTextContents()).join(' | ');
     assert.match(steps, /Searching the document for “fox”|Reading section/, steps);
+    // It waits for the person, and says so: no progress bar, no "working".
+    await page.getByText('The AI is waiting for your review: decide on each proposed change, then Finish.').waitFor();
+    assert.equal(await page.getByRole('progressbar', { name: "Progress of the AI's work" }).count(), 0);
     // Word-level redlines in place.
     const first = page.getByRole('group', { name: 'Proposed edit to section 2' });
     assert.equal(await first.locator('del.redline-del').first().textContent(), 'fox');
@@ -217,6 +220,14 @@ describe('the editor with the builtin model', () => {
     assert.match(text, /quick brown cat/);
     assert.match(text, /A fox and a crow/);
     assert.match(text, /said the owl/);
+
+    // A question after it changes nothing: it offers no undo, and the version stays the
+    // replace's.
+    const answers = await page.locator('.message.assistant').count();
+    await page.getByLabel('Message to the AI').fill('What does the crow do?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForFunction((n) => document.querySelectorAll('.message.assistant').length > n, answers);
+    assert.equal(await page.getByRole('button', { name: 'Undo this turn' }).count(), 1, 'no undo on the question');
 
     // Versions: the AI's, named by the message that asked for it; a preview of the first.
     await page.getByRole('tab', { name: 'Versions' }).click();
@@ -415,7 +426,10 @@ describe('the editor with the OpenAI-wire fake', () => {
     assert.equal(await created.locator('ins.redline-ins').count() > 0 || (await created.locator('.redline').textContent())?.includes('A section the reviewer'), true);
     await created.getByRole('button', { name: 'Reject with a note…' }).click();
     await created.getByLabel('What should the AI do instead?').fill('Make it one line.');
-    await created.getByRole('button', { name: 'Reject with this note' }).click();
+    // Ctrl+Enter sends the note, and the keyboard stays on the change.
+    await created.getByLabel('What should the AI do instead?').press('Control+Enter');
+    await created.getByText('Rejected with a note').waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Proposed new section after section 3');
     await bar.getByRole('button', { name: 'Send my decisions and notes' }).click();
 
     // The AI tries again with the note, and proposes again.

@@ -39,6 +39,8 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
   }, [messages && messages.length, job && job.steps.length, job && job.status]);
 
   const running = job && !['completed', 'failed', 'cancelled'].includes(job.status);
+  // Proposed changes wait for the person: nothing is working, so no progress is shown.
+  const waiting = job && job.status === 'awaiting_approval';
   /** @param {Event} e */
   const submit = async (e) => {
     e.preventDefault();
@@ -58,7 +60,7 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
         <span class="who">${m.role === 'user' ? 'You' : 'AI'}</span>
         <span class="when meta">${formatDate(m.created_at)}</span>
         <p>${m.content}</p>
-        ${m.role === 'user' && html`<div class="turn-actions">${confirming === m.message_id
+        ${m.role === 'user' && !answeredOnly(m) && html`<div class="turn-actions">${confirming === m.message_id
           ? html`<span class="confirm" role="group" aria-label="Undo this turn?">
               <span>Undo this turn and everything after it? The document goes back to how it was before it.</span>
               <button type="button" class="danger" disabled=${reverting !== null} onClick=${() => { setConfirming(null); onRevert(m); }}>Undo</button>
@@ -70,7 +72,7 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
       ${job && html`<li class="message ai job" aria-busy=${running ? 'true' : 'false'}>
         <span class="who">AI</span>
         <span class="meta job-status" role="status">${STATUS_WORDS[job.status] || job.status}${job.edits ? ` · ${job.edits}` : ''}</span>
-        ${running && html`<${Progress} value=${job.progress / 100} label="Progress of the AI's work" />`}
+        ${running && !waiting && html`<${Progress} value=${job.progress / 100} label="Progress of the AI's work" />`}
         ${job.connection === 'reconnecting' && html`<p class="notice notice-info connection" role="status">The connection to Redline was lost. Reconnecting…</p>`}
         ${job.connection === 'resumed' && html`<p class="notice notice-success connection" role="status">Reconnected: picking up where it left off.</p>`}
         <ol class="steps">${job.steps.slice(-12).map((s, i) => html`<li key=${i}>${s}</li>`)}</ol>
@@ -86,7 +88,18 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
         placeholder="What should change? (Ctrl+Enter sends)" disabled=${Boolean(running)}></textarea>
       <label class="switch"><input type="checkbox" checked=${review} onChange=${(/** @type {any} */ e) => setReview(e.currentTarget.checked)} /> Let me review each change before it is applied</label>
       <div><button type="submit" class="primary" disabled=${busy || Boolean(running) || !text.trim()}>Send</button>
-      ${running && html`<span class="meta"> The AI is working on this document.</span>`}</div>
+      ${running && html`<span class="meta"> ${waiting
+        ? 'The AI is waiting for your review: decide on each proposed change, then Finish.'
+        : 'The AI is working on this document.'}</span>`}</div>
     </form>
   </section>`;
+}
+
+/**
+ * Whether a finished turn changed nothing (a question, or a request that made no edit): there
+ * is nothing of its own to undo.
+ * @param {Message} m
+ */
+function answeredOnly(m) {
+  return m.version_after !== null && m.version_after === m.version_before;
 }

@@ -242,9 +242,15 @@ function ChangeView({ change, label, decision, note, stale, current, busy, onDec
     ${change.ai_explanation && html`<p class="explanation"><span class="meta">The AI’s reason: </span>${change.ai_explanation}</p>`}
     ${decision === 'reject' && note && !writing && html`<p class="explanation"><span class="meta">Your note: </span>${note}</p>`}
     ${writing
-      ? html`<form class="note-form" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); onDecide(change.change_id, 'reject', text.trim()); setWriting(false); }}>
+      ? html`<form class="note-form" onSubmit=${(/** @type {Event} */ e) => {
+          e.preventDefault();
+          onDecide(change.change_id, 'reject', text.trim());
+          setWriting(false);
+          // The keyboard stays on this change (A, R and the arrows go on from here).
+          requestAnimationFrame(() => root.current?.focus({ preventScroll: true }));
+        }}>
           <label for=${`note-${change.change_id}`}>What should the AI do instead?</label>
-          <textarea id=${`note-${change.change_id}`} rows="2" required value=${text} onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)} autofocus></textarea>
+          <textarea id=${`note-${change.change_id}`} rows="2" required value=${text} onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)} onKeyDown=${sendOnCtrlEnter} autofocus></textarea>
           <div><button type="submit" class="primary">Reject with this note</button><button type="button" onClick=${() => setWriting(false)}>Cancel</button></div>
         </form>`
       : html`<div class="change-actions">
@@ -253,4 +259,15 @@ function ChangeView({ change, label, decision, note, stale, current, busy, onDec
           <button type="button" disabled=${busy} onClick=${() => setWriting(true)}>Reject with a note…</button>
         </div>`}
   </div>`;
+}
+
+/**
+ * Ctrl+Enter (⌘+Enter) in a note sends its form, as in the chat's message box.
+ * @param {KeyboardEvent} e
+ */
+function sendOnCtrlEnter(e) {
+  if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey)) return;
+  e.preventDefault();
+  const area = /** @type {HTMLTextAreaElement} */ (e.currentTarget);
+  area.form?.requestSubmit();
 }

@@ -387,7 +387,10 @@ export function Editor({ sessionId, me, org }) {
   const turns = useMemo(() => {
     /** @type {Map<string, string>} */
     const map = new Map();
-    for (const m of messages || []) if (m.role === 'user' && m.version_after) map.set(m.version_after, m.content);
+    // Only a turn that made a version names it: a question after it ends on the same version.
+    for (const m of messages || []) {
+      if (m.role === 'user' && m.version_after && m.version_after !== m.version_before) map.set(m.version_after, m.content);
+    }
     return map;
   }, [messages]);
 
