@@ -539,6 +539,31 @@ impl Documents {
         self.store.version(owner, session, version_id).await?.ok_or(DocumentError::VersionNotFound)
     }
 
+    /// Makes an earlier version the document again, as a new version with source `restore`:
+    /// the history keeps every version in between. With `base_version` it restores only over
+    /// that version (409 otherwise).
+    pub async fn restore(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        version_id: &str,
+        base_version: Option<String>,
+    ) -> DocumentResult<DocumentRecord> {
+        let earlier = self.version(owner, session, version_id).await?;
+        let version = NewVersion {
+            version_id: new_version_id(),
+            html: earlier.html,
+            section_count: earlier.section_count,
+            source: "restore".to_owned(),
+            title: None,
+            now: self.clock.now_ms(),
+        };
+        match self.store.commit_version(owner, session, base_version.map(Some), &version).await? {
+            CommitOutcome::Committed(document) => Ok(document),
+            CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
+        }
+    }
+
     /// Deletes the session with everything stored with it: its blobs (images, exports)
     /// first, so that a failure leaves the session in place to delete again, then the rows.
     pub async fn delete_session(&self, owner: Owner, session: &SessionId) -> DocumentResult<()> {

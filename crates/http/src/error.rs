@@ -394,7 +394,7 @@ pub fn export_error(e: ExportFailure, contact_email: &str, support_event_id: &st
             "Exports are mailed only to your account's own e-mail address, or, for an organization, to the address of one of its members. An account without an address (an agent's) cannot mail exports: download the file with POST /v1/documents/export instead.".to_owned(),
         ),
         ExportFailure::RecipientUnverified => ApiError::Forbidden(
-            "Exports are mailed only to verified addresses, and this one is not verified yet: open the link Redline mailed to it when the account was made, or ask for a new one (POST /v1/users/me/email-verification, or the web app's Settings).".to_owned(),
+            "Exports are mailed only to verified addresses, and this one is not verified yet: open the link Redline mailed to it when the account was made, or ask for a new one (\"Mail me a new link\" in the web app, or POST /v1/users/me/email-verification).".to_owned(),
         ),
         ExportFailure::MailThrottled { retry_after_secs } => ApiError::TooManyRequests {
             detail: format!("Too many e-mailed exports from this account. Retry after {retry_after_secs} seconds."),

@@ -442,6 +442,7 @@ impl Modify for Links {
         documents::save_document,
         documents::list_versions,
         documents::get_version,
+        documents::restore_version,
         documents::delete_session,
         documents::get_image,
         attachments::upload,

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeLlm, Service, assertAccessible, email, launch, openPage, repo, screenshot } from './support.mjs';
+import { FakeLlm, Service, assertAccessible, email, launch, mailedLink, openPage, repo, screenshot } from './support.mjs';
 
 /** @type {import('playwright-core').Browser} */
 let browser;
@@ -83,6 +83,10 @@ describe('the editor with the builtin model', () => {
     await createDocument(call, 'notes', ['<h1>Field notes</h1>', '<p>The first line of notes.</p>', '<p>The second line.</p>']);
     await openEditor(page, service, 'notes', 'Field notes');
 
+    // Edit is shown without a hover (phones have none).
+    await page.mouse.move(0, 0);
+    const opacity = await page.getByRole('button', { name: 'Edit section 3' }).evaluate((el) => getComputedStyle(el).opacity);
+    assert.equal(opacity, '1');
     // Edit section 2; the edit is kept in the tab until it is saved.
     await page.getByRole('button', { name: 'Edit section 2' }).click();
     const box = page.getByRole('textbox', { name: 'Section 2' });
@@ -162,7 +166,7 @@ describe('the editor with the builtin model', () => {
 
   test('asks the AI, reviews its redlines by keyboard and buttons, then versions, undo and export', async () => {
     const { page, context, guard } = await openPage(browser, { width: 1400, height: 900 });
-    const { call } = await account(service, context);
+    const { address, call } = await account(service, context);
     await createDocument(call, 'fables', [
       '<h1>Fables</h1>',
       '<p>The quick brown fox jumps over the lazy dog.</p>',
@@ -258,6 +262,12 @@ describe('the editor with the builtin model', () => {
       assert.equal(bytes.subarray(0, magic.length).toString('latin1'), magic, `${format} is a real file`);
       assert.match(download.suggestedFilename(), /^fables\.(docx|pdf)$/);
     }
+    // Mailed only to a verified address: refused in words until the mailed link is opened.
+    await page.getByRole('button', { name: 'Email me a link' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Exports are mailed only to verified addresses' }).waitFor();
+    const verify = new URL(await mailedLink(service, address, '/verify-email'));
+    const token = new URLSearchParams(verify.hash.slice(1)).get('token');
+    assert.equal((await service.call('POST', '/v1/auth/verify-email', { json: { token } })).status, 200);
     await page.getByRole('button', { name: 'Email me a link' }).click();
     await page.getByText(/a link to download it goes to/).waitFor();
     guard.check();
@@ -341,6 +351,30 @@ describe('the editor with the builtin model', () => {
     await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor({ state: 'detached' });
     await page.locator('.message.assistant').first().waitFor();
     assert.match(await storedText(call, 'cut'), /Maybe drop this one\./, 'the section stays');
+    guard.check();
+    await context.close();
+  });
+
+  test('an earlier version is previewed and restored as a new version', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'drafts', ['<h1>Drafts</h1>', '<p>The first wording.</p>']);
+    await createDocument(call, 'drafts', ['<h1>Drafts</h1>', '<p>A later wording.</p>']);
+    await openEditor(page, service, 'drafts', 'drafts');
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    const versions = page.locator('.version-list li');
+    await versions.nth(1).waitFor();
+    await versions.last().getByRole('button', { name: /^Preview/ }).click();
+    const preview = page.getByRole('dialog');
+    await preview.getByText('The first wording.').waitFor();
+    await assertAccessible(page, 'version preview');
+    await preview.getByRole('button', { name: 'Restore this version' }).click();
+    await page.getByRole('status').filter({ hasText: 'is the document again, as a new version' }).waitFor();
+    await page.locator('article.document', { hasText: 'The first wording.' }).first().waitFor();
+    assert.match(await storedText(call, 'drafts'), /The first wording\./);
+    await page.waitForFunction(() => document.querySelectorAll('.version-list li').length === 3);
+    assert.match((await versions.first().textContent()) || '', /An earlier version, restored/);
+    assert.equal(await versions.first().locator('.badge', { hasText: 'Current' }).count(), 1);
     guard.check();
     await context.close();
   });
@@ -429,7 +463,7 @@ describe('the editor with the OpenAI-wire fake', () => {
     // Ctrl+Enter sends the note, and the keyboard stays on the change.
     await created.getByLabel('What should the AI do instead?').press('Control+Enter');
     await created.getByText('Rejected with a note').waitFor();
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Proposed new section after section 3');
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Proposed new section after section 3');
     await bar.getByRole('button', { name: 'Send my decisions and notes' }).click();
 
     // The AI tries again with the note, and proposes again.

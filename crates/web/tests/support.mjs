@@ -3,7 +3,7 @@
 // port, Debian's Chromium driven by playwright-core, axe-core, and guards that fail a test on
 // any script error, CSP violation or failed request the test did not expect.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -281,4 +281,25 @@ export class FakeLlm {
     this.child.kill('SIGTERM');
     await new Promise((r) => (this.child.exitCode !== null ? r(null) : this.child.once('exit', r)));
   }
+}
+
+/**
+ * The link to `page` mailed to `to` (the outbox's `.eml` files), waiting for it.
+ * @param {Service} service
+ * @param {string} to
+ * @param {string} [page]
+ */
+export async function mailedLink(service, to, page = '/reset-password') {
+  const dir = join(service.dataDir, 'outbox');
+  for (let i = 0; i < 100; i++) {
+    const files = existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.eml')) : [];
+    for (const f of files) {
+      // Quoted-printable: soft line breaks undone, `=` decoded.
+      const text = readFileSync(join(dir, f), 'utf8').replace(/=\r?\n/g, '').replaceAll('=3D', '=');
+      const m = new RegExp(`(http\\S+${page}#token=[A-Za-z0-9_-]+)`).exec(text);
+      if (text.includes(`To: ${to}`) && m) return m[1];
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no mail with a ${page} link to ${to}`);
 }

@@ -2,9 +2,9 @@
 // The web app as a person uses it, in Debian's Chromium against the real binary.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Service, assertAccessible, email, launch, openPage, repo, screenshot, watchOrigins } from './support.mjs';
+import { Service, assertAccessible, email, launch, mailedLink, openPage, repo, screenshot, watchOrigins } from './support.mjs';
 
 /** @type {Service} */
 let service;
@@ -168,7 +168,7 @@ describe('account security', () => {
     await page.getByRole('button', { name: 'Mail me a link' }).click();
     await page.getByRole('status').filter({ hasText: 'a link to reset its password is on its way' }).waitFor();
 
-    const link = await mailedLink(address);
+    const link = await mailedLink(service, address);
     assert.ok(link.startsWith(`${service.base}/reset-password#token=pr_`), link);
     await page.goto(link);
     await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
@@ -195,10 +195,10 @@ describe('e-mail verification', () => {
     const banner = page.getByRole('region', { name: 'E-mail verification' });
     await banner.getByText(`Your e-mail address ${address} is not verified yet`).waitFor();
     await assertAccessible(page, 'documents with the verification banner');
-    await banner.getByRole('button', { name: 'Send the link again' }).click();
+    await banner.getByRole('button', { name: 'Mail me a new link' }).click();
     await banner.getByRole('status').filter({ hasText: `A verification link is on its way to ${address}.` }).waitFor();
 
-    const link = await mailedLink(address, '/verify-email');
+    const link = await mailedLink(service, address, '/verify-email');
     assert.ok(link.startsWith(`${service.base}/verify-email#token=ev_`), link);
     await page.goto(link);
     await page.getByRole('status').filter({ hasText: `${address} is verified.` }).waitFor();
@@ -216,25 +216,6 @@ describe('e-mail verification', () => {
   });
 });
 
-/**
- * The link to `page` mailed to `to` (the outbox's `.eml` files), waiting for it.
- * @param {string} to
- * @param {string} [page]
- */
-async function mailedLink(to, page = '/reset-password') {
-  const dir = join(service.dataDir, 'outbox');
-  for (let i = 0; i < 100; i++) {
-    const files = existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.eml')) : [];
-    for (const f of files) {
-      // Quoted-printable: soft line breaks undone, `=` decoded.
-      const text = readFileSync(join(dir, f), 'utf8').replace(/=\r?\n/g, '').replaceAll('=3D', '=');
-      const m = new RegExp(`(http\\S+${page}#token=[A-Za-z0-9_-]+)`).exec(text);
-      if (text.includes(`To: ${to}`) && m) return m[1];
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no mail with a ${page} link to ${to}`);
-}
 
 describe('API keys', () => {
   test('a key is shown once, listed by its preview, and revoked after a confirmation', async () => {
@@ -385,7 +366,7 @@ describe('organizations', () => {
     await page.getByLabel('Role').selectOption('admin');
     await page.getByRole('button', { name: 'Invite' }).click();
     await page.getByRole('status').filter({ hasText: `An invitation was mailed to ${colleague}` }).waitFor();
-    const link = await mailedLink(colleague, '/invitations');
+    const link = await mailedLink(service, colleague, '/invitations');
     const theirs = await openPage(browser);
     await theirs.page.goto(link);
     await theirs.page.getByRole('heading', { name: 'Sign in to Redline' }).waitFor();

@@ -160,6 +160,10 @@ impl TestApp {
         self.client.delete(self.url(path))
     }
 
+    pub fn put(&self, path: &str) -> RequestBuilder {
+        self.client.put(self.url(path))
+    }
+
     pub async fn send(&self, req: RequestBuilder) -> Reply {
         Reply::of(req.send().await.expect("request sent")).await
     }

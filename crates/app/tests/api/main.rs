@@ -14,6 +14,7 @@ mod exports;
 mod files;
 mod handoff;
 mod helpers;
+mod history;
 mod image_urls;
 mod keys;
 mod listings;

@@ -30,6 +30,7 @@ pub fn configure(routes: &mut Routes<'_>) {
         .put("/v1/documents/{session_id}", save_document)
         .get("/v1/documents/{session_id}/versions", list_versions)
         .get("/v1/documents/{session_id}/versions/{version_id}", get_version)
+        .post("/v1/documents/{session_id}/versions/{version_id}/restore", restore_version)
         .delete("/v1/sessions/{session_id}", delete_session);
 }
 
@@ -509,6 +510,41 @@ pub async fn get_version(
         section_count: v.section_count,
         source: v.source,
     }))
+}
+
+/// `{base_version_id?}`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "describes the request body in the OpenAPI document only")]
+pub struct RestoreRequest {
+    /// Restore only over this version (409 when the document has moved on).
+    base_version_id: Option<String>,
+}
+
+/// Makes an earlier version the document again, as a new version (`source: "restore"`); the
+/// versions in between stay in the history.
+#[utoipa::path(post, path = "/v1/documents/{session_id}/versions/{version_id}/restore", tag = "documents",
+    security(("bearer" = [])),
+    params(("session_id" = String, Path), ("version_id" = String, Path)),
+    request_body(content = Option<RestoreRequest>),
+    responses((status = 200, body = DocumentBody), (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, description = "No such session or version", body = crate::openapi::ErrorBody),
+        (status = 409, description = "`base_version_id` is not the current version", body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody)))]
+pub async fn restore_version(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<(String, String)>,
+    body: BodyOf,
+) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
+    let (session, version) = path.into_inner();
+    let session = path_session(&session);
+    let mut f = Fields::optional_body(&body.0)?;
+    let base = f.optional_str("base_version_id").map(str::to_owned);
+    f.finish()?;
+    let session = session?;
+    let d = state.documents.restore(principal.0.owner, &session, &version, base).await?;
+    Ok(HttpResponse::Ok().json(document_body(d, &state)))
 }
 
 /// Deletes the session: its document, versions and everything stored with it.

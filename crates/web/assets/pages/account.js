@@ -176,7 +176,7 @@ export function VerifyBanner({ email }) {
     ${sent
       ? html`<span role="status">${sent}</span>`
       : html`<span>Your e-mail address ${email} is not verified yet, so exports are not mailed to it. Open the link in the mail Redline sent you.</span>
-        <button type="button" onClick=${resend} disabled=${action.busy}>${action.busy ? 'Sending…' : 'Send the link again'}</button>`}
+        <button type="button" onClick=${resend} disabled=${action.busy}>${action.busy ? 'Sending…' : 'Mail me a new link'}</button>`}
     <${Notice} message=${action.error} />
   </div>`;
 }

@@ -420,7 +420,8 @@ export function Editor({ sessionId, me, org }) {
         </div>
         <div role="tabpanel" id=${`panel-${tab}`} aria-labelledby=${`tab-${tab}`}>
           ${tab === 'chat' && html`<${ChatPanel} messages=${messages} job=${job.job} error=${chatError} notice=${chatNotice} busy=${sending} onSend=${onSend} onCancel=${cancel} onRevert=${revert} reverting=${reverting} />`}
-          ${tab === 'versions' && html`<${VersionsPanel} sessionId=${sessionId} versionId=${doc ? doc.versionId : null} turns=${turns} />`}
+          ${tab === 'versions' && html`<${VersionsPanel} sessionId=${sessionId} versionId=${doc ? doc.versionId : null} turns=${turns}
+            onRestored=${(/** @type {any} */ body) => setDoc(docOf(body))} />`}
           ${tab === 'attachments' && html`<${AttachmentsPanel} sessionId=${sessionId} />`}
           ${tab === 'export' && html`<${ExportPanel} sessionId=${sessionId} hasEmail=${Boolean(me.email) && !org} unsaved=${unsaved} />`}
         </div>
