@@ -201,6 +201,11 @@ describe('the editor with the builtin model', () => {
     await page.locator('body').press('r');
     await page.getByRole('group', { name: 'Proposed edit to section 4' }).getByRole('button', { name: 'Accept' }).click();
     assert.match((await bar.textContent()) || '', /2 accepted · 1 rejected · 0 to decide/);
+    // The decisions survive a reload until the review is sent.
+    await page.reload();
+    await bar.waitFor();
+    await page.waitForFunction(() => /2 accepted · 1 rejected · 0 to decide/.test(document.body.textContent || ''));
+    await page.getByRole('group', { name: 'Proposed edit to section 3' }).getByText('Rejected', { exact: true }).waitFor();
 
     // Someone saves section 4 before the review is sent: that change is stale, and said so.
     const before = await call('GET', '/v1/documents/fables');

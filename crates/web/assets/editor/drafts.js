@@ -1,10 +1,12 @@
 // @ts-check
-// Edits not saved yet, kept in the tab's sessionStorage until they are saved or discarded: they
-// survive a reload of the page (and a crash of the tab that the browser restores), and go when
-// the tab closes. Never localStorage: a document's words are not left on a shared computer.
+// Edits not saved yet, and review decisions not sent yet, kept in the tab's sessionStorage
+// until they are saved, sent or discarded: they survive a reload of the page (and a crash of
+// the tab that the browser restores), and go when the tab closes. Never localStorage: a
+// document's words are not left on a shared computer.
 import { actingFor } from '../lib/api.js';
 
 const PREFIX = 'redline.draft.';
+const REVIEW_PREFIX = 'redline.review.';
 
 /**
  * One section's unsaved edit: the HTML it had when the edit began (to tell whether someone else
@@ -13,9 +15,9 @@ const PREFIX = 'redline.draft.';
  * @typedef {{base: string | null, sections: Record<string, SectionDraft>}} Draft
  */
 
-/** @param {string} sessionId */
-function key(sessionId) {
-  return `${PREFIX}${actingFor() || 'me'}.${sessionId}`;
+/** @param {string} sessionId @param {string} [prefix] */
+function key(sessionId, prefix = PREFIX) {
+  return `${prefix}${actingFor() || 'me'}.${sessionId}`;
 }
 
 /** @param {string} sessionId @returns {Draft | null} */
@@ -41,10 +43,47 @@ export function storeDraft(sessionId, draft) {
   }
 }
 
-/** Forgets every draft of this tab (at sign-out). */
+/**
+ * A review's decisions and notes not sent yet, for its job.
+ * @typedef {{jobId: string, decisions: Record<string, 'accept' | 'reject'>, notes: Record<string, string>}} ReviewDraft
+ */
+
+/**
+ * The decisions kept for this job's review, only of the changes it proposes now (a new round
+ * after notes proposes other changes).
+ * @param {string} sessionId @param {string} jobId @param {string[]} changeIds
+ * @returns {{decisions: Record<string, 'accept' | 'reject'>, notes: Record<string, string>}}
+ */
+export function loadDecisions(sessionId, jobId, changeIds) {
+  const kept = { decisions: {}, notes: {} };
+  try {
+    const raw = sessionStorage.getItem(key(sessionId, REVIEW_PREFIX));
+    const draft = raw ? JSON.parse(raw) : null;
+    if (!draft || draft.jobId !== jobId) return kept;
+    for (const id of changeIds) {
+      if (draft.decisions?.[id] === 'accept' || draft.decisions?.[id] === 'reject') kept.decisions[id] = draft.decisions[id];
+      if (typeof draft.notes?.[id] === 'string') kept.notes[id] = draft.notes[id];
+    }
+  } catch {
+    // Unreadable: the review starts undecided.
+  }
+  return kept;
+}
+
+/** @param {string} sessionId @param {ReviewDraft | null} review */
+export function storeDecisions(sessionId, review) {
+  try {
+    if (!review || Object.keys(review.decisions).length === 0) sessionStorage.removeItem(key(sessionId, REVIEW_PREFIX));
+    else sessionStorage.setItem(key(sessionId, REVIEW_PREFIX), JSON.stringify({ jobId: review.jobId, decisions: review.decisions, notes: review.notes }));
+  } catch {
+    // A full storage keeps the decisions in the page only.
+  }
+}
+
+/** Forgets every draft and review of this tab (at sign-out). */
 export function clearAllDrafts() {
   for (let i = sessionStorage.length - 1; i >= 0; i--) {
     const k = sessionStorage.key(i);
-    if (k && k.startsWith(PREFIX)) sessionStorage.removeItem(k);
+    if (k && (k.startsWith(PREFIX) || k.startsWith(REVIEW_PREFIX))) sessionStorage.removeItem(k);
   }
 }

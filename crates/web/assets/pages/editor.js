@@ -10,7 +10,7 @@ import { Link } from '../lib/router.js';
 import { Notice, useAction } from '../lib/ui.js';
 import { joinSections, splitSections, titleOf } from '../lib/sections.js';
 import { DocumentPane, reviewOrder } from '../editor/document.js';
-import { loadDraft, storeDraft } from '../editor/drafts.js';
+import { loadDecisions, loadDraft, storeDecisions, storeDraft } from '../editor/drafts.js';
 import { useJob } from '../editor/job.js';
 import { ChatPanel } from '../editor/chat.js';
 import { ReviewBar, approval, staleIn, useReviewKeys } from '../editor/review.js';
@@ -235,16 +235,24 @@ export function Editor({ sessionId, me, org }) {
 
   /** @param {string} jobId @param {any[]} changes */
   const startReview = (jobId, changes) => {
-    const first = reviewOrder(doc ? doc.sections : [], changes)[0];
-    setReview({ jobId, changes, decisions: {}, notes: {}, stale: [], current: first ? first.change_id : null });
+    // Decisions made before a reload come back.
+    const kept = loadDecisions(sessionId, jobId, changes.map((/** @type {any} */ c) => c.change_id));
+    const open = reviewOrder(doc ? doc.sections : [], changes).filter((c) => !kept.decisions[c.change_id]);
+    const first = open[0] || reviewOrder(doc ? doc.sections : [], changes)[0];
+    setReview({ jobId, changes, ...kept, stale: [], current: first ? first.change_id : null });
     decide.setError(null);
   };
+  // Each decision is kept in the tab until the review is sent.
+  useEffect(() => {
+    if (review) storeDecisions(sessionId, review);
+  }, [review && review.decisions, review && review.notes]);
 
   const job = useJob({
     place,
     onApproval: startReview,
     onFinal: async (final) => {
       setReview(null);
+      storeDecisions(sessionId, null);
       if (final.status === 'failed') setChatError(final.error || 'The AI could not finish. Nothing was changed.');
       if (final.status === 'cancelled') setChatNotice(final.error || 'The AI’s work was cancelled.');
       try {
