@@ -372,6 +372,15 @@ describe('the editor with the builtin model', () => {
     await versions.last().getByRole('button', { name: /^Preview/ }).click();
     const preview = page.getByRole('dialog');
     await preview.getByText('The first wording.').waitFor();
+    // Compared with the current version: a word-level redline.
+    await preview.getByRole('button', { name: 'Compare with the current version' }).click();
+    await preview.getByRole('status').filter({ hasText: 'From this version to the current one: 2 words in, 2 words out' }).waitFor();
+    assert.equal((await preview.locator('del.redline-del').allTextContents()).join(' ').trim(), 'The first');
+    assert.equal((await preview.locator('ins.redline-ins').allTextContents()).join(' ').trim(), 'A later');
+    await assertAccessible(page, 'version comparison');
+    await screenshot(page, 'versions-compare');
+    await preview.getByRole('button', { name: 'Compare with the current version' }).click();
+    await preview.getByText('The first wording.').waitFor();
     await assertAccessible(page, 'version preview');
     await preview.getByRole('button', { name: 'Restore this version' }).click();
     await page.getByRole('status').filter({ hasText: 'is the document again, as a new version' }).waitFor();

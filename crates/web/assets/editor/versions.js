@@ -1,11 +1,13 @@
 // @ts-check
 // The document's versions, newest first, each with its time, what made it (an upload, a save
 // in the editor, a turn of the AI — named by the message that asked for it — an undo or a
-// restore), a read-only preview, and restoring one as a new version.
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+// restore), a read-only preview, its comparison with the current version as a word-level
+// redline, and restoring one as a new version.
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { api, apiWithHeaders, formatDate, nextLink } from '../lib/api.js';
-import { mount } from '../lib/sections.js';
+import { mount, splitSections } from '../lib/sections.js';
+import { redline } from '../lib/redline.js';
 import { Notice, useAction } from '../lib/ui.js';
 
 /** @typedef {{version_id: string, created_at: string, section_count: number, source: string}} Version */
@@ -50,7 +52,7 @@ function short(text) {
 export function VersionsPanel({ sessionId, versionId, turns, onRestored }) {
   const [versions, setVersions] = useState(/** @type {Version[] | null} */ (null));
   const [more, setMore] = useState(/** @type {string | null} */ (null));
-  const [preview, setPreview] = useState(/** @type {{version: Version, html: string} | null} */ (null));
+  const [preview, setPreview] = useState(/** @type {{version: Version, html: string, currentHtml?: string} | null} */ (null));
   const list = useAction();
   const open = useAction();
   const restoring = useAction();
@@ -71,8 +73,11 @@ export function VersionsPanel({ sessionId, versionId, turns, onRestored }) {
   /** @param {Version} v */
   const show = (v) =>
     open.run(async () => {
-      const body = await api('GET', `${base}/${encodeURIComponent(v.version_id)}`);
-      setPreview({ version: v, html: body.html });
+      const [body, current] = await Promise.all([
+        api('GET', `${base}/${encodeURIComponent(v.version_id)}`),
+        versionId && versionId !== v.version_id ? api('GET', `${base}/${encodeURIComponent(versionId)}`) : null,
+      ]);
+      setPreview({ version: v, html: body.html, currentHtml: current ? current.html : undefined });
     });
 
   /** @param {Version} v */
@@ -103,21 +108,70 @@ export function VersionsPanel({ sessionId, versionId, turns, onRestored }) {
   </section>`;
 }
 
-/** @param {{preview: {version: Version, html: string}, current: boolean, busy: boolean, onRestore: () => void, onClose: () => void}} props */
+/**
+ * What changed from `older` to `newer`, as one redline: each section of the newer version
+ * marked against the same section (by its id) of the older, and the sections the newer one no
+ * longer has struck through where they stood.
+ * @param {string} older @param {string} newer
+ * @returns {{html: string, inserted: number, deleted: number}}
+ */
+export function compareVersions(older, newer) {
+  const before = splitSections(older);
+  const after = splitSections(newer);
+  const kept = new Set(after.map((s) => s.id));
+  const byId = new Map(before.map((s) => [s.id, s.html]));
+  const parts = [];
+  let inserted = 0;
+  let deleted = 0;
+  /** @param {string} oldHtml @param {string} newHtml */
+  const add = (oldHtml, newHtml) => {
+    const marked = redline(oldHtml, newHtml);
+    parts.push(marked.html);
+    inserted += marked.inserted;
+    deleted += marked.deleted;
+  };
+  let i = 0;
+  for (const section of after) {
+    if (byId.has(section.id)) {
+      // The older sections gone from the newer one, up to this one, were deleted here.
+      for (; i < before.length && before[i].id !== section.id; i++) if (!kept.has(before[i].id)) add(before[i].html, '');
+      i++;
+    }
+    add(byId.get(section.id) || '', section.html);
+  }
+  for (; i < before.length; i++) if (!kept.has(before[i].id)) add(before[i].html, '');
+  return { html: parts.join('\n'), inserted, deleted };
+}
+
+/** @param {number} n @param {string} one */
+function count(n, one) {
+  return `${n} ${n === 1 ? one : `${one}s`}`;
+}
+
+/** @param {{preview: {version: Version, html: string, currentHtml?: string}, current: boolean, busy: boolean, onRestore: () => void, onClose: () => void}} props */
 function Preview({ preview, current, busy, onRestore, onClose }) {
   const dialog = useRef(/** @type {HTMLDialogElement | null} */ (null));
   const box = useRef(/** @type {HTMLElement | null} */ (null));
+  const [comparing, setComparing] = useState(false);
+  const compared = useMemo(
+    () => (comparing && preview.currentHtml !== undefined ? compareVersions(preview.html, preview.currentHtml) : null),
+    [comparing, preview],
+  );
   useLayoutEffect(() => {
-    if (box.current) mount(box.current, preview.html);
+    if (box.current) mount(box.current, compared ? compared.html : preview.html);
     if (dialog.current && !dialog.current.open) dialog.current.showModal();
-  }, [preview]);
+  }, [preview, compared]);
   return html`<dialog ref=${dialog} class="preview" aria-label=${`Version of ${formatDate(preview.version.created_at)}`} onClose=${onClose}>
     <div class="dialog-head">
       <h2>Version of ${formatDate(preview.version.created_at)}</h2>
       <button type="button" onClick=${() => dialog.current?.close()} autofocus>Close</button>
     </div>
     <p class="meta">Read-only: ${preview.version.section_count} sections.
+      ${preview.currentHtml !== undefined && html` <button type="button" aria-pressed=${comparing} onClick=${() => setComparing(!comparing)}>Compare with the current version</button>`}
       ${!current && html` <button type="button" class="primary" disabled=${busy} onClick=${onRestore}>${busy ? 'Restoring…' : 'Restore this version'}</button>`}</p>
+    ${compared && html`<p role="status">From this version to the current one: ${compared.inserted === 0 && compared.deleted === 0
+      ? 'no change in words.'
+      : `${count(compared.inserted, 'word')} in, ${count(compared.deleted, 'word')} out, marked below.`}</p>`}
     <article class="document" ref=${box} onClick=${(/** @type {MouseEvent} */ e) => { if (/** @type {Element} */ (e.target).closest('a')) e.preventDefault(); }}></article>
   </dialog>`;
 }
