@@ -5,7 +5,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './lib/html.js';
 import { api, actingFor, setActingFor, ApiError } from './lib/api.js';
-import { Link, navigate, usePath } from './lib/router.js';
+import { Link, navigate, orgInAddress, usePath } from './lib/router.js';
 import { Notice } from './lib/ui.js';
 import { SignIn, SignUp, ForgotPassword, ResetPassword, VerifyEmail, VerifyBanner } from './pages/account.js';
 import { Security } from './pages/security.js';
@@ -91,10 +91,24 @@ function App() {
   const choose = (id) => {
     setActingFor(id);
     setOrg(id);
+    // A document belongs to one account: acting for another goes back to its documents.
+    if (/^\/documents\/./.test(location.pathname)) navigate('/documents');
+    else if (orgInAddress()) navigate(location.pathname, true);
   };
+
+  // A link that names an organization (`?org=`) opens in its name when the user is a member:
+  // shared links and new tabs show what they point at.
+  const named = orgInAddress();
+  const strange = named !== null && !me.organizations.some((o) => o.org_id === named);
+  if (named && !strange && named !== org) {
+    setActingFor(named);
+    setOrg(named);
+    return null;
+  }
 
   return html`<${Shell} me=${me} path=${path} org=${org} onChoose=${choose} onSignedOut=${() => setMe(null)}>
     ${me.email && !me.email_verified && html`<${VerifyBanner} email=${me.email} />`}
+    ${strange && html`<div class="banner" role="alert">This link belongs to an organization you are not a member of, so Redline shows what the account you act for has instead. Ask the organization's owner to invite you.</div>`}
     ${quota && html`<div class="banner" role="alert">${quota} <button type="button" onClick=${() => setQuota(null)}>Dismiss</button></div>`}
     ${page(path, me, org, refresh, () => setMe(null))}
   <//>`;
@@ -109,7 +123,10 @@ function App() {
  */
 function page(path, me, org, refresh, signedOut) {
   let m;
-  if (path === '/' || path === '/documents') return html`<${Documents} key=${org || 'me'} />`;
+  if (path === '/' || path === '/documents') {
+    const name = org ? me.organizations.find((o) => o.org_id === org)?.name || null : null;
+    return html`<${Documents} key=${org || 'me'} orgName=${name} />`;
+  }
   if ((m = /^\/documents\/(.+)$/.exec(path))) return html`<${Editor} key=${`${org || 'me'}/${m[1]}`} sessionId=${decodeURIComponent(m[1])} me=${me} org=${org} />`;
   if (path === '/usage') return html`<${Usage} key=${org || 'me'} me=${me} org=${org} />`;
   if (path === '/settings' || path === '/settings/keys') return html`<${Keys} />`;

@@ -217,6 +217,41 @@ describe('e-mail verification', () => {
 });
 
 
+describe('organization links', () => {
+  test('a document link names its organization, so it opens in a new tab and for a colleague', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const address = email('orglink');
+    await signUp(page, address);
+    const login = await service.call('POST', '/v1/auth/login', { json: { email: address, password: PASSWORD } });
+    const auth = { Authorization: `Bearer ${login.body.token}` };
+    const org = await service.call('POST', '/v1/users/me/organizations', { json: { name: 'Acme Legal' }, headers: auth });
+    const orgId = org.body.org_id;
+    const body = { html: '<h1>The brief</h1><p>Text.</p>', title: 'The brief' };
+    const put = await service.call('PUT', '/v1/documents/brief', { json: body, headers: { ...auth, 'Redline-Organization': orgId } });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+
+    await page.reload();
+    await page.getByLabel('Acting for').selectOption(orgId);
+    await page.getByRole('heading', { name: 'Documents of Acme Legal' }).waitFor();
+    const href = await page.getByRole('link', { name: 'The brief' }).getAttribute('href');
+    assert.equal(href, `/documents/brief?org=${orgId}`);
+    // A new tab has no "Acting for" of its own: the address alone opens the document.
+    const tab = await context.newPage();
+    await tab.goto(`${service.base}${href}`);
+    await tab.locator('.editor-head').getByRole('heading', { name: 'The brief', level: 1 }).waitFor();
+    await tab.close();
+
+    // Someone who is not a member is told so in a sentence.
+    const stranger = await openPage(browser);
+    await signUp(stranger.page, email('stranger'));
+    await stranger.page.goto(`${service.base}${href}`);
+    await stranger.page.getByRole('alert').filter({ hasText: 'This link belongs to an organization you are not a member of' }).waitFor();
+    await stranger.context.close();
+    guard.check();
+    await context.close();
+  });
+});
+
 describe('API keys', () => {
   test('a key is shown once, listed by its preview, and revoked after a confirmation', async () => {
     const { page, context, guard } = await openPage(browser);

@@ -38,3 +38,18 @@ export function Link(props) {
   };
   return html`<a ...${props} onClick=${onClick}>${props.children}</a>`;
 }
+
+/**
+ * The address of a document of the account the tab acts for: an organization's carries it
+ * (`?org=`), so that the link opens the same document in a new tab or for a colleague.
+ * @param {string} sessionId @param {string | null} org
+ */
+export function documentPath(sessionId, org) {
+  const path = `/documents/${encodeURIComponent(sessionId)}`;
+  return org ? `${path}?org=${encodeURIComponent(org)}` : path;
+}
+
+/** The organization the address names (`?org=`), if any. */
+export function orgInAddress() {
+  return new URLSearchParams(location.search).get('org');
+}

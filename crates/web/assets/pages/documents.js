@@ -3,8 +3,8 @@
 // from a template, or from a file), and deletion.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
-import { api, apiWithHeaders, formatDate, nextLink, upload } from '../lib/api.js';
-import { Link, navigate } from '../lib/router.js';
+import { actingFor, api, apiWithHeaders, formatDate, nextLink, upload } from '../lib/api.js';
+import { Link, documentPath, navigate } from '../lib/router.js';
 import { ConfirmButton, Field, Notice, Progress, useAction } from '../lib/ui.js';
 
 const ACCEPT = '.pdf,.docx,.rtf,.md,.html,.htm,.txt';
@@ -21,7 +21,8 @@ export function sessionIdFor(/** @type {string} */ title) {
   return `${slug || 'document'}-${tail}`;
 }
 
-export function Documents() {
+/** @param {{orgName: string | null}} props the organization acted for, if any */
+export function Documents({ orgName }) {
   const [sessions, setSessions] = useState(/** @type {any[] | null} */ (null));
   const [more, setMore] = useState(/** @type {string | null} */ (null));
   const list = useAction();
@@ -48,13 +49,13 @@ export function Documents() {
   return html`<section>
     <h1>Documents</h1>
     <${NewDocument} />
-    <h2>Your documents</h2>
+    <h2>${orgName ? `Documents of ${orgName}` : 'Your documents'}</h2>
     <${Notice} message=${list.error || remove.error} />
     ${sessions === null ? html`<p class="loading">Loading the documents…</p>` : sessions.length === 0 ? html`<p>No documents yet: create one above.</p>` : html`
       <table class="list documents">
         <thead><tr><th scope="col">Title</th><th scope="col">Updated</th><th scope="col">Sections</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${sessions.map((s) => html`<tr key=${s.session_id}>
-          <td data-label="Title"><${Link} href=${`/documents/${encodeURIComponent(s.session_id)}`}>${s.title || s.session_id}<//></td>
+          <td data-label="Title"><${Link} href=${documentPath(s.session_id, actingFor())}>${s.title || s.session_id}<//></td>
           <td data-label="Updated">${formatDate(s.updated_at)}</td>
           <td data-label="Sections">${s.section_count}</td>
           <td><${ConfirmButton} label=${`Delete ${s.title || s.session_id}`} question="Delete this document, its versions and its chat? This cannot be undone." confirmLabel="Delete for ever" onConfirm=${() => del(s.session_id)} /></td>
@@ -91,7 +92,7 @@ function Empty() {
       const h1 = document.createElement('h1');
       h1.textContent = name;
       await api('PUT', `/v1/documents/${encodeURIComponent(id)}`, { html: `${h1.outerHTML}<p></p>`, title: name });
-      navigate(`/documents/${encodeURIComponent(id)}`);
+      navigate(documentPath(id, actingFor()));
     });
   };
   return html`<form class="inline" onSubmit=${submit} noValidate>
@@ -121,7 +122,7 @@ function FromTemplate() {
     apply.run(async () => {
       const id = sessionIdFor(title.trim() || (template ? template.name : 'document'));
       await api('POST', `/v1/templates/${encodeURIComponent(chosen)}/apply`, { session_id: id });
-      navigate(`/documents/${encodeURIComponent(id)}`);
+      navigate(documentPath(id, actingFor()));
     });
   };
   if (load.error) return html`<${Notice} message=${load.error} />`;
@@ -156,7 +157,7 @@ function FromFile() {
       form.append('file', f, f.name);
       try {
         const body = await upload('/v1/documents/upload', form, setProgress);
-        navigate(`/documents/${encodeURIComponent(body.session_id)}`);
+        navigate(documentPath(body.session_id, actingFor()));
       } finally {
         setProgress(null);
       }
