@@ -26,6 +26,19 @@ enum Instruction {
     Rewrite { chunk_id: String, html: String },
     Summarize,
     Question(String),
+    /// A request in words of its own, which only a real model can follow.
+    Unsupported(String),
+}
+
+/// Whether a request that is no command asks something (answered by quoting the document)
+/// rather than for a change: it ends with a question mark, or starts with a question word.
+fn asks(s: &str) -> bool {
+    const OPENERS: [&str; 22] = [
+        "what", "when", "where", "who", "whom", "whose", "why", "how", "which", "is", "are", "was", "were", "do",
+        "does", "did", "has", "have", "find", "quote", "search", "tell",
+    ];
+    let first = s.split_whitespace().next().unwrap_or_default().trim_end_matches([',', ':']).to_lowercase();
+    s.ends_with(['?', '\u{ff1f}', '\u{61f}']) || OPENERS.contains(&first.as_str())
 }
 
 /// The text between the first pair of straight or curly double quotes, and the rest after it.
@@ -73,12 +86,37 @@ fn parse(instruction: &str) -> Instruction {
             }
         }
     }
-    if s.trim_end_matches(['.', '!']).eq_ignore_ascii_case("summarize")
-        || s.trim_end_matches(['.', '!']).eq_ignore_ascii_case("summarise")
-    {
+    if strip_prefix_ci(s, "summarize").or_else(|| strip_prefix_ci(s, "summarise")).is_some() {
         return Instruction::Summarize;
     }
-    Instruction::Question(s.to_owned())
+    if asks(s) {
+        Instruction::Question(s.to_owned())
+    } else {
+        Instruction::Unsupported(s.to_owned())
+    }
+}
+
+/// What the offline model can do, with examples made from the document's outline: the answer
+/// to a request it cannot follow.
+fn help(request: &str, outline: &Value) -> String {
+    let sections = outline.get("sections").and_then(Value::as_array).cloned().unwrap_or_default();
+    let word = sections
+        .iter()
+        .filter_map(|s| s.get("first_words").and_then(Value::as_str))
+        .flat_map(str::split_whitespace)
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .find(|w| w.chars().count() >= 4)
+        .unwrap_or("draft")
+        .to_owned();
+    let last = sections.last().and_then(|s| s.get("id")).and_then(Value::as_str).unwrap_or("<section id>");
+    let asked: String = request.chars().take(80).collect();
+    format!(
+        "Redline's offline model follows a few exact commands, so it cannot do \"{asked}\". It can: \
+         replace \"{word}\" with \"new words\" (everywhere in the document); delete section {last}; \
+         append a section: your text; rewrite {last}: <p>new text</p>; summarize; and answer a question \
+         by quoting the document, such as \"What does it say about {word}?\". Requests in your own words \
+         need a language model: the operator connects one with REDLINE_LLM_PROVIDER=openai (README.md)."
+    )
 }
 
 fn escape(text: &str) -> String {
@@ -373,6 +411,7 @@ impl Builtin {
                     text(format!("Summary of the document ({n} sections): {}", first_sentences.join(" ")))
                 }
             },
+            Instruction::Unsupported(asked) => text(help(&asked, &outline(request))),
             Instruction::Question(q) => match stage {
                 0 => calls(vec![
                     call(0, 0, "search_document", json!({"query": q, "limit": 5})),
@@ -444,6 +483,10 @@ mod tests {
         );
         assert_eq!(parse("summarize"), Instruction::Summarize);
         assert_eq!(parse("What is it?"), Instruction::Question("What is it?".into()));
+        assert_eq!(parse("when does it start"), Instruction::Question("when does it start".into()));
+        assert_eq!(parse("Summarize the document"), Instruction::Summarize);
+        assert_eq!(parse("Make the introduction more formal"), Instruction::Unsupported("Make the introduction more formal".into()));
+        assert_eq!(parse("shorten section 2"), Instruction::Unsupported("shorten section 2".into()));
     }
 
     #[test]
@@ -509,6 +552,21 @@ mod tests {
         let args: Value = serde_json::from_str(&c.tool_calls[0].arguments).unwrap();
         assert_eq!(args["after_chunk_id"], "z9");
         assert_eq!(args["new_html"], "<p>A &amp; B</p>");
+    }
+
+    #[tokio::test]
+    async fn a_request_it_cannot_follow_is_answered_with_what_it_can_do() {
+        let sys = system(json!({"sections": [
+            {"id": "h1", "h1": "Plans"},
+            {"id": "p2", "chars": 40, "first_words": "We meet in spring"},
+        ]}));
+        let req = CompletionRequest { messages: vec![sys, Message::user("Make the introduction more formal")], tools: vec![] };
+        let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
+        assert!(c.tool_calls.is_empty(), "it searches nothing");
+        let answer = c.content.unwrap();
+        assert!(answer.contains("cannot do \"Make the introduction more formal\""), "{answer}");
+        assert!(answer.contains("replace \"meet\" with") && answer.contains("delete section p2"), "{answer}");
+        assert!(answer.contains("REDLINE_LLM_PROVIDER=openai"), "{answer}");
     }
 
     #[tokio::test]
