@@ -188,6 +188,9 @@ describe('the editor with the builtin model', () => {
     assert.match(steps, /Searching the document for “fox”|Reading section/, steps);
     // It waits for the person, and says so: no progress bar, no "working".
     await page.getByText('The AI is waiting for your review: decide on each proposed change, then Finish.').waitFor();
+    // Its words say proposed, not done, until the changes are applied.
+    await page.getByText('The AI proposes the changes marked in the document. Nothing is applied until you accept it.').waitFor();
+    assert.equal(await page.locator('.message.ai.job').getByText(/^Replaced/).count(), 0);
     assert.equal(await page.getByRole('progressbar', { name: "Progress of the AI's work" }).count(), 0);
     // Word-level redlines in place.
     const first = page.getByRole('group', { name: 'Proposed edit to section 2' });

@@ -76,7 +76,8 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
         ${job.connection === 'reconnecting' && html`<p class="notice notice-info connection" role="status">The connection to Redline was lost. Reconnecting…</p>`}
         ${job.connection === 'resumed' && html`<p class="notice notice-success connection" role="status">Reconnected: picking up where it left off.</p>`}
         <ol class="steps">${job.steps.slice(-12).map((s, i) => html`<li key=${i}>${s}</li>`)}</ol>
-        ${running && job.text && html`<p class="draft-answer">${job.text}</p>`}
+        ${running && !waiting && job.text && html`<p class="draft-answer">${job.text}</p>`}
+        ${waiting && html`<p class="draft-answer">The AI proposes the changes marked in the document. Nothing is applied until you accept it.</p>`}
         ${running && html`<button type="button" onClick=${onCancel}>Cancel</button>`}
       </li>`}
     </ol>
