@@ -20,10 +20,20 @@ pub struct Builtin;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Instruction {
-    Replace { from: String, to: String },
-    Delete { chunk_id: String },
-    Append { text: String },
-    Rewrite { chunk_id: String, html: String },
+    Replace {
+        from: String,
+        to: String,
+    },
+    Delete {
+        chunk_id: String,
+    },
+    Append {
+        text: String,
+    },
+    Rewrite {
+        chunk_id: String,
+        html: String,
+    },
     Summarize,
     Question(String),
     /// A request in words of its own, which only a real model can follow.
@@ -485,7 +495,10 @@ mod tests {
         assert_eq!(parse("What is it?"), Instruction::Question("What is it?".into()));
         assert_eq!(parse("when does it start"), Instruction::Question("when does it start".into()));
         assert_eq!(parse("Summarize the document"), Instruction::Summarize);
-        assert_eq!(parse("Make the introduction more formal"), Instruction::Unsupported("Make the introduction more formal".into()));
+        assert_eq!(
+            parse("Make the introduction more formal"),
+            Instruction::Unsupported("Make the introduction more formal".into())
+        );
         assert_eq!(parse("shorten section 2"), Instruction::Unsupported("shorten section 2".into()));
     }
 
@@ -560,7 +573,10 @@ mod tests {
             {"id": "h1", "h1": "Plans"},
             {"id": "p2", "chars": 40, "first_words": "We meet in spring"},
         ]}));
-        let req = CompletionRequest { messages: vec![sys, Message::user("Make the introduction more formal")], tools: vec![] };
+        let req = CompletionRequest {
+            messages: vec![sys, Message::user("Make the introduction more formal")],
+            tools: vec![],
+        };
         let c = Builtin.complete(&req, &NoDeltas).await.unwrap();
         assert!(c.tool_calls.is_empty(), "it searches nothing");
         let answer = c.content.unwrap();
