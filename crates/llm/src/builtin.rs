@@ -40,15 +40,54 @@ enum Instruction {
     Unsupported(String),
 }
 
-/// Whether a request that is no command asks something (answered by quoting the document)
-/// rather than for a change: it ends with a question mark, or starts with a question word.
-fn asks(s: &str) -> bool {
-    const OPENERS: [&str; 22] = [
+/// Whether a request that is no command asks for a change in words of its own, which only a
+/// real model can follow: it opens with an editing verb and is not a question (a question mark,
+/// or a question word first). Anything else is looked up in the document: a question, or bare
+/// words to find.
+fn asks_for_a_change(s: &str) -> bool {
+    const QUESTION_WORDS: [&str; 22] = [
         "what", "when", "where", "who", "whom", "whose", "why", "how", "which", "is", "are", "was", "were", "do",
         "does", "did", "has", "have", "find", "quote", "search", "tell",
     ];
+    const EDITING_VERBS: [&str; 34] = [
+        "add",
+        "append",
+        "bold",
+        "change",
+        "correct",
+        "delete",
+        "edit",
+        "expand",
+        "fix",
+        "format",
+        "improve",
+        "insert",
+        "italicize",
+        "make",
+        "merge",
+        "move",
+        "polish",
+        "put",
+        "remove",
+        "rename",
+        "reorder",
+        "rephrase",
+        "replace",
+        "reword",
+        "rewrite",
+        "set",
+        "shorten",
+        "simplify",
+        "split",
+        "translate",
+        "tidy",
+        "turn",
+        "update",
+        "write",
+    ];
     let first = s.split_whitespace().next().unwrap_or_default().trim_end_matches([',', ':']).to_lowercase();
-    s.ends_with(['?', '\u{ff1f}', '\u{61f}']) || OPENERS.contains(&first.as_str())
+    let question = s.ends_with(['?', '\u{ff1f}', '\u{61f}']) || QUESTION_WORDS.contains(&first.as_str());
+    !question && EDITING_VERBS.contains(&first.as_str())
 }
 
 /// The text between the first pair of straight or curly double quotes, and the rest after it.
@@ -99,10 +138,10 @@ fn parse(instruction: &str) -> Instruction {
     if strip_prefix_ci(s, "summarize").or_else(|| strip_prefix_ci(s, "summarise")).is_some() {
         return Instruction::Summarize;
     }
-    if asks(s) {
-        Instruction::Question(s.to_owned())
-    } else {
+    if asks_for_a_change(s) {
         Instruction::Unsupported(s.to_owned())
+    } else {
+        Instruction::Question(s.to_owned())
     }
 }
 
@@ -494,6 +533,8 @@ mod tests {
         assert_eq!(parse("summarize"), Instruction::Summarize);
         assert_eq!(parse("What is it?"), Instruction::Question("What is it?".into()));
         assert_eq!(parse("when does it start"), Instruction::Question("when does it start".into()));
+        assert_eq!(parse("harvest"), Instruction::Question("harvest".into()));
+        assert_eq!(parse("Make it shorter?"), Instruction::Question("Make it shorter?".into()));
         assert_eq!(parse("Summarize the document"), Instruction::Summarize);
         assert_eq!(
             parse("Make the introduction more formal"),
