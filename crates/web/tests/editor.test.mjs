@@ -392,6 +392,11 @@ describe('the editor with the builtin model', () => {
     await page.waitForFunction(() => document.querySelectorAll('.version-list li').length === 3);
     assert.match((await versions.first().textContent()) || '', /An earlier version, restored/);
     assert.equal(await versions.first().locator('.badge', { hasText: 'Current' }).count(), 1);
+    // The restored version keeps its sections: compared section by section, nothing changed.
+    await versions.last().getByRole('button', { name: /^Preview/ }).click();
+    await preview.getByRole('button', { name: 'Compare with the current version' }).click();
+    await preview.getByRole('status').filter({ hasText: 'From this version to the current one: no change in words.' }).waitFor();
+    assert.equal(await preview.locator('del.redline-del, ins.redline-ins').count(), 0);
     guard.check();
     await context.close();
   });

@@ -111,13 +111,17 @@ export function VersionsPanel({ sessionId, versionId, turns, onRestored }) {
 /**
  * What changed from `older` to `newer`, as one redline: each section of the newer version
  * marked against the same section (by its id) of the older, and the sections the newer one no
- * longer has struck through where they stood.
+ * longer has struck through where they stood; two versions without a section id in common are
+ * marked as one text.
  * @param {string} older @param {string} newer
  * @returns {{html: string, inserted: number, deleted: number}}
  */
 export function compareVersions(older, newer) {
   const before = splitSections(older);
   const after = splitSections(newer);
+  // A document saved whole from outside the editor gets new section ids: with none in common,
+  // the two are compared as one text.
+  if (!after.some((s) => before.some((b) => b.id === s.id))) return redline(older, newer);
   const kept = new Set(after.map((s) => s.id));
   const byId = new Map(before.map((s) => [s.id, s.html]));
   const parts = [];
