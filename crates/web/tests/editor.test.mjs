@@ -83,6 +83,10 @@ describe('the editor with the builtin model', () => {
     await createDocument(call, 'notes', ['<h1>Field notes</h1>', '<p>The first line of notes.</p>', '<p>The second line.</p>']);
     await openEditor(page, service, 'notes', 'Field notes');
 
+    // A skip link reaches the chat from the keyboard, past the document.
+    await page.getByRole('link', { name: 'Skip to the chat' }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.activeElement?.id === 'chat-message');
     // Edit is shown without a hover (phones have none).
     await page.mouse.move(0, 0);
     const opacity = await page.getByRole('button', { name: 'Edit section 3' }).evaluate((el) => getComputedStyle(el).opacity);

@@ -406,7 +406,14 @@ export function Editor({ sessionId, me, org }) {
     return html`<section><p><${Link} href="/documents">← Documents<//></p><h1>Document</h1><${Notice} message=${load.error} /></section>`;
   }
   const title = (doc && titleOf(doc.sections)) || sessionId;
+  /** The chat's message box, past a long document: the Chat tab opens and it takes the focus. */
+  const toChat = (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setTab('chat');
+    requestAnimationFrame(() => document.getElementById('chat-message')?.focus());
+  };
   return html`<section class="editor" key=${org || 'me'}>
+    <a class="skip" href="#chat-message" onClick=${toChat}>Skip to the chat</a>
     <div class="editor-head">
       <p><${Link} href="/documents">← Documents<//></p>
       <h1>${title}</h1>
