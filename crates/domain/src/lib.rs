@@ -14,6 +14,7 @@ pub mod job;
 pub mod keys;
 pub mod owner;
 pub mod page;
+pub mod request;
 pub mod session;
 pub mod throttle;
 pub mod time_util;

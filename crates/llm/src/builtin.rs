@@ -12,6 +12,7 @@
 //! - anything else is a question, answered by quoting the best-matching section or
 //!   attachment passage.
 
+use redline_domain::request::{ends_with_question_mark, is_editing_verb};
 use redline_ports::llm::{Completion, CompletionRequest, DeltaSink, LanguageModel, LlmError, Message, Role, ToolCall};
 use serde_json::{json, Value};
 
@@ -49,45 +50,9 @@ fn asks_for_a_change(s: &str) -> bool {
         "what", "when", "where", "who", "whom", "whose", "why", "how", "which", "is", "are", "was", "were", "do",
         "does", "did", "has", "have", "find", "quote", "search", "tell",
     ];
-    const EDITING_VERBS: [&str; 34] = [
-        "add",
-        "append",
-        "bold",
-        "change",
-        "correct",
-        "delete",
-        "edit",
-        "expand",
-        "fix",
-        "format",
-        "improve",
-        "insert",
-        "italicize",
-        "make",
-        "merge",
-        "move",
-        "polish",
-        "put",
-        "remove",
-        "rename",
-        "reorder",
-        "rephrase",
-        "replace",
-        "reword",
-        "rewrite",
-        "set",
-        "shorten",
-        "simplify",
-        "split",
-        "translate",
-        "tidy",
-        "turn",
-        "update",
-        "write",
-    ];
     let first = s.split_whitespace().next().unwrap_or_default().trim_end_matches([',', ':']).to_lowercase();
-    let question = s.ends_with(['?', '\u{ff1f}', '\u{61f}']) || QUESTION_WORDS.contains(&first.as_str());
-    !question && EDITING_VERBS.contains(&first.as_str())
+    let question = ends_with_question_mark(s) || QUESTION_WORDS.contains(&first.as_str());
+    !question && is_editing_verb(&first)
 }
 
 /// The text between the first pair of straight or curly double quotes, and the rest after it.

@@ -10,6 +10,7 @@
 //! Every protocol's edits go through the same tool requests, changes, approval and redlines.
 
 use redline_domain::document::Document;
+use redline_domain::request::{ends_with_question_mark, is_editing_verb};
 use redline_ports::attachments::Passage;
 
 use super::rewrite::without_chunk_id;
@@ -112,42 +113,8 @@ words, briefly. Do not write HTML and do not change the document.";
 /// protocol answers a question with its own instructions: given the editing ones, a small
 /// model rewrote the document to answer "Which plan includes phone support?".
 pub fn is_question(request: &str) -> bool {
-    const EDITING: [&str; 30] = [
-        "add",
-        "append",
-        "bold",
-        "change",
-        "correct",
-        "delete",
-        "edit",
-        "expand",
-        "fix",
-        "format",
-        "insert",
-        "italicize",
-        "link",
-        "make",
-        "merge",
-        "move",
-        "put",
-        "remove",
-        "rename",
-        "replace",
-        "rewrite",
-        "set",
-        "shorten",
-        "split",
-        "summarize",
-        "swap",
-        "translate",
-        "turn",
-        "update",
-        "write",
-    ];
-    let trimmed = request.trim_end();
-    let asks = trimmed.ends_with(['?', '？', '؟']);
-    let lower = trimmed.to_lowercase();
-    asks && !lower.split(|c: char| !c.is_alphanumeric()).any(|w| EDITING.contains(&w))
+    let lower = request.trim_end().to_lowercase();
+    ends_with_question_mark(request) && !lower.split(|c: char| !c.is_alphanumeric()).any(is_editing_verb)
 }
 
 /// The system message of a text protocol: instructions (for an edit, or for a question:
