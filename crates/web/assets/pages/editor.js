@@ -242,10 +242,7 @@ export function Editor({ sessionId, me, org }) {
     setReview({ jobId, changes, ...kept, stale: [], current: first ? first.change_id : null });
     decide.setError(null);
   };
-  // Each decision is kept in the tab until the review is sent.
-  useEffect(() => {
-    if (review) storeDecisions(sessionId, review);
-  }, [review && review.decisions, review && review.notes]);
+
 
   const job = useJob({
     place,
@@ -355,6 +352,8 @@ export function Editor({ sessionId, me, org }) {
       if (note) notes[id] = note;
       else delete notes[id];
       const next = { ...r, decisions, notes };
+      // Kept in the tab at once, until the review is sent: a reload right after still has it.
+      storeDecisions(sessionId, next);
       return { ...next, current: decision ? nextOpen(next, id) : id };
     });
   };
