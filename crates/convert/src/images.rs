@@ -25,21 +25,7 @@ pub(crate) fn not_shown(alt: &str) -> String {
 }
 
 /// The picture formats a browser shows, sniffed from the first bytes.
-pub(crate) fn sniff(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(b"\xFF\xD8\xFF") {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.starts_with(b"BM") && bytes.len() > 26 {
-        Some("image/bmp")
-    } else if bytes.len() > 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
+pub(crate) use redline_domain::picture::sniff;
 
 /// Pictures gathered under the caps.
 #[derive(Debug, Default)]
@@ -104,14 +90,6 @@ impl Pictures {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_are_sniffed_from_their_bytes() {
-        assert_eq!(sniff(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
-        assert_eq!(sniff(b"\xFF\xD8\xFF\xE0"), Some("image/jpeg"));
-        assert_eq!(sniff(b"<svg xmlns=..."), None);
-        assert_eq!(sniff(b"\x01\x00\x00\x00EMF"), None);
-    }
 
     #[test]
     fn pictures_get_numbered_placeholders_under_the_caps() {

@@ -1,7 +1,9 @@
 //! Markdown (CommonMark with GitHub tables, strikethrough, task lists and footnotes).
 //! Footnotes are written as DPUB-ARIA notes (docs/conversion.md, "Footnotes"): references
 //! `<a href="#fnN" role="doc-noteref">`, the definitions in a `role="doc-endnotes"` section
-//! at the end, numbered in the order of their first reference.
+//! at the end, numbered in the order of their first reference. Front matter (a YAML block
+//! between `---` lines, or TOML between `+++`, at the very start) is metadata, not text: its
+//! `title` becomes the document's title.
 
 use std::collections::HashMap;
 
@@ -17,15 +19,24 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     if text.trim().is_empty() {
         return Err(ConvertError::Empty);
     }
-    let options =
-        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_FOOTNOTES;
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
     let mut out = String::with_capacity(text.len() * 2);
     let mut notes = Notes::default();
     let mut body: Vec<Event<'_>> = Vec::new();
     // The definition being read, and its events.
     let mut defining: Option<(CowStr<'_>, Vec<Event<'_>>)> = None;
+    let mut in_metadata = false;
+    let mut title = None;
     for event in Parser::new_ext(text, options) {
         match event {
+            Event::Start(Tag::MetadataBlock(_)) => in_metadata = true,
+            Event::End(TagEnd::MetadataBlock(_)) => in_metadata = false,
+            Event::Text(block) if in_metadata => title = title.or_else(|| front_matter_title(&block)),
             Event::Start(Tag::FootnoteDefinition(label)) if defining.is_none() => defining = Some((label, Vec::new())),
             Event::End(TagEnd::FootnoteDefinition) if defining.is_some() => {
                 if let Some((label, events)) = defining.take() {
@@ -49,7 +60,23 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     }
     html::push_html(&mut out, body.into_iter());
     notes.write(&mut out);
-    Ok(Converted { html: out, ..Converted::default() })
+    Ok(Converted { html: out, title, ..Converted::default() })
+}
+
+/// The `title` of front matter: `title: …` (YAML, the value plain or quoted) or `title = "…"`
+/// (TOML), on a line of its own at the top level.
+fn front_matter_title(block: &str) -> Option<String> {
+    block.lines().find_map(|line| {
+        let rest = line.strip_prefix("title")?.trim_start();
+        let value = rest.strip_prefix(':').or_else(|| rest.strip_prefix('='))?.trim();
+        let unquoted = match value.chars().next() {
+            Some(q @ ('"' | '\'')) => value[1..].strip_suffix(q)?.to_owned(),
+            // A YAML comment ends a plain value.
+            _ => value.split(" #").next().unwrap_or(value).trim().to_owned(),
+        };
+        let unescaped = unquoted.replace("\\\"", "\"").replace("''", "'");
+        (!unescaped.trim().is_empty()).then_some(unescaped)
+    })
 }
 
 /// Footnotes met while reading: numbers by label (in order of first reference) and the
@@ -106,6 +133,24 @@ mod tests {
         let Err(ConvertError::Corrupt { format, reason }) = convert(zip) else { panic!("a zip as Markdown was taken") };
         assert_eq!((format.as_str(), reason.as_str()), ("Markdown", "the file holds binary data"));
         assert!(convert(b"# Title\n\nplain text").is_ok());
+    }
+
+    #[test]
+    fn front_matter_is_metadata_and_names_the_document() {
+        let yaml =
+            convert(b"---\nauthor: Ann\ntitle: \"Q3 plan: draft\"\ntags: [a, b]\n---\n\n# Heading\n\nBody.\n").unwrap();
+        assert_eq!(yaml.title.as_deref(), Some("Q3 plan: draft"));
+        assert!(!yaml.html.contains("author") && !yaml.html.contains("tags"), "{}", yaml.html);
+        assert!(yaml.html.starts_with("<h1>Heading</h1>"), "{}", yaml.html);
+        let toml = convert(b"+++\ntitle = 'Notes'\n+++\nText.\n").unwrap();
+        assert_eq!((toml.title.as_deref(), toml.html.as_str()), (Some("Notes"), "<p>Text.</p>\n"));
+        let plain = convert(b"---\ntitle: Plain words # a comment\n---\nx\n").unwrap();
+        assert_eq!(plain.title.as_deref(), Some("Plain words"));
+        // No title in the front matter, and a rule that is not front matter.
+        assert_eq!(convert(b"---\nauthor: Ann\n---\nx\n").unwrap().title, None);
+        let rule = convert(b"Para.\n\n---\n\ntitle: not metadata\n").unwrap();
+        assert_eq!(rule.title, None);
+        assert!(rule.html.contains("title: not metadata"), "{}", rule.html);
     }
 
     #[test]

@@ -72,12 +72,92 @@ pub(crate) fn convert_html(bytes: &[u8]) -> Result<Converted, ConvertError> {
     if html.trim().is_empty() {
         return Err(ConvertError::Empty);
     }
-    Ok(Converted { html, ..Converted::default() })
+    let title = page_title(&html);
+    Ok(Converted { html, title, ..Converted::default() })
+}
+
+/// How far into an HTML file its `<title>` is looked for: it belongs in the `<head>`.
+const TITLE_SCAN: usize = 64 * 1024;
+
+/// The text of a page's `<title>` (its character references resolved), when the head has one.
+fn page_title(html: &str) -> Option<String> {
+    let mut end = html.len().min(TITLE_SCAN);
+    while !html.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &html[..end];
+    let lower = head.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    if lower[..open].contains("<body") {
+        return None;
+    }
+    let start = open + lower[open..].find('>')? + 1;
+    let close = start + lower[start..].find("</title")?;
+    let text = unescape(&head[start..close]);
+    (!text.trim().is_empty()).then_some(text)
+}
+
+/// Resolves the character references a title holds in practice: `&amp; &lt; &gt; &quot;
+/// &apos; &nbsp;` and numeric ones. Others stay as written.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let Some(semi) = rest[..rest.len().min(12)].find(';') else {
+            out.push('&');
+            rest = &rest[1..];
+            continue;
+        };
+        let name = &rest[1..semi];
+        let resolved = match name {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            "nbsp" => Some('\u{a0}'),
+            _ => {
+                let number = match name.strip_prefix("#x").or_else(|| name.strip_prefix("#X")) {
+                    Some(hex) => u32::from_str_radix(hex, 16).ok(),
+                    None => name.strip_prefix('#').and_then(|d| d.parse().ok()),
+                };
+                number.and_then(char::from_u32)
+            }
+        };
+        match resolved {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[semi + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_html_pages_title_names_the_document() {
+        let page = |html: &str| convert_html(html.as_bytes()).unwrap().title;
+        assert_eq!(
+            page("<html><head><TITLE>Q3 &amp; Q4 &#8212; plan&#x21;</TITLE></head><body>x</body></html>"),
+            Some("Q3 & Q4 \u{2014} plan!".into())
+        );
+        assert_eq!(page("<title lang=\"ja\">東京 &bogus; & co</title><p>x</p>"), Some("東京 &bogus; & co".into()));
+        assert_eq!(page("<p>No head.</p>"), None);
+        assert_eq!(page("<title> </title><p>x</p>"), None);
+        assert_eq!(page("<body><svg><title>A shape</title></svg></body>"), None, "not the page's title");
+        assert_eq!(page("<title>never closed"), None);
+    }
 
     #[test]
     fn paragraphs_and_escaping() {

@@ -8,7 +8,7 @@ use redline_domain::attachment::TextBlock;
 use redline_domain::document::{ChunkId, Document, Section, MAX_SECTIONS};
 use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::page::{Page, PageRequest};
-use redline_domain::{Owner, SessionId};
+use redline_domain::{title, Owner, SessionId};
 use redline_ports::documents::{
     CommitOutcome, ConvertError, Converted, DocumentRecord, HtmlError, NewVersion, SanitizeReport, VersionRecord,
 };
@@ -59,6 +59,9 @@ pub enum DocumentError {
     /// No image has this id (or its bytes are gone).
     #[error("image not found")]
     ImageNotFound,
+    /// A picture added by hand in a format browsers do not show (415).
+    #[error("not a picture browsers show")]
+    NotAPicture,
     #[error("worker failed: {0}")]
     Worker(String),
 }
@@ -269,8 +272,9 @@ impl Documents {
             .iter()
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
-        let (Converted { html, mut warnings, .. }, pending) = link_images(converted);
-        let title = title_of(filename);
+        let (Converted { html, mut warnings, title, .. }, pending) = link_images(converted);
+        // The file's own title, else its name.
+        let title = title.as_deref().and_then(title::clean).or_else(|| title::from_file_name(filename));
         // Everything that can be checked before is checked: then the images are stored, then
         // the version that shows them. A failure on the way removes what was stored.
         let (committed, blocks, report) = match mode {
@@ -280,14 +284,14 @@ impl Documents {
                     return Err(DocumentError::Convert(ConvertError::Empty));
                 }
                 self.put_images(&pending).await?;
-                let version = self.upload_version(built.html, built.count, &title);
+                let version = self.upload_version(built.html, built.count, title.as_deref());
                 (self.commit_upload(owner, session, None, version).await, built.blocks, built.report)
             }
             OpenMode::Append => {
                 let (new, report) = self.sectionize_reported(html).await?;
                 let blocks = if index { TextBlock::of_sections(&new) } else { Vec::new() };
                 self.put_images(&pending).await?;
-                (self.append(owner, session, new, &title).await, blocks, report)
+                (self.append(owner, session, new, title.as_deref()).await, blocks, report)
             }
         };
         warnings.extend(sanitize_warning(report));
@@ -317,13 +321,13 @@ impl Documents {
         Ok(Uploaded { document, images, warnings, blocks })
     }
 
-    fn upload_version(&self, html: String, count: usize, title: &str) -> NewVersion {
+    fn upload_version(&self, html: String, count: usize, title: Option<&str>) -> NewVersion {
         NewVersion {
             version_id: new_version_id(),
             html,
             section_count: i64::try_from(count).unwrap_or(i64::MAX),
             source: "upload".to_owned(),
-            title: Some(title.to_owned()),
+            title: title.map(str::to_owned),
             now: self.clock.now_ms(),
         }
     }
@@ -351,7 +355,7 @@ impl Documents {
         owner: Owner,
         session: &SessionId,
         mut new: Vec<Section>,
-        title: &str,
+        title: Option<&str>,
     ) -> DocumentResult<DocumentRecord> {
         let mut attempt = 1;
         loop {
@@ -444,6 +448,38 @@ impl Documents {
             Err(BlobError::NotFound) => Err(DocumentError::ImageNotFound),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Stores a picture a person added to the document by hand (pasted or dropped into a
+    /// section) as one of the session's images, which the HTML then names by its path. The
+    /// bytes decide the type (PNG, JPEG, GIF, BMP or WebP; anything else is refused); the
+    /// session must exist. The caller caps the size.
+    pub async fn add_image(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        bytes: bytes::Bytes,
+    ) -> DocumentResult<ImageRecord> {
+        let content_type = redline_domain::picture::sniff(&bytes).ok_or(DocumentError::NotAPicture)?;
+        let pending = [PendingImage { image_id: new_image_id(), content_type: content_type.to_owned(), bytes }];
+        self.put_images(&pending).await?;
+        let [image] = pending;
+        let record = ImageRecord {
+            image_id: image.image_id.clone(),
+            owner,
+            session_id: session.clone(),
+            content_type: image.content_type.clone(),
+            size_bytes: i64::try_from(image.bytes.len()).unwrap_or(i64::MAX),
+            created_at: self.clock.now_ms(),
+        };
+        if let Err(e) = self.images.files.insert_images(std::slice::from_ref(&record)).await {
+            self.discard_images(std::slice::from_ref(&image)).await;
+            return Err(match e {
+                StoreError::NotFound => DocumentError::NotFound,
+                e => e.into(),
+            });
+        }
+        Ok(record)
     }
 
     /// Saves HTML from the editor. Refuses to empty a document that has content; with
@@ -638,13 +674,6 @@ fn sanitize_warning(report: SanitizeReport) -> Option<String> {
     }
 }
 
-/// The session title an upload gives: the file name without folders and extension.
-fn title_of(filename: &str) -> String {
-    let base = filename.rsplit(['/', '\\']).next().unwrap_or(filename);
-    let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
-    stem.chars().filter(|c| !c.is_control()).take(200).collect()
-}
-
 /// An extracted image given its id and URL, not yet stored.
 struct PendingImage {
     image_id: String,
@@ -681,6 +710,7 @@ mod tests {
             html: r#"<img src="redline-image:1"><img src="redline-image:10"><p>redline-image:1</p>"#.into(),
             images: (0..11).map(image).collect(),
             warnings: vec![],
+            title: None,
         };
         let (converted, pending) = link_images(converted);
         let html = converted.html;
@@ -706,8 +736,6 @@ mod tests {
 
     #[test]
     fn titles_and_ids() {
-        assert_eq!(title_of("../x/Quarterly Report.final.docx"), "Quarterly Report.final");
-        assert_eq!(title_of("noext"), "noext");
         let a = new_chunk_id();
         assert_eq!(a.as_str().len(), 13);
         assert_ne!(a, new_chunk_id());

@@ -180,10 +180,6 @@ pub fn referenced_image_ids(html: &str) -> Vec<String> {
     ids
 }
 
-fn filename(session: &SessionId, format: ExportFormat) -> String {
-    format!("{}.{}", session.as_str(), format.extension())
-}
-
 fn len_u64(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
@@ -250,26 +246,29 @@ impl Exports {
 
     /// Renders the document on the blocking pool.
     async fn render(&self, document: &DocumentRecord, format: ExportFormat) -> ExportResult<ExportedFile> {
-        self.render_html(&document.html, &document.session_id, format).await
+        self.render_html(&document.html, &document.session_id, document.title.as_deref(), format).await
     }
 
-    /// Renders a document's HTML on the blocking pool.
-    async fn render_html(&self, html: &str, session: &SessionId, format: ExportFormat) -> ExportResult<ExportedFile> {
+    /// Renders a document's HTML on the blocking pool, named after its title (else its
+    /// session id).
+    async fn render_html(
+        &self,
+        html: &str,
+        session: &SessionId,
+        title: Option<&str>,
+        format: ExportFormat,
+    ) -> ExportResult<ExportedFile> {
         let _turn = self.renders.acquire().await.map_err(|e| ExportFailure::Worker(e.to_string()))?;
         let images = self.images_of(html).await?;
         let exporter = self.ports.exporter.clone();
         // The pictures a format links to rather than embeds are linked under the public URL.
         let html = public_image_urls(html, &self.config.public_base_url).into_owned();
-        let title = session.as_str().to_owned();
+        let filename = redline_domain::title::file_name(title, session.as_str(), format.extension());
+        let title = title.unwrap_or(session.as_str()).to_owned();
         let bytes = tokio::task::spawn_blocking(move || exporter.export(&html, &title, format, &images))
             .await
             .map_err(|e| ExportFailure::Worker(e.to_string()))??;
-        Ok(ExportedFile {
-            format,
-            filename: filename(session, format),
-            content_type: format.content_type().to_owned(),
-            bytes: Bytes::from(bytes),
-        })
+        Ok(ExportedFile { format, filename, content_type: format.content_type().to_owned(), bytes: Bytes::from(bytes) })
     }
 
     /// The session's document as a file of `format`, refused when over the format's cap.

@@ -14,10 +14,12 @@ pub mod job;
 pub mod keys;
 pub mod owner;
 pub mod page;
+pub mod picture;
 pub mod request;
 pub mod session;
 pub mod throttle;
 pub mod time_util;
+pub mod title;
 pub mod usage;
 
 pub use account::{Email, Password, Plan};

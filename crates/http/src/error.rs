@@ -366,6 +366,9 @@ impl From<DocumentError> for ApiError {
             DocumentError::Store(e) => e.into(),
             DocumentError::Worker(cause) => ApiError::Internal(cause),
             DocumentError::ImageNotFound => ApiError::NotFound("Image not found".to_owned()),
+            DocumentError::NotAPicture => ApiError::UnsupportedMediaType(
+                "The file is not a picture browsers show: send a PNG, JPEG, GIF, BMP or WebP picture.".to_owned(),
+            ),
             DocumentError::Blob(BlobError::NotFound) => ApiError::NotFound("File not found".to_owned()),
             DocumentError::Blob(e) => ApiError::Unavailable(e.to_string()),
         }

@@ -39,6 +39,11 @@ impl Form {
 }
 
 /// The 413 JSON of a body over `max` bytes (`seen` of it were counted).
+/// The body's size as its `Content-Length` declares it, when it does.
+pub fn content_length(req: &HttpRequest) -> Option<u64> {
+    req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())
+}
+
 pub fn too_large(req: &HttpRequest, state: &AppState, seen: u64, max: u64) -> ApiError {
     ApiError::PayloadTooLarge {
         request_bytes: seen,

@@ -127,7 +127,9 @@ fn organization_header() -> Parameter {
 
 /// Every operation of the document, mutable.
 fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
-    [&mut item.get, &mut item.put, &mut item.post, &mut item.delete].into_iter().filter_map(Option::as_mut)
+    [&mut item.get, &mut item.put, &mut item.post, &mut item.patch, &mut item.delete]
+        .into_iter()
+        .filter_map(Option::as_mut)
 }
 
 fn json_response(description: &str, body: RefOr<Schema>) -> Response {
@@ -402,6 +404,7 @@ impl Modify for Links {
     ),
     paths(
         sessions::list_sessions,
+        sessions::update_session,
         auth::signup,
         auth::login,
         auth::logout,
@@ -443,6 +446,7 @@ impl Modify for Links {
         documents::list_versions,
         documents::get_version,
         documents::restore_version,
+        documents::add_image,
         documents::delete_session,
         documents::get_image,
         attachments::upload,

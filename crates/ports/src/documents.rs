@@ -83,6 +83,8 @@ pub struct DocumentRecord {
     pub html: String,
     pub version_id: Option<String>,
     pub section_count: i64,
+    /// The session's title, when it has one.
+    pub title: Option<String>,
     pub created_at: Millis,
     pub updated_at: Millis,
 }
@@ -202,6 +204,9 @@ pub struct Converted {
     pub html: String,
     pub images: Vec<ExtractedImage>,
     pub warnings: Vec<String>,
+    /// The title the file states of itself (DOCX core properties, Markdown front matter,
+    /// an HTML `<title>`), as written; the caller cleans it.
+    pub title: Option<String>,
 }
 
 /// Why a file could not be converted (all answered with 422 and the reason).

@@ -14,6 +14,15 @@ pub trait SessionStore: Send + Sync {
     /// never return another owner's; MUST read through an index that starts with the owner.
     async fn list_sessions(&self, owner: Owner, page: &PageRequest) -> Result<Page<SessionSummary>, StoreError>;
 
+    /// Sets the session's title, changing nothing else (not `updated_at`). `None` when the
+    /// owner has no such session.
+    async fn rename_session(
+        &self,
+        owner: Owner,
+        session: &redline_domain::SessionId,
+        title: &str,
+    ) -> Result<Option<SessionSummary>, StoreError>;
+
     /// Creates the session (with an empty document) unless it exists; never changes an
     /// existing one.
     async fn ensure_session(

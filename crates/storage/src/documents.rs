@@ -13,14 +13,23 @@ use crate::db::{BackendOps, Db, PgConn, SqliteConn};
 use crate::error::DbResult;
 use crate::schema::{document_versions, jobs, sessions};
 
-type DocRow = (String, Option<String>, i64, i64, i64);
+type DocRow = (String, Option<String>, i64, Option<String>, i64, i64);
 
 fn record(
     owner: Owner,
     session: &SessionId,
-    (html, version_id, section_count, created_at, updated_at): DocRow,
+    (html, version_id, section_count, title, created_at, updated_at): DocRow,
 ) -> DocumentRecord {
-    DocumentRecord { owner, session_id: session.clone(), html, version_id, section_count, created_at, updated_at }
+    DocumentRecord {
+        owner,
+        session_id: session.clone(),
+        html,
+        version_id,
+        section_count,
+        title,
+        created_at,
+        updated_at,
+    }
 }
 
 type VersionRow = (String, String, i64, String, i64);
@@ -40,6 +49,7 @@ impl DocumentStore for Db {
                 sessions::html,
                 sessions::version_id,
                 sessions::section_count,
+                sessions::title,
                 sessions::created_at,
                 sessions::updated_at
             ))
@@ -241,8 +251,8 @@ impl WriteHtml for PgConn {
     }
 }
 
-/// A committed row without its HTML: version id, section count, created and updated at.
-type CommittedRow = (Option<String>, i64, i64, i64);
+/// A committed row without its HTML: version id, section count, title, created and updated at.
+type CommittedRow = (Option<String>, i64, Option<String>, i64, i64);
 
 /// `commit_version`, and with `job` the guard of `commit_job_version`. `html` is the
 /// version's HTML (`new.html` is not read); the committed record holds it.
@@ -295,7 +305,7 @@ async fn commit(
             sessions::section_count.eq(new.section_count),
             sessions::html.eq(inline),
         );
-        let created_at = match &existing {
+        let (title, created_at) = match &existing {
             None => {
                 diesel::insert_into(sessions::table)
                     .values((
@@ -307,15 +317,15 @@ async fn commit(
                     ))
                     .execute(conn)
                     .await?;
-                new.now
+                (new.title.clone(), new.now)
             }
             Some((_, title, created_at, _)) => {
                 let title = title.clone().or_else(|| new.title.clone());
                 diesel::update(sessions::table.find((&owner_s, sid)))
-                    .set((sessions::title.eq(title), current))
+                    .set((sessions::title.eq(&title), current))
                     .execute(conn)
                     .await?;
-                *created_at
+                (title, *created_at)
             }
         };
         diesel::insert_into(document_versions::table)
@@ -333,17 +343,17 @@ async fn commit(
         if deferred {
             conn.write_html(&owner_s, sid, &new.version_id, html.clone()).await?;
         }
-        Ok(Ok((Some(new.version_id.clone()), new.section_count, created_at, at)))
+        Ok(Ok((Some(new.version_id.clone()), new.section_count, title, created_at, at)))
     });
     db.sessions_changed(&owner_s).await;
     Ok(match r? {
-        Ok((version_id, section_count, created_at, updated_at)) => {
+        Ok((version_id, section_count, title, created_at, updated_at)) => {
             // The transaction and its clones of `html` are gone.
             let html = Arc::try_unwrap(html).unwrap_or_else(|shared| (*shared).clone());
             Some(CommitOutcome::Committed(record(
                 owner,
                 session,
-                (html, version_id, section_count, created_at, updated_at),
+                (html, version_id, section_count, title, created_at, updated_at),
             )))
         }
         Err(Refused::Stale(current_version)) => Some(CommitOutcome::Stale { current_version }),

@@ -14,6 +14,17 @@ use crate::error::DbResult;
 use crate::rows::SessionRow;
 use crate::schema::sessions;
 
+fn summary(r: SessionRow) -> SessionSummary {
+    SessionSummary {
+        session_id: r.session_id,
+        title: r.title,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+        version_id: r.version_id,
+        section_count: r.section_count,
+    }
+}
+
 #[async_trait::async_trait]
 impl SessionStore for Db {
     async fn list_sessions(&self, owner: Owner, page: &PageRequest) -> Result<Page<SessionSummary>, StoreError> {
@@ -42,21 +53,32 @@ impl SessionStore for Db {
                 .load(conn)
                 .await?)
         });
-        let list: Vec<SessionSummary> = rows?
-            .into_iter()
-            .map(|r| SessionSummary {
-                session_id: r.session_id,
-                title: r.title,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
-                version_id: r.version_id,
-                section_count: r.section_count,
-            })
-            .collect();
+        let list: Vec<SessionSummary> = rows?.into_iter().map(summary).collect();
         if let Some((lists, generation, read_at)) = kept {
             lists.put(&owner, generation, fetch, &list, read_at);
         }
         Ok(Page::from_rows(list, page, key))
+    }
+
+    async fn rename_session(
+        &self,
+        owner: Owner,
+        session: &redline_domain::SessionId,
+        title: &str,
+    ) -> Result<Option<SessionSummary>, StoreError> {
+        let owner = owner.to_string();
+        let sid = session.as_str();
+        let r: DbResult<Option<SessionRow>> =
+            with_write!(self, |conn| Ok(diesel::update(sessions::table.find((&owner, sid)))
+                .set(sessions::title.eq(title))
+                .returning(SessionRow::as_returning())
+                .get_result(conn)
+                .await
+                .optional()?));
+        if matches!(r, Ok(Some(_))) {
+            self.sessions_changed(&owner).await;
+        }
+        Ok(r?.map(summary))
     }
 
     async fn ensure_session(

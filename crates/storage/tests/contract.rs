@@ -111,6 +111,7 @@ contract_tests! {
     plans::every_listing_reads_by_an_owner_index => sqlite_plans_every_listing_reads_by_an_owner_index, postgres_plans_every_listing_reads_by_an_owner_index;
     sessions::list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
     sessions::session_lists_follow_the_stores_writes => sqlite_session_lists_follow_the_stores_writes, postgres_session_lists_follow_the_stores_writes;
+    sessions::a_rename_changes_the_title_alone => sqlite_a_rename_changes_the_title_alone, postgres_a_rename_changes_the_title_alone;
     sessions::session_lists_follow_other_replicas_writes => sqlite_session_lists_follow_other_replicas_writes, postgres_session_lists_follow_other_replicas_writes;
     sessions::every_session_is_reached_by_paging => sqlite_every_session_is_reached_by_paging, postgres_every_session_is_reached_by_paging;
     sessions::every_job_is_reached_by_paging => sqlite_every_job_is_reached_by_paging, postgres_every_job_is_reached_by_paging;

@@ -734,8 +734,9 @@ async fn revert(app: &TestApp, key: &str, sid: &str, message: &Value) {
 }
 
 /// After a partial approval with feedback, the turn's result describes every change it
-/// applied, the first round's too (it described the last round only), and a revert to the
-/// turn undoes every round (it undid the last one only).
+/// applied, the first round's too (it described the last round only); the history shows the
+/// round sent back (the AI's answer and the reviewer's notes) between the request and the last
+/// answer; and a revert to the turn undoes every round (it undid the last one only).
 #[tokio::test]
 async fn a_turn_in_rounds_lists_every_round_and_is_reverted_whole() {
     let app = spawn_app().await;
@@ -754,8 +755,19 @@ async fn a_turn_in_rounds_lists_every_round_and_is_reverted_whole() {
     assert!(html.contains("omega one") && html.contains("gamma two"), "{html}");
 
     let messages = history(&app, &key, "rounds").await;
-    assert_eq!(messages.len(), 2, "{messages:?}");
-    assert_eq!(messages[1]["version_after"], done["result"]["document_changes"]["version_id"]);
+    let said: Vec<(&str, &str)> = messages
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap_or_default(), m["content"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(said.len(), 4, "{said:?}");
+    assert_eq!(said[0], ("user", "replace \"alpha\" with \"omega\""));
+    assert_eq!(said[1].0, "assistant");
+    assert!(said[1].1.ends_with("1 of 2 proposed changes applied after review."), "{said:?}");
+    assert_eq!(said[2], ("user", "My notes on the changes I rejected:\nreplace \"alpha\" with \"gamma\""));
+    assert_eq!(said[3].0, "assistant");
+    assert!(said[3].1.ends_with("1 of 1 proposed change applied after review."), "{said:?}");
+    assert!(messages.iter().all(|m| m["job_id"] == id.as_str()), "one turn: {messages:?}");
+    assert_eq!(messages[3]["version_after"], done["result"]["document_changes"]["version_id"]);
     revert(&app, &key, "rounds", &messages[0]).await;
     assert_eq!(doc(&app, &key, "rounds").await["html"], original);
 }

@@ -31,6 +31,7 @@ mod scans;
 mod sign_in;
 mod streams;
 mod templates;
+mod titles;
 mod transport;
 mod untrusted;
 mod upload_pictures;

@@ -824,11 +824,4 @@ mod tests {
         assert_eq!(symbol_char("Wingdings", 0xF0FC), None);
         assert_eq!(symbol_char("Arial", 0x263A), Some('☺'));
     }
-
-    #[test]
-    fn sniffing() {
-        assert_eq!(crate::images::sniff(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
-        assert_eq!(crate::images::sniff(b"\xFF\xD8\xFF\xE0"), Some("image/jpeg"));
-        assert_eq!(crate::images::sniff(b"<svg xmlns=..."), None);
-    }
 }

@@ -36,7 +36,7 @@ use html::Blocks;
 use numbering::Numbering;
 use package::Package;
 use styles::Styles;
-use xml::Xml;
+use xml::{local, Ev, Xml};
 
 /// `src` of extracted pictures: `redline-image:0`, `redline-image:1`, …
 pub(crate) const PLACEHOLDER_PREFIX: &str = "redline-image:";
@@ -176,6 +176,13 @@ pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, Co
         return Err(corrupt("the archive has no word/document.xml: it is not a Word document"));
     };
     let rels = optional(pkg.rels_of(&main), &mut early, "document relationships (links, pictures)")?;
+    let title = match root.first_of("core-properties").map(str::to_owned) {
+        Some(part) => match pkg.read_xml(&part) {
+            Ok(Some(core)) => core_title(&core, &part, limits.max_depth),
+            _ => None,
+        },
+        None => None,
+    };
 
     let styles_part = rels.first_of("styles").unwrap_or("word/styles.xml").to_owned();
     let styles = match pkg.read_xml(&styles_part)? {
@@ -245,5 +252,22 @@ pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, Co
     if html.trim().is_empty() && images.is_empty() {
         return Err(ConvertError::Empty);
     }
-    Ok(Converted { html, images, warnings: ctx.warnings.0 })
+    Ok(Converted { html, images, warnings: ctx.warnings.0, title })
+}
+
+/// The `dc:title` of the core properties (`docProps/core.xml`), the title Word's File ›
+/// Info shows. A part that cannot be read gives none: the title is not worth a failed upload.
+fn core_title(text: &str, part: &str, max_depth: usize) -> Option<String> {
+    let mut x = Xml::new(text, part, max_depth);
+    loop {
+        match x.next().ok()? {
+            Ev::Start(e) if local(&e) == "title" && x.depth() == 2 => {
+                let mut title = String::new();
+                x.text(|t| title.push_str(t)).ok()?;
+                return (!title.trim().is_empty()).then_some(title);
+            }
+            Ev::Eof => return None,
+            _ => {}
+        }
+    }
 }

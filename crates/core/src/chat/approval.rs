@@ -8,7 +8,7 @@ use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
 use serde_json::json;
 
 use super::commit::Commit;
-use super::record::{Continuation, PublicChange, StoredChange, Turn, TurnMetadata, TurnState};
+use super::record::{Continuation, PublicChange, ReviewRound, StoredChange, Turn, TurnMetadata, TurnState};
 use super::{Chat, ChatError, ChatResult};
 
 impl Chat {
@@ -125,7 +125,10 @@ impl Chat {
                         doc_record.as_ref().and_then(|r| r.version_id.clone()),
                     )
                 };
+                let mut rounds = turn.state.rounds.clone();
+                rounds.push(ReviewRound { response: response.clone(), feedback: f.clone() });
                 let state = TurnState {
+                    rounds,
                     turn_version_before: first_before,
                     turn_version_after: last_after,
                     continuation: Some(Continuation {

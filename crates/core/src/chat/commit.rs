@@ -44,6 +44,9 @@ pub(super) fn summary(changes: &[Change]) -> String {
     format!("{}.", parts.join(", "))
 }
 
+/// How the history opens the reviewer's notes on a round it sent back to the AI.
+pub const REVIEW_NOTES_PREFIX: &str = "My notes on the changes I rejected:";
+
 impl Chat {
     /// Ends a turn as failed (nothing written, nothing charged).
     pub(super) async fn fail(&self, turn: &Turn, error: String) {
@@ -103,6 +106,7 @@ impl Chat {
                 applied_sections: turn.state.applied_sections,
                 turn_version_before: turn.state.turn_version_before.clone(),
                 turn_version_after: turn.state.turn_version_after.clone(),
+                rounds: turn.state.rounds.clone(),
                 ..TurnState::new()
             };
             let update = JobUpdate {
@@ -238,34 +242,24 @@ impl Chat {
         // nothing, after the document's last change.
         let last_change = doc_record.as_ref().map_or(0, |r| r.updated_at);
         let now = if committed { last_change } else { self.now().max(last_change) };
-        let message = turn.request.message.clone();
-        self.ports
-            .history
-            .add_messages(
-                job.owner,
-                &job.session_id,
-                &[
-                    HistoryMessage {
-                        message_id: short_id("msg_"),
-                        role: "user".to_owned(),
-                        content: message,
-                        job_id: Some(job.job_id.clone()),
-                        version_before: version_before.clone(),
-                        version_after: version_after.clone(),
-                        created_at: now,
-                    },
-                    HistoryMessage {
-                        message_id: short_id("msg_"),
-                        role: "assistant".to_owned(),
-                        content: response.clone(),
-                        job_id: Some(job.job_id.clone()),
-                        version_before,
-                        version_after: version_after.clone(),
-                        created_at: now,
-                    },
-                ],
-            )
-            .await?;
+        // The request, each round the reviewer sent back (the AI's answer, then the notes), and
+        // the last answer: one turn, undone whole from its first message.
+        let said = |role: &str, content: String| HistoryMessage {
+            message_id: short_id("msg_"),
+            role: role.to_owned(),
+            content,
+            job_id: Some(job.job_id.clone()),
+            version_before: version_before.clone(),
+            version_after: version_after.clone(),
+            created_at: now,
+        };
+        let mut messages = vec![said("user", turn.request.message.clone())];
+        for round in &turn.state.rounds {
+            messages.push(said("assistant", round.response.clone()));
+            messages.push(said("user", format!("{REVIEW_NOTES_PREFIX}\n{}", round.feedback)));
+        }
+        messages.push(said("assistant", response.clone()));
+        self.ports.history.add_messages(job.owner, &job.session_id, &messages).await?;
         let compact = turn.request.response_mode == ResponseMode::Compact;
         let html = doc_record.as_ref().map(|r| r.html.clone()).unwrap_or_default();
         let changes = PublicChange::list(applied);

@@ -162,6 +162,10 @@ pub struct TurnState {
     /// The reviewer's feedback, for the next round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<Continuation>,
+    /// The rounds the reviewer answered with notes, oldest first: the chat history shows each
+    /// as the AI's answer and the reviewer's notes, before the turn's last answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<ReviewRound>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
 }
@@ -200,6 +204,15 @@ impl TurnState {
     pub fn prior_changes(&self) -> Result<Vec<Change>, StoreError> {
         changes(&self.applied)
     }
+}
+
+/// One round of a turn that the reviewer sent back with notes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewRound {
+    /// The AI's answer with the proposal, and what the review applied of it.
+    pub response: String,
+    /// The reviewer's notes on the changes rejected.
+    pub feedback: String,
 }
 
 /// The reviewer's answer to a proposal that the AI gets in the turn's next round.

@@ -252,14 +252,16 @@ impl Exports {
             Some(record) => ReadyFile::of_record(&record)
                 .ok_or_else(|| Stop::Fail(format!("stored export with unknown format {:?}", record.format)))?,
             None => {
+                let gone = || Stop::Fail("the session was deleted before its export was rendered".to_owned());
+                let document =
+                    self.ports.documents.document(request.owner, &request.session).await?.ok_or_else(gone)?;
                 let html = match &request.version_id {
-                    Some(v) => self.ports.documents.version(request.owner, &request.session, v).await?.map(|v| v.html),
-                    None => self.ports.documents.document(request.owner, &request.session).await?.map(|d| d.html),
+                    Some(v) => {
+                        self.ports.documents.version(request.owner, &request.session, v).await?.ok_or_else(gone)?.html
+                    }
+                    None => document.html,
                 };
-                let Some(html) = html else {
-                    return Err(Stop::Fail("the session was deleted before its export was rendered".to_owned()));
-                };
-                let file = self.render_html(&html, &request.session, request.format).await?;
+                let file = self.render_html(&html, &request.session, document.title.as_deref(), request.format).await?;
                 still_ours()?;
                 self.store_file(request, &file).await?
             }

@@ -176,6 +176,7 @@ fn record(owner: Owner, session: &str, versions: &[String]) -> Option<DocumentRe
         html: versions.last()?.clone(),
         version_id: Some(format!("v_{}", versions.len())),
         section_count: 1,
+        title: None,
         created_at: T0,
         updated_at: T0,
     })

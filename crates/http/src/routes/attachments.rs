@@ -4,7 +4,6 @@
 //! Authorization).
 
 use super::Routes;
-use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::attachments::{AttachmentError, AttachmentView, ProcessingStatus, Submitted};
 use redline_domain::page::Cursor;
@@ -17,7 +16,7 @@ use utoipa::ToSchema;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
-use crate::multipart::{pump, stream_form, too_large, FormRefused};
+use crate::multipart::{content_length, pump, stream_form, too_large, FormRefused};
 use crate::paging::link_next;
 use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::state::AppState;
@@ -177,10 +176,6 @@ fn whole_number(v: &Value) -> Option<i128> {
     }
     // Beyond 2^53 a float is whole anyway; the cast saturates, and such a size is over any cap.
     v.as_f64().filter(|f| f.is_finite() && f.fract() == 0.0).map(|f| f as i128)
-}
-
-fn content_length(req: &HttpRequest) -> Option<u64> {
-    req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())
 }
 
 /// An attachment failure as a response; a size over the cap is the 413 JSON of the contract (docs/api.md).

@@ -6,6 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::documents::{DocumentError, OpenMode};
 use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
+use redline_domain::title::{self, TITLE_MAX_CHARS};
 use redline_domain::SessionId;
 use redline_ports::documents::DocumentRecord;
 use serde::Serialize;
@@ -31,12 +32,15 @@ pub fn configure(routes: &mut Routes<'_>) {
         .get("/v1/documents/{session_id}/versions", list_versions)
         .get("/v1/documents/{session_id}/versions/{version_id}", get_version)
         .post("/v1/documents/{session_id}/versions/{version_id}/restore", restore_version)
+        .post("/v1/documents/{session_id}/images", add_image)
         .delete("/v1/sessions/{session_id}", delete_session);
 }
 
 #[derive(Serialize, ToSchema)]
 pub struct DocumentBody {
     pub session_id: String,
+    /// The document's title (see `PATCH /v1/sessions/{session_id}`); null when it has none.
+    pub title: Option<String>,
     /// Sanitized HTML; every top-level block carries a unique `data-chunk-id`.
     pub html: String,
     pub version_id: Option<String>,
@@ -50,6 +54,9 @@ pub struct UploadBody {
     pub html: String,
     pub version_id: Option<String>,
     pub filename: String,
+    /// The document's title: the one it had, else the file's own (DOCX properties, Markdown
+    /// front matter, HTML `<title>`), else the file name without its extension.
+    pub title: Option<String>,
     pub section_count: i64,
     /// Images extracted from the file, in document order.
     pub images: Vec<ImageBody>,
@@ -142,13 +149,11 @@ pub struct SaveRequest {
     title: Option<String>,
 }
 
-/// Most characters of a title given with a save.
-const TITLE_MAX: usize = 200;
-
 /// A document's body, its pictures under the public base URL.
 pub fn document_body(d: DocumentRecord, state: &AppState) -> DocumentBody {
     DocumentBody {
         session_id: d.session_id.to_string(),
+        title: d.title,
         html: public_html::html(d.html, &state.config.public_base_url),
         version_id: d.version_id,
         section_count: d.section_count,
@@ -260,6 +265,7 @@ pub async fn upload(
         html: public_html::html(d.html, &state.config.public_base_url),
         version_id: d.version_id,
         filename,
+        title: d.title,
         section_count: d.section_count,
         images: out
             .images
@@ -347,6 +353,7 @@ mod streamed_json_tests {
             html: html.into(),
             version_id: Some("v_1".into()),
             filename: "a \"b\".txt".into(),
+            title: Some("a \"b\" \u{2028}".into()),
             section_count: 2,
             images: vec![ImageBody { content_type: "image/png".into(), size_bytes: 3 }],
             warnings: vec!["w \u{1}".into()],
@@ -437,8 +444,7 @@ pub async fn save_document(
     let mut f = Fields::body(&body.0)?;
     let html = f.required_str("html");
     let base = f.optional_str("base_version_id");
-    let title =
-        f.optional_bounded_str("title", TITLE_MAX).map(redline_domain::account::plain_name).filter(|t| !t.is_empty());
+    let title = f.optional_bounded_str("title", TITLE_MAX_CHARS).and_then(title::clean);
     f.finish()?;
     let session = session?;
     let d = state
@@ -564,4 +570,70 @@ pub async fn delete_session(
     state.documents.delete_session(principal.0.owner, &session).await?;
     state.chat.delete_session_jobs(principal.0.owner, &session).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// A picture added to a document by hand, stored as one of its images.
+#[derive(Serialize, ToSchema)]
+pub struct AddedImage {
+    /// `img_` + 32 hex characters.
+    pub image_id: String,
+    /// Where the picture is read (`GET`, no authorization): the URL to put in an `<img src>`
+    /// of the document.
+    pub url: String,
+    pub content_type: String,
+    pub size_bytes: i64,
+}
+
+/// Adds a picture to the session's document (one pasted or dropped into a section in the
+/// editor): the request body is the picture's bytes, whose first bytes decide its type. The
+/// document is unchanged until HTML naming the answered `url` is saved. Consumes no operations.
+#[utoipa::path(post, path = "/v1/documents/{session_id}/images", tag = "documents", security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    request_body(content_type = "application/octet-stream", content = Vec<u8>, description = "The picture: PNG, JPEG, GIF, BMP or WebP, at most 10 MiB"),
+    responses(
+        (status = 201, body = AddedImage),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 404, description = "No such session for the caller", body = crate::openapi::ErrorBody),
+        (status = 413, description = "A picture over 10 MiB", body = crate::openapi::RequestTooLargeBody),
+        (status = 415, description = "Not a picture browsers show", body = crate::openapi::ErrorBody),
+        (status = 422, description = "A bad session id, or an empty body", body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn add_image(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    req: HttpRequest,
+    path: web::Path<String>,
+    mut payload: web::Payload,
+) -> ApiResult<HttpResponse> {
+    use futures_util::StreamExt;
+    let session = path_session(&path)?;
+    let max = redline_domain::picture::MAX_ADDED_PICTURE_BYTES;
+    if let Some(len) = crate::multipart::content_length(&req).filter(|l| *l > max) {
+        return Err(crate::multipart::too_large(&req, &state, len, max));
+    }
+    let mut bytes = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| ApiError::BadRequest(format!("Could not read the picture: {e}")))?;
+        let seen = (bytes.len() + chunk.len()) as u64;
+        if seen > max {
+            return Err(crate::multipart::too_large(&req, &state, seen, max));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    if bytes.is_empty() {
+        return Err(ApiError::Validation(vec![ValidationItem::new(
+            "missing",
+            vec![json!("body")],
+            "Field required: send the picture's bytes as the request body",
+            Value::Null,
+        )]));
+    }
+    let image = state.documents.add_image(principal.0.owner, &session, bytes.freeze()).await?;
+    let url = format!("{}/v1/documents/images/{}", state.config.public_base_url, image.image_id);
+    Ok(HttpResponse::Created().json(AddedImage {
+        image_id: image.image_id,
+        url,
+        content_type: image.content_type,
+        size_bytes: image.size_bytes,
+    }))
 }

@@ -2,7 +2,9 @@
 //! docs/api.md, "Export"): the file at once, or by an e-mailed signed link.
 
 use super::Routes;
-use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType, HeaderValue};
+use actix_web::http::header::{
+    self, Charset, ContentDisposition, DispositionParam, DispositionType, ExtendedValue, HeaderValue,
+};
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 use redline_core::exports::ExportedFile;
 use redline_domain::export::{ExportFormat, RequestedFormat};
@@ -121,7 +123,15 @@ fn file_response(file: ExportedFile, deprecated_alias: bool) -> HttpResponse {
         .content_type(file.content_type.as_str())
         .insert_header(ContentDisposition {
             disposition: DispositionType::Attachment,
-            parameters: vec![DispositionParam::Filename(file.filename)],
+            // The name as ASCII for old clients, and in full (RFC 6266's `filename*`).
+            parameters: vec![
+                DispositionParam::Filename(redline_domain::title::ascii_file_name(&file.filename)),
+                DispositionParam::FilenameExt(ExtendedValue {
+                    charset: Charset::Ext("UTF-8".to_owned()),
+                    language_tag: None,
+                    value: file.filename.into_bytes(),
+                }),
+            ],
         })
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")));
@@ -137,7 +147,7 @@ fn file_response(file: ExportedFile, deprecated_alias: bool) -> HttpResponse {
 #[utoipa::path(post, path = "/v1/documents/export", tag = "export", security(("bearer" = [])),
     request_body(content = ExportRequest),
     responses(
-        (status = 200, description = "The file (DOCX, PDF, HTML, Markdown or text, with its content type), with `Content-Disposition: attachment; filename=<session_id>.<ext>` (and `Deprecation: true` for `doc`)"),
+        (status = 200, description = "The file (DOCX, PDF, HTML, Markdown or text, with its content type), with `Content-Disposition: attachment; filename=<title>.<ext>; filename*=UTF-8''<title>.<ext>` (the session id when the document has no title) (and `Deprecation: true` for `doc`)"),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, description = "Session not found", body = crate::openapi::ErrorBody),
         (status = 413, description = "Over the format's cap: `detail` is {error_code: document_too_large, message_user, suggested_action: email_request, contact_email, document_size_mb, max_size_mb, format, support_event_id}; or the request body over the service's cap", body = ExportTooLargeAnswer),

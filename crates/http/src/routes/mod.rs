@@ -95,6 +95,15 @@ impl Routes<'_> {
         self.add(Method::PUT, path, handler)
     }
 
+    pub fn patch<F, Args>(&mut self, path: &'static str, handler: F) -> &mut Self
+    where
+        F: Handler<Args>,
+        Args: FromRequest + 'static,
+        F::Output: Responder + 'static,
+    {
+        self.add(Method::PATCH, path, handler)
+    }
+
     pub fn delete<F, Args>(&mut self, path: &'static str, handler: F) -> &mut Self
     where
         F: Handler<Args>,
@@ -132,8 +141,8 @@ impl KnownPaths {
             found.push(Method::HEAD);
         }
         found.push(Method::OPTIONS);
-        const ORDER: [Method; 6] =
-            [Method::GET, Method::HEAD, Method::POST, Method::PUT, Method::DELETE, Method::OPTIONS];
+        const ORDER: [Method; 7] =
+            [Method::GET, Method::HEAD, Method::POST, Method::PUT, Method::PATCH, Method::DELETE, Method::OPTIONS];
         ORDER.into_iter().filter(|m| found.contains(m)).collect()
     }
 }

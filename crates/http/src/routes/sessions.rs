@@ -1,19 +1,25 @@
-//! `GET /v1/sessions`.
+//! `GET /v1/sessions`, `PATCH /v1/sessions/{session_id}` (the title).
 
 use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_domain::time_util::iso8601;
+use redline_domain::title::{self, TITLE_MAX_CHARS};
+use redline_ports::records::SessionSummary;
 use serde::Serialize;
+use serde_json::json;
 use utoipa::ToSchema;
 
+use super::documents::path_session;
 use crate::auth::ApiPrincipal;
-use crate::error::ApiResult;
+use crate::body::BodyOf;
+use crate::error::{ApiError, ApiResult};
 use crate::paging::link_next;
 use crate::query::Query;
 use crate::state::AppState;
+use crate::validation::Fields;
 
 pub fn configure(routes: &mut Routes<'_>) {
-    routes.get("/v1/sessions", list_sessions);
+    routes.get("/v1/sessions", list_sessions).patch("/v1/sessions/{session_id}", update_session);
 }
 
 /// One session (one document) of the caller.
@@ -25,6 +31,29 @@ pub struct SessionInfo {
     pub updated_at: String,
     pub version_id: Option<String>,
     pub section_count: i64,
+}
+
+impl From<SessionSummary> for SessionInfo {
+    fn from(s: SessionSummary) -> Self {
+        SessionInfo {
+            session_id: s.session_id,
+            title: s.title,
+            created_at: iso8601(s.created_at),
+            updated_at: iso8601(s.updated_at),
+            version_id: s.version_id,
+            section_count: s.section_count,
+        }
+    }
+}
+
+/// The fields of a session that can be changed.
+#[derive(serde::Deserialize, ToSchema)]
+#[allow(dead_code)] // the schema of the body; the handler reads it field by field
+pub struct SessionUpdate {
+    /// The new title: control, bidi and zero-width characters dropped, white space runs made
+    /// one space, trimmed; 1 to 200 characters are left.
+    #[schema(min_length = 1, max_length = 200)]
+    title: String,
 }
 
 /// Sessions a page holds when the caller does not say.
@@ -59,19 +88,53 @@ pub async fn list_sessions(
     let page = q.page(DEFAULT_LIMIT, MAX_LIMIT);
     q.finish()?;
     let sessions = state.sessions.list(principal.0.owner, &page).await?;
-    let body: Vec<SessionInfo> = sessions
-        .items
-        .into_iter()
-        .map(|s| SessionInfo {
-            session_id: s.session_id,
-            title: s.title,
-            created_at: iso8601(s.created_at),
-            updated_at: iso8601(s.updated_at),
-            version_id: s.version_id,
-            section_count: s.section_count,
-        })
-        .collect();
+    let body: Vec<SessionInfo> = sessions.items.into_iter().map(SessionInfo::from).collect();
     let mut res = HttpResponse::Ok();
     link_next(&mut res, &req, &state.config.public_base_url, sessions.next.as_ref());
     Ok(res.json(body))
+}
+
+/// Renames a session's document. The title names its exports and shows in listings; the
+/// document, its versions and `updated_at` are unchanged. Consumes no operations.
+#[utoipa::path(
+    patch,
+    path = "/v1/sessions/{session_id}",
+    tag = "sessions",
+    security(("bearer" = [])),
+    params(("session_id" = String, Path)),
+    request_body(content = SessionUpdate),
+    responses(
+        (status = 200, description = "The session with its new title", body = SessionInfo),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = crate::openapi::ErrorBody),
+        (status = 404, description = "No such session for the caller", body = crate::openapi::ErrorBody),
+        (status = 422, description = "A bad session id, or a title that is missing, blank or longer than 200 characters", body = crate::openapi::ValidationErrorBody),
+    )
+)]
+pub async fn update_session(
+    state: web::Data<AppState>,
+    principal: ApiPrincipal,
+    path: web::Path<String>,
+    body: BodyOf,
+) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
+    let session = path_session(&path);
+    let mut f = Fields::body(&body.0)?;
+    let raw = f.required_str("title");
+    let cleaned = raw.map(title::clean);
+    match (raw, &cleaned) {
+        (Some(raw), Some(None)) => {
+            f.problem("title", "string_too_short", "String should have at least 1 character", json!(raw));
+        }
+        (Some(raw), _) if raw.chars().count() > TITLE_MAX_CHARS => {
+            let msg = format!("String should have at most {TITLE_MAX_CHARS} characters");
+            f.problem("title", "string_too_long", msg, json!(raw));
+        }
+        _ => {}
+    }
+    f.finish()?;
+    let session = session?;
+    let title = cleaned.flatten().unwrap_or_default();
+    let renamed = state.sessions.rename(principal.0.owner, &session, &title).await?;
+    let renamed = renamed.ok_or_else(|| ApiError::NotFound("Session not found".to_owned()))?;
+    Ok(HttpResponse::Ok().json(SessionInfo::from(renamed)))
 }

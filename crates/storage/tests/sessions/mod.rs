@@ -105,6 +105,43 @@ pub async fn session_lists_follow_the_stores_writes(db: &Db) {
     assert_eq!(all(db, ann).await.len(), 2);
 }
 
+/// A rename sets the title alone: not `updated_at`, not the document; only the owner's
+/// session; the list and the document show it at once; later commits keep it.
+pub async fn a_rename_changes_the_title_alone(db: &Db) {
+    use redline_ports::documents::NewVersion;
+    use redline_ports::DocumentStore;
+    let ann = Owner::User(UserId::new());
+    let bob = Owner::User(UserId::new());
+    let s = redline_domain::SessionId::parse("to-rename").unwrap();
+    let version = |id: &str, now: Millis| NewVersion {
+        version_id: id.to_owned(),
+        html: "<p>x</p>".to_owned(),
+        section_count: 1,
+        source: "upload".to_owned(),
+        title: Some("report".to_owned()),
+        now,
+    };
+    db.commit_version(ann, &s, None, &version("v1", T0)).await.unwrap();
+    let before = all(db, ann).await;
+    assert_eq!(before[0].title.as_deref(), Some("report"));
+
+    assert_eq!(db.rename_session(bob, &s, "Bob's").await.unwrap(), None, "another owner's session");
+    let unknown = redline_domain::SessionId::parse("nothing-here").unwrap();
+    assert_eq!(db.rename_session(ann, &unknown, "x").await.unwrap(), None);
+
+    let renamed = db.rename_session(ann, &s, "Quarterly report — 東京").await.unwrap().unwrap();
+    let expected = SessionSummary { title: Some("Quarterly report — 東京".to_owned()), ..before[0].clone() };
+    assert_eq!(renamed, expected, "only the title changed");
+    assert_eq!(all(db, ann).await, vec![expected.clone()], "the list shows it at once");
+    let doc = db.document(ann, &s).await.unwrap().unwrap();
+    assert_eq!((doc.title.as_deref(), doc.version_id.as_deref()), (Some("Quarterly report — 東京"), Some("v1")));
+
+    // A later commit offering a title (an upload's) keeps the one given.
+    db.commit_version(ann, &s, None, &version("v2", T0 + 5)).await.unwrap();
+    let doc = db.document(ann, &s).await.unwrap().unwrap();
+    assert_eq!(doc.title.as_deref(), Some("Quarterly report — 東京"));
+}
+
 /// Replicas on one database: a list kept by replica B shows a write of replica A right
 /// after it (on PostgreSQL A announces it over `LISTEN/NOTIFY` and B drops its kept list;
 /// on SQLite one process serves the file, so A and B are one store). The deadline is well
