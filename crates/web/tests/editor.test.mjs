@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeLlm, Service, assertAccessible, email, launch, mailedLink, openPage, repo, screenshot } from './support.mjs';
+import { FakeLlm, Service, assertAccessible, email, launch, mailedLink, openPage, repo, screenshot, watchOrigins } from './support.mjs';
 
 /** @type {import('playwright-core').Browser} */
 let browser;
@@ -36,9 +36,11 @@ async function account(service, context) {
   return { address, call };
 }
 
-/** A document of the given sections (`[id, html]`), stored through the API. */
+/** A document of the given sections, stored through the API, titled by its `<h1>` (else its id). */
 async function createDocument(/** @type {(m: string, p: string, j?: unknown) => Promise<any>} */ call, /** @type {string} */ id, /** @type {string[]} */ sections) {
-  const res = await call('PUT', `/v1/documents/${id}`, { html: sections.join('\n'), title: id });
+  const heading = sections.find((s) => s.startsWith('<h1'));
+  const title = heading ? heading.replace(/<[^>]+>/g, '') : id;
+  const res = await call('PUT', `/v1/documents/${id}`, { html: sections.join('\n'), title });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body;
 }
@@ -272,7 +274,7 @@ describe('the editor with the builtin model', () => {
       const path = await download.path();
       const bytes = readFileSync(path);
       assert.equal(bytes.subarray(0, magic.length).toString('latin1'), magic, `${format} is a real file`);
-      assert.match(download.suggestedFilename(), /^fables\.(docx|pdf)$/);
+      assert.match(download.suggestedFilename(), /^Fables\.(docx|pdf)$/);
     }
     // Mailed only to a verified address: refused in words until the mailed link is opened.
     await page.getByRole('button', { name: 'Email me a link' }).click();
@@ -313,7 +315,9 @@ describe('the editor with the builtin model', () => {
     await page.getByLabel('Message to the AI').fill('replace "apple" with "pear"');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByText('The connection dropped and came back').waitFor();
-    await page.waitForFunction(() => /One pear/.test(document.querySelector('article.document')?.textContent || ''));
+    // Applied without review: the changed sections are marked in the document.
+    await page.getByRole('group', { name: 'Changed by the AI: section 2' }).locator('ins.redline-ins', { hasText: 'pear' }).waitFor();
+    assert.match(await storedText(call, 'drop'), /One pear/);
     assert.deepEqual(resumedFrom, ['2'], 'it reconnected once, from event 2');
     guard.check();
     await context.close();
@@ -359,8 +363,15 @@ describe('the editor with the builtin model', () => {
     await deletion.waitFor();
     assert.equal(((await deletion.locator('del.redline-del').allTextContents()).join(' ')).replace(/\s+/g, ' ').trim(), 'Maybe drop this one.');
     assert.equal(await deletion.locator('ins').count(), 0);
+    // Reject all marks the change and waits for Finish, which then has the keyboard.
     await page.getByRole('button', { name: 'Reject all' }).click();
+    await deletion.getByText('Rejected', { exact: true }).waitFor();
+    await page.waitForFunction(() => document.activeElement?.id === 'review-finish');
+    assert.match(await storedText(call, 'cut'), /Maybe drop this one\./, 'nothing is sent before Finish');
+    await page.keyboard.press('Enter');
     await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor({ state: 'detached' });
+    // After Finish the keyboard is in the chat's message box, beside the AI's summary.
+    await page.waitForFunction(() => document.activeElement?.id === 'chat-message');
     await page.locator('.message.assistant').first().waitFor();
     assert.match(await storedText(call, 'cut'), /Maybe drop this one\./, 'the section stays');
     guard.check();
@@ -396,11 +407,205 @@ describe('the editor with the builtin model', () => {
     await page.waitForFunction(() => document.querySelectorAll('.version-list li').length === 3);
     assert.match((await versions.first().textContent()) || '', /An earlier version, restored/);
     assert.equal(await versions.first().locator('.badge', { hasText: 'Current' }).count(), 1);
+    await screenshot(page, 'versions-restored');
     // The restored version keeps its sections: compared section by section, nothing changed.
     await versions.last().getByRole('button', { name: /^Preview/ }).click();
     await preview.getByRole('button', { name: 'Compare with the current version' }).click();
     await preview.getByRole('status').filter({ hasText: 'From this version to the current one: no change in words.' }).waitFor();
     assert.equal(await preview.locator('del.redline-del, ins.redline-ins').count(), 0);
+    guard.check();
+    await context.close();
+  });
+
+  test('the title is renamed in the editor and the list; a pasted heading does not rename it', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 1366, height: 900 });
+    const { call } = await account(service, context);
+    await createDocument(call, 'named', ['<h1>Quarterly plan</h1>', '<p>The plan.</p>']);
+    await openEditor(page, service, 'named', 'Quarterly plan');
+    // The numbers review cards name sections by are shown, and the side tabs fit one row.
+    assert.deepEqual(await page.locator('article.document .section-number').allTextContents(), ['1', '2']);
+    const tops = await page.locator('.editor-side [role=tab]').evaluateAll((tabs) => tabs.map((t) => t.getBoundingClientRect().top));
+    assert.equal(new Set(tops).size, 1, `the side tabs wrap at 1366 px: ${tops}`);
+
+    // A heading pasted at the top of the document is text, not the title.
+    const head = page.locator('.editor-head');
+    await page.getByRole('button', { name: 'Edit section 1' }).click();
+    const section = page.getByRole('textbox', { name: 'Section 1' });
+    await section.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('Another heading');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    await head.getByRole('heading', { name: 'Quarterly plan', level: 1 }).waitFor();
+
+    // Renamed in place: Escape puts the name back, Enter saves, the keyboard returns to Rename.
+    await head.getByRole('button', { name: 'Rename Quarterly plan' }).click();
+    const field = page.getByLabel('New name of Quarterly plan');
+    await field.fill('Abandoned');
+    await field.press('Escape');
+    await head.getByRole('heading', { name: 'Quarterly plan', level: 1 }).waitFor();
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Rename Quarterly plan');
+    await page.keyboard.press('Enter');
+    await field.fill('   ');
+    await field.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'A document needs a name' }).waitFor();
+    await field.fill('Plan for Q3: final');
+    await assertAccessible(page, 'renaming a document');
+    await field.press('Enter');
+    await head.getByRole('heading', { name: 'Plan for Q3: final', level: 1 }).waitFor();
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Rename Plan for Q3: final');
+    assert.equal((await call('GET', '/v1/documents/named')).body.title, 'Plan for Q3: final');
+
+    // Exports are named after it.
+    await page.getByRole('tab', { name: 'Export' }).click();
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: /^Download/ }).click();
+    assert.match((await download).suggestedFilename(), /^Plan for Q3_ final\.docx$/);
+
+    // The list shows it and renames too.
+    await page.getByRole('link', { name: '← Documents' }).click();
+    const row = page.getByRole('row', { name: /Plan for Q3: final/ });
+    await row.getByRole('button', { name: 'Rename Plan for Q3: final' }).click();
+    await row.getByLabel('New name of Plan for Q3: final').fill('Plan, renamed from the list');
+    await row.getByRole('button', { name: 'Save name' }).click();
+    await page.getByRole('link', { name: 'Plan, renamed from the list' }).waitFor();
+    assert.equal((await call('GET', '/v1/documents/named')).body.title, 'Plan, renamed from the list');
+    guard.check();
+    await context.close();
+  });
+
+  test('an editor load, a review and a comparison break no policy, styled content included', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 1366, height: 900 });
+    const watch = await watchOrigins(context, service.base);
+    const { call } = await account(service, context);
+    await createDocument(call, 'styled', [
+      '<h1 style="color: rgb(20, 60, 160)">Styled</h1>',
+      '<p style="text-align: center">A <span style="background-color: rgb(255, 240, 0)">marked</span> fox.</p>',
+      '<table><tbody><tr><td style="border: 1px solid black; padding: 4px">fox cell</td></tr></tbody></table>',
+    ]);
+    await createDocument(call, 'styled', [
+      '<h1 style="color: rgb(20, 60, 160)">Styled</h1>',
+      '<p style="text-align: center">A <span style="background-color: rgb(255, 240, 0)">marked</span> fox, changed.</p>',
+      '<table><tbody><tr><td style="border: 1px solid black; padding: 4px">fox cell</td></tr></tbody></table>',
+    ]);
+    await openEditor(page, service, 'styled', 'Styled');
+    const align = await page.locator('article.document p', { hasText: 'marked' }).evaluate((el) => getComputedStyle(el).textAlign);
+    assert.equal(align, 'center', 'the document\'s own styles apply');
+    await page.getByLabel('Message to the AI').fill('replace "fox" with "cat"');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor();
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    await page.locator('.version-list li').last().getByRole('button', { name: /^Preview/ }).click();
+    const preview = page.getByRole('dialog');
+    await preview.getByRole('button', { name: 'Compare with the current version' }).click();
+    await preview.locator('ins.redline-ins').first().waitFor();
+    await preview.getByRole('button', { name: 'Close' }).click();
+    watch.check();
+    guard.check();
+    await context.close();
+  });
+
+  test('a turn applied without review marks what it changed, until the marks are hidden', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 1366, height: 900 });
+    const { call } = await account(service, context);
+    await createDocument(call, 'direct', ['<h1>Direct</h1>', '<p>The old colour.</p>', '<p>Nothing here.</p>']);
+    await openEditor(page, service, 'direct', 'Direct');
+    await page.getByLabel('Let me review each change before it is applied').uncheck();
+    await page.getByLabel('Message to the AI').fill('replace "old" with "new"');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const marked = page.getByRole('group', { name: 'Changed by the AI: section 2' });
+    await marked.waitFor();
+    assert.equal((await marked.locator('del.redline-del').allTextContents()).join(' '), 'old');
+    assert.equal((await marked.locator('ins.redline-ins').allTextContents()).join(' '), 'new');
+    assert.equal(await page.locator('.change.applied').count(), 1, 'only the section it changed');
+    await page.getByRole('status').filter({ hasText: 'The AI changed 1 section without review' }).waitFor();
+    assert.match(await storedText(call, 'direct'), /The new colour\./, 'applied at once');
+    await assertAccessible(page, 'marks of a turn applied without review');
+    await page.getByRole('button', { name: 'Hide the marks' }).click();
+    await marked.waitFor({ state: 'detached' });
+    await page.locator('article.document .section', { hasText: 'The new colour.' }).waitFor();
+    guard.check();
+    await context.close();
+  });
+
+  test('a pasted picture becomes the document\'s own; one from another site is left out with a sentence', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 1366, height: 900 });
+    const { call } = await account(service, context);
+    await createDocument(call, 'pasted', ['<h1>Pasted</h1>', '<p>Before the picture.</p>']);
+    await openEditor(page, service, 'pasted', 'Pasted');
+    await page.getByRole('button', { name: 'Edit section 2' }).click();
+    const section = page.getByRole('textbox', { name: 'Section 2' });
+    await section.click();
+    await page.keyboard.press('End');
+    // A screenshot on the clipboard: a PNG file.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    await section.evaluate((el, b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const data = new DataTransfer();
+      data.items.add(new File([bytes], 'screenshot.png', { type: 'image/png' }));
+      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    }, png);
+    const img = section.locator('img');
+    await img.waitFor();
+    assert.match((await img.getAttribute('src')) || '', /\/v1\/documents\/images\/img_[0-9a-f]{32}$/);
+    assert.ok(await img.evaluate((el) => /** @type {HTMLImageElement} */ (el).complete && /** @type {HTMLImageElement} */ (el).naturalWidth === 1), 'it shows');
+    // HTML from another site: its picture cannot be read here, so it is left out, and said.
+    await section.evaluate((el) => {
+      const data = new DataTransfer();
+      // Rich HTML as a browser copies it, inline styles and all: pasted without a policy breach.
+      data.setData('text/html', '<p style="color: rgb(10, 10, 10); font-family: Arial">Copied <b style="font-weight: 700">words</b> <img src="https://elsewhere.example/chart.png" alt="chart"></p>');
+      data.setData('text/plain', 'Copied words');
+      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    await page.getByRole('status').filter({ hasText: 'A picture from another site was left out' }).waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    const stored = String((await call('GET', '/v1/documents/pasted')).body.html);
+    assert.match(stored, /<img [^>]*src="[^"]*\/v1\/documents\/images\/img_[0-9a-f]{32}"/);
+    assert.match(stored, /Copied <b>words<\/b>/);
+    assert.doesNotMatch(stored, /remote image|elsewhere\.example/);
+    guard.check();
+    await context.close();
+  });
+
+  test('on a phone the document and the chat are tabs of one screen, and the review bar is compact', async () => {
+    const { page, context, guard } = await openPage(browser, { width: 390, height: 844 });
+    const { call } = await account(service, context);
+    const sections = ['<h1>Phone</h1>'];
+    for (let i = 2; i <= 31; i++) sections.push(`<p>Paragraph ${i} about the fox, long enough to wrap on a phone's narrow screen.</p>`);
+    await createDocument(call, 'phone', sections);
+    await openEditor(page, service, 'phone', 'Phone');
+    const tabs = page.getByRole('tablist', { name: 'Show' });
+    await tabs.waitFor();
+    assert.equal(await tabs.getByRole('tab', { name: 'Document' }).getAttribute('aria-selected'), 'true');
+    assert.equal(await page.getByLabel('Message to the AI').isVisible(), false, 'the chat is a tab away, not below the document');
+
+    // The chat is one tap away, its message box on the first screen.
+    await tabs.getByRole('tab', { name: 'Chat' }).click();
+    const box = await page.getByLabel('Message to the AI').boundingBox();
+    assert.ok(box && box.y + box.height <= 844, `the message box is on screen: ${JSON.stringify(box)}`);
+    await page.getByLabel('Message to the AI').fill('replace "fox" with "cat"');
+    await page.getByRole('button', { name: 'Send' }).click();
+
+    // The review happens in the document, which its tab opens; the bar is compact.
+    const bar = page.getByRole('region', { name: "Review of the AI's changes" });
+    await bar.waitFor();
+    await tabs.getByRole('tab', { name: /^Document \(30 to review\)/ }).waitFor();
+    const height = (await bar.boundingBox())?.height || 0;
+    assert.ok(height > 0 && height <= 130, `the review bar takes ${height} px of 844`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the editor scrolls sideways by ${overflow} px`);
+    await assertAccessible(page, 'editor on a phone, reviewing');
+    await screenshot(page, 'phone-editor', { screen: true });
+    await bar.getByRole('button', { name: 'Accept all' }).click();
+    await page.waitForFunction(() => document.activeElement?.id === 'review-finish');
+    await page.keyboard.press('Enter');
+    await bar.waitFor({ state: 'detached' });
+    // Finish leads to the chat, where the AI says what was applied.
+    await page.waitForFunction(() => document.activeElement?.id === 'chat-message');
+    assert.equal(await tabs.getByRole('tab', { name: 'Chat' }).getAttribute('aria-selected'), 'true');
+    await page.locator('.message.assistant', { hasText: '30 of 30 proposed changes applied after review.' }).waitFor();
+    assert.match(await storedText(call, 'phone'), /Paragraph 31 about the cat/);
     guard.check();
     await context.close();
   });
@@ -414,6 +619,18 @@ describe('the editor with the builtin model', () => {
     await openEditor(page, service, 'long', 'Long');
     await page.getByText('Paragraph 1000 of the long document').waitFor({ state: 'attached' });
     assert.equal(await page.locator('article.document .section').count(), 1000);
+
+    // A save far down keeps the screen and the keyboard at the section saved.
+    await page.getByRole('button', { name: 'Edit section 600' }).click();
+    await page.getByRole('textbox', { name: 'Section 600' }).press('Control+End');
+    await page.keyboard.type(' Edited.');
+    await page.keyboard.press('Control+s');
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Edit section 600');
+    const shown = await page.getByText('Paragraph 600 of the long document').boundingBox();
+    assert.ok(shown && shown.y >= 0 && shown.y < 900, `section 600 is still on screen after the save: ${JSON.stringify(shown)}`);
+    const saved = await storedText(call, 'long');
+    assert.ok(saved.includes('Paragraph 600 of the long document, with enough words to wrap on a narrow screen. Edited.'), 'section 600 saved with the edit');
     await page.getByText('Paragraph 1000 of the long document').scrollIntoViewIfNeeded();
 
     /** @type {string[]} */
@@ -497,8 +714,16 @@ describe('the editor with the OpenAI-wire fake', () => {
     // The accepted change is in the document while the AI's second proposal waits.
     await page.locator('article.document .section', { hasText: 'Accepted words from the AI.' }).waitFor();
     await bar.getByRole('button', { name: 'Accept all' }).click();
+    await bar.getByRole('button', { name: /^Finish: apply 1, reject 0/ }).click();
     await bar.waitFor({ state: 'detached' });
     await page.getByText('Here is a shorter summary.').waitFor();
+    // The chat keeps the round the note sent back: the AI's first answer, the note, the retry.
+    const said = await page.locator('.messages > li.message').evaluateAll((items) =>
+      items.map((li) => `${li.querySelector('.who')?.textContent}: ${li.querySelector('p')?.textContent}`));
+    assert.equal(said.length, 4, said.join('\n'));
+    assert.match(said[1], /^AI: [\s\S]*1 of 3 proposed changes applied after review\.$/);
+    assert.match(said[2], /^Your review: My notes on the changes I rejected:\nOn the new section after section 3: Make it one line\.$/);
+    assert.match(said[3], /^AI: Here is a shorter summary\.[\s\S]*1 of 1 proposed change applied after review\.$/);
     const text = await storedText(call, sessionId);
     assert.match(text, /Accepted words from the AI\./);
     assert.match(text, /Short summary\./);

@@ -223,14 +223,16 @@ export async function assertAccessible(page, name) {
 }
 
 /**
- * Saves a screenshot under docs/screenshots when REDLINE_SCREENSHOTS=1.
+ * Saves a screenshot under docs/screenshots when REDLINE_SCREENSHOTS=1: the whole page, or
+ * with `screen` what the screen shows (a long page on a phone).
  * @param {import('playwright-core').Page} page
  * @param {string} name
+ * @param {{screen?: boolean}} [options]
  */
-export async function screenshot(page, name) {
+export async function screenshot(page, name, options = {}) {
   if (!screenshots) return;
   mkdirSync(screenshots, { recursive: true });
-  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: !options.screen });
 }
 
 /** A unique e-mail address for a test user. @param {string} who */

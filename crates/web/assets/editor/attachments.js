@@ -31,6 +31,7 @@ export function AttachmentsPanel({ sessionId }) {
   const [items, setItems] = useState(/** @type {any[] | null} */ (null));
   const [more, setMore] = useState(/** @type {string | null} */ (null));
   const [sent, setSent] = useState(/** @type {number | null} */ (null));
+  const [over, setOver] = useState(false);
   const input = useRef(/** @type {HTMLInputElement | null} */ (null));
   const list = useAction();
   const send = useAction();
@@ -93,17 +94,21 @@ export function AttachmentsPanel({ sessionId }) {
 
   return html`<section class="attachments" aria-label="Attachments">
     <p class="meta">Files the AI can search and quote while it works on this document (PDF, DOCX, RTF, Markdown, HTML or text, up to 50 MB).</p>
-    <div class="field">
-      <label for="attachment-file">Attach a file</label>
-      <input id="attachment-file" ref=${input} type="file" accept=${ACCEPT} disabled=${send.busy}
+    <div class=${over ? 'dropzone compact over' : 'dropzone compact'}
+      onDragOver=${(/** @type {DragEvent} */ e) => { e.preventDefault(); setOver(true); }}
+      onDragLeave=${() => setOver(false)}
+      onDrop=${(/** @type {DragEvent} */ e) => { e.preventDefault(); setOver(false); const f = e.dataTransfer?.files[0]; if (f) start(f); }}>
+      <label class=${`button${send.busy ? ' disabled' : ''}`} for="attachment-file">Attach a file</label>
+      <input id="attachment-file" class="visually-hidden" ref=${input} type="file" accept=${ACCEPT} disabled=${send.busy}
         onChange=${(/** @type {any} */ e) => e.currentTarget.files?.[0] && start(e.currentTarget.files[0])} />
+      <span class="meta"> or drop it here</span>
     </div>
     ${sent !== null && html`<${Progress} value=${sent} label="Upload progress" />`}
     <${Notice} message=${send.error || list.error || remove.error} />
     ${items === null ? html`<p class="loading">Loading the attachments…</p>` : items.length === 0 ? html`<p>No attachments yet.</p>` : html`<ul class="attachment-list">
       ${items.map((a) => html`<li key=${a.attachment_id}>
         <div><strong>${a.filename}</strong> <span class="meta">${size(a.file_size)}</span></div>
-        <div class=${`status status-${a.status}`} role="status">${STATUS[a.status] || a.status}${a.status === 'completed' ? ` · ${a.passage_count} passages` : ''}</div>
+        <div class=${`status status-${a.status}`} role="status">${a.status === 'completed' ? 'Ready: the AI can search and quote it' : STATUS[a.status] || a.status}</div>
         ${WORKING.includes(a.status) && html`<${Progress} value=${(a.progress || 0) / 100} label=${`Reading ${a.filename}`} />`}
         ${a.error && html`<p class="field-error">${a.error}</p>`}
         <${ConfirmButton} label=${`Remove ${a.filename}`} question="Remove this file? The AI will no longer find it." confirmLabel="Remove" busy=${remove.busy} onConfirm=${() => del(a.attachment_id)} />

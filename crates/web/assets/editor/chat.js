@@ -56,11 +56,11 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
     <ol class="messages" ref=${list} aria-live="polite" aria-label="Conversation">
       ${messages === null && html`<li class="loading">Loading the conversation…</li>`}
       ${messages && messages.length === 0 && !job && html`<li class="meta">Ask the AI to change this document: “replace "draft" with "final"”, “shorten section 2”, “what does the contract say about payment?”</li>`}
-      ${(messages || []).map((m) => html`<li key=${m.message_id} class=${`message ${m.role}`}>
-        <span class="who">${m.role === 'user' ? 'You' : 'AI'}</span>
+      ${(messages || []).map((m, i) => html`<li key=${m.message_id} class=${`message ${m.role}${m.role === 'user' && !opensTurn(messages || [], i) ? ' notes' : ''}`}>
+        <span class="who">${m.role === 'user' ? (opensTurn(messages || [], i) ? 'You' : 'Your review') : 'AI'}</span>
         <span class="when meta">${formatDate(m.created_at)}</span>
         <p>${m.content}</p>
-        ${m.role === 'user' && !answeredOnly(m) && html`<div class="turn-actions">${confirming === m.message_id
+        ${m.role === 'user' && opensTurn(messages || [], i) && !answeredOnly(m) && html`<div class="turn-actions">${confirming === m.message_id
           ? html`<span class="confirm" role="group" aria-label="Undo this turn?">
               <span>Undo this turn and everything after it? The document goes back to how it was before it.</span>
               <button type="button" class="danger" disabled=${reverting !== null} onClick=${() => { setConfirming(null); onRevert(m); }}>Undo</button>
@@ -71,7 +71,7 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
       ${job && html`<li class="message user pending-turn"><span class="who">You</span><p>${job.message}</p></li>`}
       ${job && html`<li class="message ai job" aria-busy=${running ? 'true' : 'false'}>
         <span class="who">AI</span>
-        <span class="meta job-status" role="status">${STATUS_WORDS[job.status] || job.status}${job.edits ? ` · ${job.edits}` : ''}</span>
+        <span class="meta job-status" id="job-status" tabindex="-1" role="status">${STATUS_WORDS[job.status] || job.status}${job.edits ? ` · ${job.edits}` : ''}</span>
         ${running && !waiting && html`<${Progress} value=${job.progress / 100} label="Progress of the AI's work" />`}
         ${job.connection === 'reconnecting' && html`<p class="notice notice-info connection" role="status">The connection to Redline was lost. Reconnecting…</p>`}
         ${job.connection === 'resumed' && html`<p class="notice notice-success connection" role="status">Reconnected: picking up where it left off.</p>`}
@@ -94,6 +94,17 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
         : 'The AI is working on this document.'}</span>`}</div>
     </form>
   </section>`;
+}
+
+/**
+ * Whether the message at `i` opens a turn: the request, not the reviewer's notes on a round
+ * the turn's AI tried again (those share its job).
+ * @param {Message[]} messages
+ * @param {number} i
+ */
+export function opensTurn(messages, i) {
+  const m = messages[i];
+  return m.job_id === null || !messages.slice(0, i).some((e) => e.job_id === m.job_id);
 }
 
 /**

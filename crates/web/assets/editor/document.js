@@ -7,6 +7,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { html } from '../lib/html.js';
 import { editable, mount, serialize } from '../lib/sections.js';
 import { redline } from '../lib/redline.js';
+import { paste } from './pictures.js';
 
 /**
  * @typedef {import('../lib/sections.js').Section} Section
@@ -20,11 +21,13 @@ import { redline } from '../lib/redline.js';
  *   drafts: Record<string, SectionDraft>,
  *   open: string[],
  *   review: Review | null,
+ *   marks?: Map<string, Change> | null,
  *   busy: boolean,
  *   onOpen: (id: string) => void,
  *   onDraft: (id: string, html: string) => void,
  *   onSave: () => void,
  *   onDiscard: (id: string) => void,
+ *   onPicture: (picture: Blob) => Promise<string>,
  *   onDecide: (id: string, decision: 'accept' | 'reject' | null, note?: string) => void,
  *   onLink: (href: string) => void,
  * }} PaneProps
@@ -111,10 +114,13 @@ export function DocumentPane(props) {
     ${sections.slice(0, shown).map((s) => {
       const n = number.get(s.id) || 0;
       const change = byChunk.edits.get(s.id);
+      const mark = !change && props.marks ? props.marks.get(s.id) : undefined;
       return html`${change
         ? html`<${ChangeView} key=${change.change_id} change=${change} label=${`${change.operation === 'delete' ? 'Proposed deletion of' : 'Proposed edit to'} section ${n}`} ...${changeProps(props, change)} />`
+        : mark && !props.open.includes(s.id)
+        ? html`<${AppliedView} key=${`applied-${mark.change_id}`} change=${mark} number=${n} onOpen=${props.onOpen} />`
         : html`<${SectionView} key=${s.id} section=${s} number=${n} editing=${props.open.includes(s.id)} draft=${props.drafts[s.id]} busy=${props.busy}
-            onOpen=${props.onOpen} onDraft=${props.onDraft} onSave=${props.onSave} onDiscard=${props.onDiscard} />`}
+            onOpen=${props.onOpen} onDraft=${props.onDraft} onSave=${props.onSave} onDiscard=${props.onDiscard} onPicture=${props.onPicture} />`}
         ${createsAfter(s.id)}`;
     })}
     ${shown < sections.length && html`<p class="loading">Loading sections ${shown + 1}–${sections.length}…</p>`}
@@ -138,10 +144,11 @@ function changeProps(props, c) {
 /**
  * @param {{section: Section, number: number, editing: boolean, draft?: SectionDraft, busy: boolean,
  *   onOpen: (id: string) => void, onDraft: (id: string, html: string) => void, onSave: () => void,
- *   onDiscard: (id: string) => void}} props
+ *   onDiscard: (id: string) => void, onPicture: (picture: Blob) => Promise<string>}} props
  */
-function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, onSave, onDiscard }) {
+function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, onSave, onDiscard, onPicture }) {
   const box = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const [told, setTold] = useState(/** @type {string | null} */ (null));
   // Mounted again only when the section's stored HTML changes or editing starts or stops: while
   // editing, the DOM is the truth and the draft follows it.
   useLayoutEffect(() => {
@@ -159,9 +166,11 @@ function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, o
   }, [section.html, editing]);
 
   if (!editing) {
+    // The number review cards and the AI name a section by, in the margin.
     return html`<div class="section" data-section=${section.id}>
+      <span class="section-number" aria-hidden="true" title=${`Section ${number}`}>${number}</span>
       <div class="section-body" ref=${box}></div>
-      ${editable(section.id) && html`<button type="button" class="section-edit" aria-label=${`Edit section ${number}`} title="Edit this section" onClick=${() => onOpen(section.id)}>Edit</button>`}
+      ${editable(section.id) && html`<button type="button" class="section-edit" id=${`edit-${section.id}`} aria-label=${`Edit section ${number}`} title="Edit this section" onClick=${() => onOpen(section.id)}>Edit</button>`}
     </div>`;
   }
 
@@ -189,6 +198,16 @@ function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, o
     onInput();
   };
   const keep = (/** @type {MouseEvent} */ e) => e.preventDefault();
+  /** @param {ClipboardEvent} e */
+  const onPaste = (e) => {
+    const pasting = paste(e, onPicture);
+    if (!pasting) return;
+    setTold(null);
+    pasting.then((message) => {
+      setTold(message);
+      onInput();
+    });
+  };
   return html`<div class="section editing" data-section=${section.id}>
     <div class="section-toolbar" role="toolbar" aria-label=${`Formatting of section ${number}`}>
       <button type="button" onMouseDown=${keep} onClick=${() => format('bold')} title="Bold (Ctrl+B)"><b>B</b><span class="visually-hidden"> Bold</span></button>
@@ -199,7 +218,8 @@ function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, o
       <button type="button" class="primary" disabled=${busy} onClick=${onSave} title="Save (Ctrl+S)">Save</button>
       <button type="button" onClick=${() => onDiscard(section.id)}>${draft ? 'Discard my edit' : 'Close'}</button>
     </div>
-    <div class="section-body" ref=${box} onInput=${onInput} onKeyDown=${onKeyDown}></div>
+    ${told && html`<p class="notice notice-info" role="status">${told}</p>`}
+    <div class="section-body" ref=${box} onInput=${onInput} onKeyDown=${onKeyDown} onPaste=${onPaste}></div>
   </div>`;
 }
 
@@ -258,6 +278,29 @@ function ChangeView({ change, label, decision, note, stale, current, busy, onDec
           <button type="button" class="reject" aria-pressed=${decision === 'reject' && !note} disabled=${busy} onClick=${() => onDecide(change.change_id, decision === 'reject' && !note ? null : 'reject')}>Reject</button>
           <button type="button" disabled=${busy} onClick=${() => setWriting(true)}>Reject with a note…</button>
         </div>`}
+  </div>`;
+}
+
+/**
+ * A section the AI changed in a turn applied without review: what it did, as a redline, until
+ * the marks are hidden or the document changes again.
+ * @param {{change: Change, number: number, onOpen: (id: string) => void}} props
+ */
+function AppliedView({ change, number, onOpen }) {
+  const box = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const marked = useMemo(() => redline(change.operation === 'create' ? '' : change.old_html || '', change.new_html || ''), [change.change_id]);
+  useLayoutEffect(() => {
+    if (box.current) mount(box.current, marked.html);
+  }, [marked]);
+  const label = `${change.operation === 'create' ? 'Written' : 'Changed'} by the AI: section ${number}`;
+  return html`<div class="change applied" role="group" aria-label=${label} data-section=${change.chunk_id}>
+    <div class="change-head">
+      <strong>${label}</strong>
+      <span class="meta">${change.operation === 'create' ? 'a new section' : `${marked.inserted} ${marked.inserted === 1 ? 'word' : 'words'} in, ${marked.deleted} out`}</span>
+      <button type="button" class="link" aria-label=${`Edit section ${number}`} onClick=${() => onOpen(change.chunk_id)}>Edit</button>
+    </div>
+    <div class="redline" ref=${box}></div>
+    ${change.ai_explanation && html`<p class="explanation"><span class="meta">The AI’s reason: </span>${change.ai_explanation}</p>`}
   </div>`;
 }
 

@@ -71,7 +71,7 @@ export function ReviewBar({ review, order, busy, error, onMove, onAll, onFinish 
       <button type="button" onClick=${() => move(1)} aria-keyshortcuts="J" title="Next change (J)">Next</button>
       <button type="button" class="accept" disabled=${busy} onClick=${() => onAll('accept')}>Accept all</button>
       <button type="button" class="reject" disabled=${busy} onClick=${() => onAll('reject')}>Reject all</button>
-      <button type="button" class="primary" disabled=${busy || accepted + rejected === 0} onClick=${onFinish}>${busy ? 'Sending…' : finish}</button>
+      <button type="button" class="primary" id="review-finish" disabled=${busy || accepted + rejected === 0} onClick=${onFinish}>${busy ? 'Sending…' : finish}</button>
     </div>
     <p class="meta keys">Keys: J / K next and previous, A accept, R reject.</p>
     <${Notice} message=${error} />

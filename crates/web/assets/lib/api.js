@@ -47,7 +47,7 @@ function headersFor(path) {
 /**
  * @param {string} method
  * @param {string} path
- * @param {unknown} [json] a body sent as JSON
+ * @param {unknown} [json] a body sent as JSON (a Blob is sent as its bytes)
  * @returns {Promise<any>} the JSON answer (null for 204)
  */
 export async function api(method, path, json) {
@@ -66,7 +66,10 @@ export async function apiWithHeaders(method, path, json) {
   const headers = headersFor(path);
   /** @type {RequestInit} */
   const init = { method, headers, credentials: 'same-origin' };
-  if (json !== undefined) {
+  if (json instanceof Blob) {
+    headers['Content-Type'] = 'application/octet-stream';
+    init.body = json;
+  } else if (json !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(json);
   }
@@ -103,9 +106,25 @@ export async function download(method, path, json) {
     const body = parse(await res.text());
     throw problem(res.status, body, (name) => res.headers.get(name));
   }
-  const disposition = res.headers.get('Content-Disposition') || '';
-  const match = /filename="([^"]+)"/.exec(disposition);
-  return { blob: await res.blob(), filename: match ? match[1] : 'document' };
+  return { blob: await res.blob(), filename: dispositionName(res.headers.get('Content-Disposition') || '') };
+}
+
+/**
+ * The file name a `Content-Disposition` gives: its `filename*` in full (RFC 6266), else its
+ * ASCII `filename`.
+ * @param {string} disposition
+ */
+export function dispositionName(disposition) {
+  const full = /filename\*=UTF-8''([^;]+)/i.exec(disposition);
+  if (full) {
+    try {
+      return decodeURIComponent(full[1].trim());
+    } catch {
+      // A malformed encoding: the ASCII name below.
+    }
+  }
+  const plain = /filename="([^"]+)"|filename=([^;]+)/i.exec(disposition);
+  return plain ? (plain[1] || plain[2]).trim() : 'document';
 }
 
 /**

@@ -69,14 +69,6 @@ export function textOf(markup) {
   return (parse(markup).textContent || '').replace(/\s+/g, ' ').trim();
 }
 
-/** The text of the document's first heading, if any. @param {Section[]} sections */
-export function titleOf(sections) {
-  for (const s of sections.slice(0, 50)) {
-    if (/^<h[1-3][\s>]/i.test(s.html)) return textOf(s.html);
-  }
-  return '';
-}
-
 /**
  * An element's HTML as it should be saved: the editing attributes taken off.
  * @param {Element} el

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { actingFor, api, apiWithHeaders, formatDate, nextLink, upload } from '../lib/api.js';
 import { Link, documentPath, navigate } from '../lib/router.js';
+import { TitleEditor } from '../lib/title.js';
 import { ConfirmButton, Field, Notice, Progress, useAction } from '../lib/ui.js';
 
 const ACCEPT = '.pdf,.docx,.rtf,.md,.html,.htm,.txt';
@@ -55,7 +56,10 @@ export function Documents({ orgName }) {
       <table class="list documents">
         <thead><tr><th scope="col">Title</th><th scope="col">Updated</th><th scope="col">Sections</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${sessions.map((s) => html`<tr key=${s.session_id}>
-          <td data-label="Title"><${Link} href=${documentPath(s.session_id, actingFor())}>${s.title || s.session_id}<//></td>
+          <td data-label="Title"><${TitleEditor} sessionId=${s.session_id} title=${s.title}
+            onRenamed=${(/** @type {string} */ title) => setSessions((before) => (before || []).map((b) => (b.session_id === s.session_id ? { ...b, title } : b)))}>
+            <${Link} href=${documentPath(s.session_id, actingFor())}>${s.title || s.session_id}<//>
+          <//></td>
           <td data-label="Updated">${formatDate(s.updated_at)}</td>
           <td data-label="Sections">${s.section_count}</td>
           <td><${ConfirmButton} label=${`Delete ${s.title || s.session_id}`} question="Delete this document, its versions and its chat? This cannot be undone." confirmLabel="Delete for ever" onConfirm=${() => del(s.session_id)} /></td>

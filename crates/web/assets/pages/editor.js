@@ -3,16 +3,17 @@
 // one in place; a conflicting save is a choice, never a silent overwrite), and the AI's
 // proposed changes as redlines to accept or reject. The side panel has the chat, the versions,
 // the attachments and the export. docs/web.md, "The editor", says which endpoint feeds what.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { ApiError, api } from '../lib/api.js';
 import { Link } from '../lib/router.js';
 import { Notice, useAction } from '../lib/ui.js';
-import { joinSections, splitSections, titleOf } from '../lib/sections.js';
+import { joinSections, splitSections } from '../lib/sections.js';
+import { TitleEditor } from '../lib/title.js';
 import { DocumentPane, reviewOrder } from '../editor/document.js';
 import { loadDecisions, loadDraft, storeDecisions, storeDraft } from '../editor/drafts.js';
 import { useJob } from '../editor/job.js';
-import { ChatPanel } from '../editor/chat.js';
+import { ChatPanel, opensTurn } from '../editor/chat.js';
 import { ReviewBar, approval, staleIn, useReviewKeys } from '../editor/review.js';
 import { VersionsPanel } from '../editor/versions.js';
 import { AttachmentsPanel } from '../editor/attachments.js';
@@ -23,8 +24,9 @@ import { ConflictBox, LinkDialog } from '../editor/dialogs.js';
  * @typedef {import('../lib/sections.js').Section} Section
  * @typedef {import('../editor/drafts.js').Draft} Draft
  * @typedef {import('../editor/document.js').Review} Review
+ * @typedef {import('../editor/document.js').Change} Change
  * @typedef {import('../editor/chat.js').Message} Message
- * @typedef {{sections: Section[], versionId: string | null, updatedAt: string | null}} Doc
+ * @typedef {{sections: Section[], versionId: string | null, updatedAt: string | null, title: string | null}} Doc
  * @typedef {{theirs: Doc, ids: string[]}} Conflict
  */
 
@@ -38,7 +40,7 @@ const TABS = [
 
 /** @param {any} body a document as the API gives it @returns {Doc} */
 function docOf(body) {
-  return { sections: splitSections(body.html || ''), versionId: body.version_id ?? null, updatedAt: body.updated_at ?? null };
+  return { sections: splitSections(body.html || ''), versionId: body.version_id ?? null, updatedAt: body.updated_at ?? null, title: body.title ?? null };
 }
 
 /**
@@ -80,6 +82,13 @@ export function Editor({ sessionId, me, org }) {
   const [review, setReview] = useState(/** @type {Review | null} */ (null));
   const [messages, setMessages] = useState(/** @type {Message[] | null} */ (null));
   const [tab, setTab] = useState('chat');
+  // On a phone the document and the side panel are tabs of one screen (docs/web.md): which
+  // one shows. Wider screens show both, whatever this says.
+  const [pane, setPane] = useState(/** @type {'document' | 'side'} */ ('document'));
+  // What a turn applied without review, marked in the document while it is the version that
+  // turn made (docs/web.md).
+  const [marks, setMarks] = useState(/** @type {{versionId: string, changes: Change[]} | null} */ (null));
+  const reviewed = useRef(/** @type {Set<string>} */ (new Set()));
   const [link, setLink] = useState(/** @type {string | null} */ (null));
   const [saved, setSaved] = useState(/** @type {string | null} */ (null));
   const [chatError, setChatError] = useState(/** @type {string | null} */ (null));
@@ -154,6 +163,7 @@ export function Editor({ sessionId, me, org }) {
     delete nextSections[id];
     setDraft({ ...draft, sections: nextSections });
     setOpen(open.filter((o) => o !== id));
+    focusWhenReady(`edit-${id}`);
   };
 
   /**
@@ -171,6 +181,8 @@ export function Editor({ sessionId, me, org }) {
         const next = docOf(body);
         setDoc(next);
         setDraft({ base: next.versionId, sections: {} });
+        // The keyboard (and the screen) stay at the section just saved, not the page's top.
+        if (open.length > 0) focusWhenReady(`edit-${open[0]}`);
         setOpen([]);
         setConflict(null);
         setSaved('Saved.');
@@ -194,6 +206,7 @@ export function Editor({ sessionId, me, org }) {
     save.run(async () => {
       if (!doc) return;
       if (!unsaved) {
+        if (open.length > 0) focusWhenReady(`edit-${open[0]}`);
         setOpen([]);
         return;
       }
@@ -235,11 +248,14 @@ export function Editor({ sessionId, me, org }) {
 
   /** @param {string} jobId @param {any[]} changes */
   const startReview = (jobId, changes) => {
+    reviewed.current.add(jobId);
     // Decisions made before a reload come back.
     const kept = loadDecisions(sessionId, jobId, changes.map((/** @type {any} */ c) => c.change_id));
     const open = reviewOrder(doc ? doc.sections : [], changes).filter((c) => !kept.decisions[c.change_id]);
     const first = open[0] || reviewOrder(doc ? doc.sections : [], changes)[0];
     setReview({ jobId, changes, ...kept, stale: [], current: first ? first.change_id : null });
+    // The changes are marked in the document: on a phone, that is where the review happens.
+    setPane('document');
     decide.setError(null);
   };
 
@@ -250,6 +266,11 @@ export function Editor({ sessionId, me, org }) {
     onFinal: async (final) => {
       setReview(null);
       storeDecisions(sessionId, null);
+      const applied = final.status === 'completed' ? final.result?.document_changes : null;
+      const changes = (applied?.changes || []).filter((/** @type {Change} */ c) => c.operation !== 'delete');
+      if (applied && applied.version_id && changes.length > 0 && !reviewed.current.has(final.job_id)) {
+        setMarks({ versionId: applied.version_id, changes });
+      }
       if (final.status === 'failed') setChatError(final.error || 'The AI could not finish. Nothing was changed.');
       if (final.status === 'cancelled') setChatNotice(final.error || 'The AI’s work was cancelled.');
       try {
@@ -314,13 +335,20 @@ export function Editor({ sessionId, me, org }) {
     }
   };
 
+  /** A picture pasted into a section, stored as the document's own: its URL. @param {Blob} picture */
+  const addPicture = async (picture) => {
+    const body = await api('POST', `/v1/documents/${encodeURIComponent(sessionId)}/images`, picture);
+    return String(body.url);
+  };
+
   /** @param {Message} m */
   const revert = async (m) => {
     setReverting(m.message_id);
     setChatError(null);
     try {
       const body = await api('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/revert`, { message_id: m.message_id });
-      setDoc(docOf(body));
+      // The revert's answer has no title: the one shown stays.
+      setDoc((d) => ({ ...docOf(body), title: d ? d.title : null }));
       setChatNotice('The turn was undone: the document is back to how it was before it.');
       await loadHistory();
     } catch (e) {
@@ -366,7 +394,13 @@ export function Editor({ sessionId, me, org }) {
         // Only the review just sent ends here: with feedback, the AI's next proposal may have
         // arrived (and opened a new review) before this answer did.
         setReview((r) => (r === review ? null : r));
-        if (answer.status === 'pending' || answer.status === 'in_progress') job.resumed();
+        const again = answer.status === 'pending' || answer.status === 'in_progress';
+        if (again) job.resumed();
+        // The keyboard goes where the answer is: the chat, to the AI's summary and the message
+        // box (or, while the AI tries again with the notes, its status).
+        setTab('chat');
+        setPane('side');
+        focusWhenReady(again ? 'job-status' : 'chat-message');
         await reload();
       } catch (e) {
         if (e instanceof ApiError && e.status === 409) {
@@ -379,10 +413,16 @@ export function Editor({ sessionId, me, org }) {
         throw e;
       }
     });
+  /** Accept all or Reject all marks every change, as a person would one by one; Finish sends. */
   const all = (/** @type {'accept' | 'reject'} */ d) => {
-    if (!review) return;
-    if (d === 'accept') submit({ job_id: review.jobId, approve_all: true });
-    else submit({ job_id: review.jobId, approve: [], reject: review.changes.map((c) => c.change_id) });
+    setReview((r) => {
+      if (!r) return r;
+      const decisions = Object.fromEntries(r.changes.map((c) => [c.change_id, d]));
+      const next = { ...r, decisions };
+      storeDecisions(sessionId, next);
+      return next;
+    });
+    focusWhenReady('review-finish');
   };
   useReviewKeys(Boolean(review) && !decide.busy, {
     next: () => review && order.length && setReview({ ...review, current: order[(order.findIndex((c) => c.change_id === review.current) + 1) % order.length].change_id }),
@@ -395,38 +435,54 @@ export function Editor({ sessionId, me, org }) {
     /** @type {Map<string, string>} */
     const map = new Map();
     // Only a turn that made a version names it: a question after it ends on the same version.
-    for (const m of messages || []) {
-      if (m.role === 'user' && m.version_after && m.version_after !== m.version_before) map.set(m.version_after, m.content);
-    }
+    const all = messages || [];
+    all.forEach((m, i) => {
+      if (m.role === 'user' && opensTurn(all, i) && m.version_after && m.version_after !== m.version_before) map.set(m.version_after, m.content);
+    });
     return map;
   }, [messages]);
+
+  const shownMarks = useMemo(
+    () => (marks && doc && doc.versionId === marks.versionId && !review ? new Map(marks.changes.map((c) => [c.chunk_id, c])) : null),
+    [marks, doc && doc.versionId, review],
+  );
 
   if (load.error && !doc) {
     return html`<section><p><${Link} href="/documents">← Documents<//></p><h1>Document</h1><${Notice} message=${load.error} /></section>`;
   }
-  const title = (doc && titleOf(doc.sections)) || sessionId;
   /** The chat's message box, past a long document: the Chat tab opens and it takes the focus. */
   const toChat = (/** @type {Event} */ e) => {
     e.preventDefault();
     setTab('chat');
+    setPane('side');
     requestAnimationFrame(() => document.getElementById('chat-message')?.focus());
   };
   return html`<section class="editor" key=${org || 'me'}>
     <a class="skip" href="#chat-message" onClick=${toChat}>Skip to the chat</a>
     <div class="editor-head">
       <p><${Link} href="/documents">← Documents<//></p>
-      <h1>${title}</h1>
+      <${TitleEditor} heading sessionId=${sessionId} title=${doc ? doc.title : null} onRenamed=${(/** @type {string} */ title) => setDoc((d) => d && { ...d, title })} />
       ${doc && html`<p class="meta">${doc.sections.length} sections${unsaved ? ' · unsaved edits (kept in this tab until you save)' : ''}</p>`}
       <${Notice} message=${save.error} />
       <${Notice} message=${saved} kind="success" />
     </div>
-    <div class="editor-body">
+    <div class="phone-tabs tabs" role="tablist" aria-label="Show">
+      <button type="button" role="tab" aria-selected=${pane === 'document' ? 'true' : 'false'} class=${`tab${pane === 'document' ? ' selected' : ''}`}
+        onClick=${() => setPane('document')}>Document${review ? ` (${order.length} to review)` : ''}</button>
+      ${TABS.map(([id, label]) => html`<button type="button" role="tab" aria-selected=${pane === 'side' && tab === id ? 'true' : 'false'}
+        class=${`tab${pane === 'side' && tab === id ? ' selected' : ''}`} onClick=${() => { setTab(id); setPane('side'); }}>${label}${id === 'chat' && job.job && ACTIVE.includes(job.job.status) ? ' •' : ''}</button>`)}
+    </div>
+    <div class=${`editor-body pane-${pane}`}>
       <div class="editor-main">
         ${conflict && html`<${ConflictBox} conflict=${conflict} drafts=${draft.sections} place=${place} busy=${save.busy} onChoose=${resolve} />`}
         ${review && html`<${ReviewBar} review=${review} order=${order} busy=${decide.busy} error=${decide.error}
           onMove=${(/** @type {string} */ id) => setReview({ ...review, current: id })} onAll=${all} onFinish=${() => submit(approval(review, place))} />`}
-        ${doc === null ? html`<p class="loading">Loading the document…</p>` : html`<${DocumentPane} sections=${sections} drafts=${draft.sections} open=${open} review=${review} busy=${save.busy || decide.busy}
-          onOpen=${(/** @type {string} */ id) => setOpen([...open, id])} onDraft=${onDraft} onSave=${saveAll} onDiscard=${discard} onDecide=${onDecide} onLink=${setLink} />`}
+        ${shownMarks && html`<p class="applied-banner notice notice-success" role="status">
+          <span>The AI changed ${shownMarks.size} ${shownMarks.size === 1 ? 'section' : 'sections'} without review: marked below in green.</span>
+          <button type="button" class="link" onClick=${() => setMarks(null)}>Hide the marks</button></p>`}
+        ${doc === null ? html`<p class="loading">Loading the document…</p>` : html`<${DocumentPane} sections=${sections} drafts=${draft.sections} open=${open} review=${review} marks=${shownMarks} busy=${save.busy || decide.busy}
+          onOpen=${(/** @type {string} */ id) => setOpen([...open, id])} onDraft=${onDraft} onSave=${saveAll} onDiscard=${discard} onDecide=${onDecide} onLink=${setLink}
+          onPicture=${addPicture} />`}
       </div>
       <aside class="editor-side" aria-label="AI, versions, attachments and export">
         <div class="tabs" role="tablist">
@@ -443,6 +499,21 @@ export function Editor({ sessionId, me, org }) {
     </div>
     ${link !== null && html`<${LinkDialog} href=${link} onClose=${() => setLink(null)} />`}
   </section>`;
+}
+
+/**
+ * Focuses the element with this id once it is shown and enabled (the chat's box is disabled
+ * until the job's end has arrived; on a phone it is shown once its tab is), trying for up to
+ * ten seconds.
+ * @param {string} id
+ */
+function focusWhenReady(id, until = Date.now() + 10_000) {
+  const el = /** @type {HTMLElement & {disabled?: boolean} | null} */ (document.getElementById(id));
+  if (el && !el.disabled && el.getClientRects().length > 0) {
+    el.focus();
+    if (document.activeElement === el) return;
+  }
+  if (Date.now() < until) requestAnimationFrame(() => focusWhenReady(id, until));
 }
 
 /** The undo's refusals, in words. @param {unknown} e */
