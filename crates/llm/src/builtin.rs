@@ -159,21 +159,36 @@ fn replace_in_text(html: &str, from: &str, to: &str) -> (String, usize) {
     (out, count)
 }
 
-/// The text of an HTML fragment (tags dropped, common entities decoded, spaces collapsed).
+/// Elements inside a line of text: their tags do not separate words (`ita<b>li</b>c` is one).
+const INLINE: [&str; 18] = [
+    "a", "abbr", "b", "code", "del", "em", "font", "i", "ins", "kbd", "mark", "s", "small", "span", "strong", "sub",
+    "sup", "u",
+];
+
+/// The text of an HTML fragment (tags dropped, a block's or a line break's as a space, common
+/// entities decoded, spaces collapsed).
 fn text_of(html: &str) -> String {
     let mut out = String::new();
-    let mut in_tag = false;
-    for c in html.chars() {
-        match c {
-            '<' => {
-                in_tag = true;
-                out.push(' ');
-            }
-            '>' => in_tag = false,
-            _ if !in_tag => out.push(c),
-            _ => {}
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('>') else {
+            rest = "";
+            break;
+        };
+        let tag = &rest[open + 1..open + close];
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        if !INLINE.contains(&name.as_str()) {
+            out.push(' ');
         }
+        rest = &rest[open + close + 1..];
     }
+    out.push_str(rest);
     let out = out
         .replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -484,6 +499,14 @@ impl LanguageModel for Builtin {
 mod tests {
     use super::*;
     use redline_ports::llm::NoDeltas;
+
+    #[test]
+    fn text_keeps_words_whole_across_inline_tags() {
+        assert_eq!(text_of("<p>An <s>ita<b>li</b>c</s> word &amp; more</p><p>Next</p>"), "An italic word & more Next");
+        assert_eq!(text_of("<li>one<br>two</li><li>three</li>"), "one two three");
+        assert_eq!(text_of("<p>cut <a href=\"x\">li</a>nk"), "cut link");
+        assert_eq!(text_of("broken <b"), "broken");
+    }
 
     #[test]
     fn instructions() {
