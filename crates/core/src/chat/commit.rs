@@ -44,6 +44,25 @@ pub(super) fn summary(changes: &[Change]) -> String {
     format!("{}.", parts.join(", "))
 }
 
+/// A maker of one turn's history messages: each of `role` with `content`, all of the job, the
+/// versions and the time given.
+pub(super) fn history_entry(
+    job_id: &str,
+    version_before: Option<String>,
+    version_after: Option<String>,
+    created_at: redline_domain::time_util::Millis,
+) -> impl Fn(&str, String) -> HistoryMessage + '_ {
+    move |role, content| HistoryMessage {
+        message_id: short_id("msg_"),
+        role: role.to_owned(),
+        content,
+        job_id: Some(job_id.to_owned()),
+        version_before: version_before.clone(),
+        version_after: version_after.clone(),
+        created_at,
+    }
+}
+
 /// How the history opens the reviewer's notes on a round it sent back to the AI.
 pub const REVIEW_NOTES_PREFIX: &str = "My notes on the changes I rejected:";
 
@@ -244,15 +263,7 @@ impl Chat {
         let now = if committed { last_change } else { self.now().max(last_change) };
         // The request, each round the reviewer sent back (the AI's answer, then the notes), and
         // the last answer: one turn, undone whole from its first message.
-        let said = |role: &str, content: String| HistoryMessage {
-            message_id: short_id("msg_"),
-            role: role.to_owned(),
-            content,
-            job_id: Some(job.job_id.clone()),
-            version_before: version_before.clone(),
-            version_after: version_after.clone(),
-            created_at: now,
-        };
+        let said = history_entry(&job.job_id, version_before.clone(), version_after.clone(), now);
         let mut messages = vec![said("user", turn.request.message.clone())];
         for round in &turn.state.rounds {
             messages.push(said("assistant", round.response.clone()));

@@ -6,10 +6,10 @@
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::time_util::Millis;
 use redline_domain::{Owner, SessionId};
-use redline_ports::jobs::{HistoryMessage, JobRecord, JobUpdate, Signal};
+use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
 
 use super::record::Turn;
-use super::{admission_of, ms, short_id, Chat, ChatError, ChatResult};
+use super::{admission_of, ms, Chat, ChatError, ChatResult};
 
 impl Chat {
     /// Cancels a job that has not finished (409 once it has); nothing is applied or billed.
@@ -80,15 +80,7 @@ impl Chat {
         let version_after = turn.state.turn_version_after.clone();
         let now = self.now();
         let message = turn.request.message;
-        let entry = |role: &str, content: String| HistoryMessage {
-            message_id: short_id("msg_"),
-            role: role.to_owned(),
-            content,
-            job_id: Some(job.job_id.clone()),
-            version_before: version_before.clone(),
-            version_after: version_after.clone(),
-            created_at: now,
-        };
+        let entry = super::commit::history_entry(&job.job_id, version_before, version_after, now);
         let messages = [entry("user", message), entry("assistant", content)];
         if let Err(e) = self.ports.history.add_messages(job.owner, &job.session_id, &messages).await {
             tracing::warn!(job_id = %job.job_id, error = %e, "could not record the interrupted turn in the history");
