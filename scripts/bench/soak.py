@@ -23,12 +23,13 @@ on a session of a random tenant:
 
 Every minute it prints and keeps, per kind: requests, p50 and p99 (ms), errors (a 5xx or an
 unexpected status); the total throughput; the server's RSS and open files; the database's size
-(SQLite: the file and its WAL, and per table from `dbstat` when the library has it; PostgreSQL:
-pg_total_relation_size of every table).
+(SQLite: the file and its WAL; PostgreSQL: pg_total_relation_size of every table). At the end,
+the size per table (SQLite: from `dbstat`, which reads every page, so not every minute).
 
-After the soak: bytes stored per edit turn — --edit-turns sync chat turns, each one word
-changed on a 40-paragraph document of about 5 KB, with the database's size (after a WAL
-checkpoint on SQLite) read before and after; then a restart check: SIGTERM, start again on
+After the soak: bytes stored per edit turn — --edit-turns sync chat turns, each changing one
+word of a 40-paragraph document of about 3 KB — as the growth of the data in use (SQLite: pages
+in use after a checkpoint; PostgreSQL: relation sizes after VACUUM FULL), once at once and
+once after the sweep archived the turns' jobs; then a restart check: SIGTERM, start again on
 the same data, every session listed and every document readable, no job left pending or in
 progress after 10 s.
 
@@ -148,8 +149,9 @@ class Server:
         subprocess.run([self.binary, "admin", *args], env=self.env, check=True, stdout=subprocess.DEVNULL)
 
 
-def database_size(server, checkpoint=False):
-    """Bytes in all, and by table."""
+def database_size(server, checkpoint=False, by_table=True):
+    """Bytes in all, and by table (SQLite: only the files unless `by_table`, since `dbstat`
+    reads every page of the database and holds a read transaction while it does)."""
     if server.database_url:
         sql = ("SELECT relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                "WHERE c.relkind = 'r' AND n.nspname = 'public'")
@@ -158,6 +160,11 @@ def database_size(server, checkpoint=False):
         tables = {name: int(size) for name, size in (line.split("\t") for line in out.splitlines() if line)}
         return sum(tables.values()), tables
     path = os.path.join(server.data, "redline.db")
+    files = lambda: {suffix or "db": os.path.getsize(path + suffix)
+                     for suffix in ("", "-wal") if os.path.exists(path + suffix)}
+    if not by_table and not checkpoint:
+        sizes = files()
+        return sum(sizes.values()), {f"file:{k}": v for k, v in sizes.items()}
     db = sqlite3.connect(path, timeout=30)
     try:
         if checkpoint:
@@ -169,9 +176,9 @@ def database_size(server, checkpoint=False):
             tables = {}
     finally:
         db.close()
-    files = {suffix or "db": os.path.getsize(path + suffix) for suffix in ("", "-wal") if os.path.exists(path + suffix)}
-    tables.update({f"file:{k}": v for k, v in files.items()})
-    return sum(files.values()), tables
+    sizes = files()
+    tables.update({f"file:{k}": v for k, v in sizes.items()})
+    return sum(sizes.values()), tables
 
 
 class Stats:
@@ -273,6 +280,22 @@ def worker(port, tenants, stats, stop, seed):
         stats.add(kind, ms, ok, status)
 
 
+def used_bytes(server):
+    """Bytes the data takes, without the space that writes reuse: on SQLite the pages in use
+    (the file less its free list, after a checkpoint); on PostgreSQL every relation after
+    `VACUUM FULL` (which gives back dead rows' space)."""
+    if server.database_url:
+        subprocess.run(["psql", server.database_url, "-q", "-c", "VACUUM FULL"], check=True, capture_output=True)
+        return database_size(server)[0]
+    db = sqlite3.connect(os.path.join(server.data, "redline.db"), timeout=30)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages = db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0]
+        return pages * db.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        db.close()
+
+
 def edit_turn_bytes(server, key, turns):
     """Bytes the database grows by per sync chat turn that changes one word of a ~5 KB document."""
     client = Client(server.port)
@@ -281,13 +304,21 @@ def edit_turn_bytes(server, key, turns):
                    for i in range(40))
     status, doc, _ = client.call("PUT", f"/v1/documents/{sid}", key, {"html": html})
     assert status == 200, doc
-    before, _ = database_size(server, checkpoint=True)
+    # The soak's last jobs are archived first, so that only these turns change the size.
+    time.sleep(15)
+    before = used_bytes(server)
     for i in range(turns):
+        # Paragraph n's full stop becomes "!", and back on the next pass: every turn changes one.
+        n, (old, new) = i % 40, ((".", "!"), ("!", "."))[(i // 40) % 2]
         status, body, _ = client.call("POST", "/v1/chat", key,
-                                      {"session_id": sid, "message": f'replace "number {i}." with "number {i}!"'})
+                                      {"session_id": sid, "message": f'replace "number {n}{old}" with "number {n}{new}"'})
         assert status == 200, body
-    after, _ = database_size(server, checkpoint=True)
-    return len(html), (after - before) / turns
+        assert body["document_changes"]["changes"], body
+    at_once = used_bytes(server)
+    # The sweep archives each finished job 10 s after it finished (docs/deploy.md, "Storage").
+    time.sleep(15)
+    after = used_bytes(server)
+    return len(html), (at_once - before) / turns, (after - before) / turns
 
 
 def main():
@@ -325,7 +356,7 @@ def main():
             minute += 1
             lat, errors = stats.take()
             rss, fds = server.rss_mib_and_fds()
-            size, tables = database_size(server)
+            size, tables = database_size(server, by_table=False)
             row = {"minute": minute, "requests_per_s": round(sum(len(v) for v in lat.values()) / 60, 1),
                    "rss_mib": round(rss, 1), "fds": fds, "db_bytes": size, "tables": tables,
                    "kinds": {k: {"n": len(v), "p50": pct(v, 50), "p99": pct(v, 99), "errors": errors[k]}
@@ -333,7 +364,8 @@ def main():
             report["minutes"].append(row)
             kinds = " ".join(f"{k}={v['p50']}/{v['p99']}" for k, v in row["kinds"].items())
             print(f"min {minute}: {row['requests_per_s']} req/s, rss {row['rss_mib']} MiB, fds {fds}, "
-                  f"db {size / 2**20:.1f} MiB | p50/p99 ms {kinds}", flush=True)
+                  f"db {size / 2**20:.1f} MiB (wal {tables.get('file:-wal', 0) / 2**20:.1f}) | p50/p99 ms {kinds}",
+                  flush=True)
         stop.set()
         for t in threads:
             t.join(timeout=180)
@@ -349,9 +381,11 @@ def main():
         report["final_tables"] = final_tables
         print("database by table (bytes):", json.dumps(dict(sorted(final_tables.items(), key=lambda kv: -kv[1])[:12])))
 
-        doc_bytes, per_turn = edit_turn_bytes(server, tenants[0]["key"], args.edit_turns)
-        report["edit_turn"] = {"document_bytes": doc_bytes, "bytes_per_turn": round(per_turn)}
-        print(f"bytes stored per one-word edit turn on a {doc_bytes}-byte document: {per_turn:.0f}")
+        doc_bytes, at_once, per_turn = edit_turn_bytes(server, tenants[0]["key"], args.edit_turns)
+        report["edit_turn"] = {"document_bytes": doc_bytes, "bytes_per_turn": round(per_turn),
+                               "bytes_per_turn_before_archiving": round(at_once)}
+        print(f"bytes stored per one-word edit turn on a {doc_bytes}-byte document: {per_turn:.0f} "
+              f"({at_once:.0f} before its job is archived)")
 
         # Restart: every session and document is there, no job is stuck.
         expected = {t["key"]: sorted(t["sessions"]) for t in tenants}

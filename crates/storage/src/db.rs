@@ -278,6 +278,11 @@ impl Db {
         if reindexed > 0 {
             tracing::info!(attachments = reindexed, "attachment passages indexed again");
         }
+        // Versions stored whole before migration 000021 are stored as chunks.
+        let converted = crate::documents::convert_versions(self).await?;
+        if converted > 0 {
+            tracing::info!(versions = converted, "document versions stored as chunks");
+        }
         if let Some(mut conn) = lock_holder {
             let unlock =
                 diesel::sql_query("SELECT pg_advisory_unlock($1)").bind::<diesel::sql_types::BigInt, _>(MIGRATION_LOCK);
@@ -312,6 +317,9 @@ impl Db {
     /// `20261122000006`), newest first (for the migration tests).
     #[doc(hidden)]
     pub async fn revert_migrations_after(&self, version: &str) -> Result<(), StoreError> {
+        if version < crate::documents::CHUNKS_MIGRATION {
+            crate::documents::unconvert_versions(self).await?;
+        }
         let version = version.to_owned();
         let result = match &self.backend {
             Backend::Sqlite(pool) => {
@@ -329,6 +337,7 @@ impl Db {
     /// Reverts every migration (for the reversibility test).
     #[doc(hidden)]
     pub async fn revert_all_migrations(&self) -> Result<(), StoreError> {
+        crate::documents::unconvert_versions(self).await?;
         let result = match &self.backend {
             Backend::Sqlite(pool) => {
                 let conn = deadpool::managed::Object::take(pool.get().await.map_err(pool_error)?);

@@ -1,6 +1,6 @@
 //! `DocumentStore` on both backends.
 
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -9,9 +9,10 @@ use redline_domain::{Owner, SessionId};
 use redline_ports::documents::{CommitOutcome, DocumentRecord, NewVersion, VersionRecord};
 use redline_ports::{DocumentStore, StoreError};
 
+use crate::chunks::{self, Hash};
 use crate::db::{BackendOps, Db, PgConn, SqliteConn};
-use crate::error::DbResult;
-use crate::schema::{document_versions, jobs, sessions};
+use crate::error::{DbError, DbResult};
+use crate::schema::{document_chunks, document_versions, jobs, sessions};
 
 type DocRow = (String, Option<String>, i64, Option<String>, i64, i64);
 
@@ -43,19 +44,28 @@ impl DocumentStore for Db {
     async fn document(&self, owner: Owner, session: &SessionId) -> Result<Option<DocumentRecord>, StoreError> {
         let owner_s = owner.to_string();
         let sid = session.as_str();
-        let row: DbResult<Option<DocRow>> = with_conn!(self, |conn| Ok(sessions::table
-            .find((&owner_s, sid))
-            .select((
-                sessions::html,
-                sessions::version_id,
-                sessions::section_count,
-                sessions::title,
-                sessions::created_at,
-                sessions::updated_at
-            ))
-            .get_result(conn)
-            .await
-            .optional()?));
+        let row: DbResult<Option<DocRow>> = with_conn!(self, |conn| {
+            let Some((version_id, section_count, title, created_at, updated_at)) = sessions::table
+                .find((&owner_s, sid))
+                .select((
+                    sessions::version_id,
+                    sessions::section_count,
+                    sessions::title,
+                    sessions::created_at,
+                    sessions::updated_at,
+                ))
+                .get_result::<(Option<String>, i64, Option<String>, i64, i64)>(conn)
+                .await
+                .optional()?
+            else {
+                return Ok(None);
+            };
+            let html = match &version_id {
+                Some(v) => conn.version_html(&owner_s, sid, v).await?.unwrap_or_default(),
+                None => String::new(),
+            };
+            Ok(Some((html, version_id, section_count, title, created_at, updated_at)))
+        });
         Ok(row?.map(|r| record(owner, session, r)))
     }
 
@@ -148,20 +158,21 @@ impl DocumentStore for Db {
     ) -> Result<Option<VersionRecord>, StoreError> {
         let owner_s = owner.to_string();
         let sid = session.as_str();
-        let row: DbResult<Option<VersionRow>> = with_conn!(self, |conn| Ok(document_versions::table
-            .find(version_id)
-            .filter(document_versions::owner.eq(&owner_s))
-            .filter(document_versions::session_id.eq(sid))
-            .select((
-                document_versions::version_id,
-                document_versions::html,
-                document_versions::section_count,
-                document_versions::source,
-                document_versions::created_at,
-            ))
-            .get_result(conn)
-            .await
-            .optional()?));
+        let row: DbResult<Option<VersionRow>> = with_conn!(self, |conn| {
+            let Some((section_count, source, created_at)) = document_versions::table
+                .find(version_id)
+                .filter(document_versions::owner.eq(&owner_s))
+                .filter(document_versions::session_id.eq(sid))
+                .select((document_versions::section_count, document_versions::source, document_versions::created_at))
+                .get_result::<(i64, String, i64)>(conn)
+                .await
+                .optional()?
+            else {
+                return Ok(None);
+            };
+            let html = conn.version_html(&owner_s, sid, version_id).await?.unwrap_or_default();
+            Ok(Some((version_id.to_owned(), html, section_count, source, created_at)))
+        });
         Ok(row?.map(version))
     }
 
@@ -173,6 +184,13 @@ impl DocumentStore for Db {
                 document_versions::table
                     .filter(document_versions::owner.eq(&owner_s))
                     .filter(document_versions::session_id.eq(sid)),
+            )
+            .execute(conn)
+            .await?;
+            diesel::delete(
+                document_chunks::table
+                    .filter(document_chunks::owner.eq(&owner_s))
+                    .filter(document_chunks::session_id.eq(sid)),
             )
             .execute(conn)
             .await?;
@@ -193,63 +211,114 @@ enum Refused {
     JobNotRunning,
 }
 
-/// HTML from this size on is written by [`WriteHtml::write_html`] on SQLite.
-const LARGE_HTML: usize = 1 << 20;
+/// The chunk rows of a session's versions (`chunks.rs`): what a commit writes, and a
+/// version's HTML read back from them.
+trait ChunkStore {
+    /// Stores the chunks of `html` that the session has not got yet; answers the version's
+    /// manifest.
+    async fn put_chunks(&mut self, owner: &str, sid: &str, html: &[u8]) -> DbResult<Vec<u8>>;
 
-/// Writes a large version's HTML into the rows `commit` made for it (the session's and the
-/// version's), without copying it on the way: a 50 MB upload must not cost another 50 MB
-/// (or two) at commit. Smaller HTML, and all of it on PostgreSQL (whose driver serializes
-/// every bound value into its message buffer whichever way it is bound), goes into the
-/// statements that make the rows, with no extra statement.
-trait WriteHtml {
-    /// Whether HTML of `len` bytes is left out of the rows' statements and written by
-    /// `write_html` after them.
-    fn defers_html(&self, len: usize) -> bool;
-    async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()>;
+    /// The HTML of a version of the session (`None` when there is no such version): put
+    /// together from its chunks, or as stored before chunks (a row the conversion of
+    /// migration 000021 has not reached).
+    async fn version_html(&mut self, owner: &str, sid: &str, version_id: &str) -> DbResult<Option<String>>;
 }
 
-impl WriteHtml for SqliteConn {
-    fn defers_html(&self, len: usize) -> bool {
-        len >= LARGE_HTML
-    }
-
-    /// On the sync connection itself: diesel-async's wrapper would copy every bound value
-    /// (to move the statement to its blocking thread), while diesel binds a `&str` to SQLite
-    /// as is (`SQLITE_STATIC`). Runs inside the wrapper's transaction (same connection).
-    async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()> {
-        let (owner, sid, version_id) = (owner.to_owned(), sid.to_owned(), version_id.to_owned());
-        self.spawn_blocking(move |conn| {
-            diesel::RunQueryDsl::execute(
-                diesel::update(sessions::table.find((owner.as_str(), sid.as_str())))
-                    .set(sessions::html.eq(html.as_str())),
-                conn,
-            )?;
-            diesel::RunQueryDsl::execute(
-                diesel::update(document_versions::table.find(version_id.as_str()))
-                    .set(document_versions::html.eq(html.as_str())),
-                conn,
-            )?;
-            Ok(())
-        })
-        .await?;
-        Ok(())
-    }
+fn corrupt(what: String) -> DbError {
+    DbError::Store(StoreError::Other(what))
 }
 
-impl WriteHtml for PgConn {
-    fn defers_html(&self, _len: usize) -> bool {
-        false
-    }
-
-    async fn write_html(&mut self, owner: &str, sid: &str, version_id: &str, html: Arc<String>) -> DbResult<()> {
-        diesel::update(sessions::table.find((owner, sid))).set(sessions::html.eq(html.as_str())).execute(self).await?;
-        diesel::update(document_versions::table.find(version_id))
-            .set(document_versions::html.eq(html.as_str()))
-            .execute(self)
-            .await?;
-        Ok(())
-    }
+/// The distinct hashes of a manifest, as the column stores them.
+fn distinct(hashes: &[Hash]) -> Vec<Vec<u8>> {
+    let mut seen = HashSet::new();
+    hashes.iter().filter(|h| seen.insert(**h)).map(|h| h.to_vec()).collect()
 }
+
+/// The same statements on both backends; a macro because diesel's bounds for a function
+/// generic over the connection would be longer than the function.
+macro_rules! chunk_store {
+    ($conn:ty) => {
+        impl ChunkStore for $conn {
+            async fn put_chunks(&mut self, owner: &str, sid: &str, html: &[u8]) -> DbResult<Vec<u8>> {
+                let pieces = chunks::split(html);
+                let hashes: Vec<Hash> = pieces.iter().map(|c| chunks::hash(c)).collect();
+                let wanted = distinct(&hashes);
+                let present: HashSet<Vec<u8>> = document_chunks::table
+                    .filter(document_chunks::owner.eq(owner))
+                    .filter(document_chunks::session_id.eq(sid))
+                    .filter(document_chunks::hash.eq_any(&wanted))
+                    .select(document_chunks::hash)
+                    .load::<Vec<u8>>(self)
+                    .await?
+                    .into_iter()
+                    .collect();
+                // Row by row in the commit's transaction: at most a few hundred (`chunks.rs`),
+                // and diesel has no batch insert of these value tuples for SQLite.
+                let mut stored = HashSet::new();
+                for (chunk, h) in pieces.iter().zip(&hashes) {
+                    if present.contains(&h[..]) || !stored.insert(*h) {
+                        continue;
+                    }
+                    diesel::insert_into(document_chunks::table)
+                        .values((
+                            document_chunks::owner.eq(owner),
+                            document_chunks::session_id.eq(sid),
+                            document_chunks::hash.eq(&h[..]),
+                            document_chunks::body.eq(crate::codec::pack(chunk, crate::codec::Codec::Fast)),
+                        ))
+                        .execute(self)
+                        .await?;
+                }
+                Ok(chunks::manifest(&hashes))
+            }
+
+            async fn version_html(&mut self, owner: &str, sid: &str, version_id: &str) -> DbResult<Option<String>> {
+                let Some((legacy, manifest)) = document_versions::table
+                    .find(version_id)
+                    .filter(document_versions::owner.eq(owner))
+                    .filter(document_versions::session_id.eq(sid))
+                    .select((document_versions::html, document_versions::chunks))
+                    .get_result::<(String, Option<Vec<u8>>)>(self)
+                    .await
+                    .optional()?
+                else {
+                    return Ok(None);
+                };
+                let Some(manifest) = manifest else {
+                    return Ok(Some(legacy));
+                };
+                let hashes = chunks::hashes(&manifest).ok_or_else(|| {
+                    corrupt(format!("version {version_id} has a manifest of {} bytes", manifest.len()))
+                })?;
+                let rows: Vec<(Vec<u8>, Vec<u8>)> = document_chunks::table
+                    .filter(document_chunks::owner.eq(owner))
+                    .filter(document_chunks::session_id.eq(sid))
+                    .filter(document_chunks::hash.eq_any(distinct(&hashes)))
+                    .select((document_chunks::hash, document_chunks::body))
+                    .load(self)
+                    .await?;
+                let mut bodies = HashMap::with_capacity(rows.len());
+                let mut len = 0;
+                for (hash, body) in rows {
+                    let bytes =
+                        crate::codec::unpack(&body).map_err(|e| corrupt(format!("version {version_id}: {e}")))?;
+                    len += bytes.len();
+                    bodies.insert(hash, bytes);
+                }
+                let mut html = Vec::with_capacity(len);
+                for h in &hashes {
+                    let bytes =
+                        bodies.get(&h[..]).ok_or_else(|| corrupt(format!("version {version_id} lacks a chunk")))?;
+                    html.extend_from_slice(bytes);
+                }
+                String::from_utf8(html).map(Some).map_err(|_| corrupt(format!("version {version_id} is not UTF-8")))
+            }
+        }
+    };
+}
+
+chunk_store!(SqliteConn);
+chunk_store!(PgConn);
 
 /// A committed row without its HTML: version id, section count, title, created and updated at.
 type CommittedRow = (Option<String>, i64, Option<String>, i64, i64);
@@ -268,13 +337,8 @@ async fn commit(
     let owner_s = owner.to_string();
     let sid = session.as_str();
     let lock_key = format!("{owner_s}/{sid}");
-    let html = Arc::new(html);
     let r: DbResult<Result<CommittedRow, Refused>> = with_tx!(db, |conn| {
         conn.lock_owner(&lock_key).await?;
-        // Large HTML on SQLite: the rows are written without it, then it is written into
-        // them (`WriteHtml`).
-        let deferred = conn.defers_html(html.len());
-        let inline: &str = if deferred { "" } else { html.as_str() };
         let existing: Option<(Option<String>, Option<String>, i64, i64)> = sessions::table
             .find((&owner_s, sid))
             .select((sessions::version_id, sessions::title, sessions::created_at, sessions::updated_at))
@@ -303,7 +367,6 @@ async fn commit(
             sessions::updated_at.eq(at),
             sessions::version_id.eq(&new.version_id),
             sessions::section_count.eq(new.section_count),
-            sessions::html.eq(inline),
         );
         let (title, created_at) = match &existing {
             None => {
@@ -328,35 +391,102 @@ async fn commit(
                 (title, *created_at)
             }
         };
+        let manifest = conn.put_chunks(&owner_s, sid, html.as_bytes()).await?;
         diesel::insert_into(document_versions::table)
             .values((
                 document_versions::version_id.eq(&new.version_id),
                 document_versions::owner.eq(&owner_s),
                 document_versions::session_id.eq(sid),
-                document_versions::html.eq(inline),
+                document_versions::html.eq(""),
+                document_versions::chunks.eq(Some(&manifest)),
                 document_versions::section_count.eq(new.section_count),
                 document_versions::source.eq(&new.source),
                 document_versions::created_at.eq(at),
             ))
             .execute(conn)
             .await?;
-        if deferred {
-            conn.write_html(&owner_s, sid, &new.version_id, html.clone()).await?;
-        }
         Ok(Ok((Some(new.version_id.clone()), new.section_count, title, created_at, at)))
     });
     db.sessions_changed(&owner_s).await;
     Ok(match r? {
-        Ok((version_id, section_count, title, created_at, updated_at)) => {
-            // The transaction and its clones of `html` are gone.
-            let html = Arc::try_unwrap(html).unwrap_or_else(|shared| (*shared).clone());
-            Some(CommitOutcome::Committed(record(
-                owner,
-                session,
-                (html, version_id, section_count, title, created_at, updated_at),
-            )))
-        }
+        Ok((version_id, section_count, title, created_at, updated_at)) => Some(CommitOutcome::Committed(record(
+            owner,
+            session,
+            (html, version_id, section_count, title, created_at, updated_at),
+        ))),
         Err(Refused::Stale(current_version)) => Some(CommitOutcome::Stale { current_version }),
         Err(Refused::JobNotRunning) => None,
     })
+}
+
+/// Versions converted per transaction by [`convert_versions`].
+const CONVERT_BATCH: i64 = 64;
+
+/// Stores the versions written before chunks (migration 000021) as chunks, a batch per
+/// transaction, and empties their `html`; answers how many. Run by `Db::migrate` at every
+/// start: with nothing left (the partial index `document_versions_unconverted` is empty) it
+/// is one empty index read.
+pub(crate) async fn convert_versions(db: &Db) -> Result<u64, StoreError> {
+    let mut converted = 0u64;
+    loop {
+        let n: DbResult<usize> = with_tx!(db, |conn| {
+            let rows: Vec<(String, String, String, String)> = document_versions::table
+                .filter(document_versions::chunks.is_null())
+                .select((
+                    document_versions::version_id,
+                    document_versions::owner,
+                    document_versions::session_id,
+                    document_versions::html,
+                ))
+                .limit(CONVERT_BATCH)
+                .load(conn)
+                .await?;
+            for (version_id, owner, sid, html) in &rows {
+                let manifest = conn.put_chunks(owner, sid, html.as_bytes()).await?;
+                diesel::update(document_versions::table.find(version_id))
+                    .set((document_versions::chunks.eq(Some(manifest)), document_versions::html.eq("")))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(rows.len())
+        });
+        let n = n?;
+        converted += n as u64;
+        if n == 0 {
+            return Ok(converted);
+        }
+    }
+}
+
+/// The migration that stores versions as chunks (the digits of its folder's name).
+pub(crate) const CHUNKS_MIGRATION: &str = "20261130000021";
+
+/// Writes the HTML of every version stored as chunks back into its row (for reverting
+/// migration 000021, whose `down.sql` cannot put chunks together and refuses while any
+/// version is stored only as chunks). Answers how many.
+pub(crate) async fn unconvert_versions(db: &Db) -> Result<u64, StoreError> {
+    let mut restored = 0u64;
+    loop {
+        let n: DbResult<usize> = with_tx!(db, |conn| {
+            let rows: Vec<(String, String, String)> = document_versions::table
+                .filter(document_versions::chunks.is_not_null())
+                .select((document_versions::version_id, document_versions::owner, document_versions::session_id))
+                .limit(CONVERT_BATCH)
+                .load(conn)
+                .await?;
+            for (version_id, owner, sid) in &rows {
+                let html = conn.version_html(owner, sid, version_id).await?.unwrap_or_default();
+                diesel::update(document_versions::table.find(version_id))
+                    .set((document_versions::chunks.eq(None::<Vec<u8>>), document_versions::html.eq(html)))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(rows.len())
+        });
+        let n = n?;
+        restored += n as u64;
+        if n == 0 {
+            return Ok(restored);
+        }
+    }
 }

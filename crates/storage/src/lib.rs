@@ -37,10 +37,14 @@
 //!   the database, the cache is on once the store follows the bus
 //!   (`Db::follow_session_changes`): every write is announced over `LISTEN/NOTIFY` and each
 //!   replica drops that owner's list when it hears it.
-//! - A version's HTML of 1 MiB or more is written into its rows after them, on the sync
-//!   connection itself (`documents.rs`, `WriteHtml`): the wrapper copies every bound value,
-//!   which would cost a 50 MB upload another 50 MB. Smaller HTML, and all HTML on
-//!   PostgreSQL, goes into the rows' own statements.
+
+//! # Versions (`documents.rs`, `chunks.rs`)
+//!
+//! A version is a manifest: the hashes of its content-defined chunks, in order. A session
+//! keeps each chunk once (`document_chunks`, keyed by owner, session and hash), compressed
+//! with LZ4, so a save stores only the chunks it changed. The current document is the
+//! session's current version (`sessions.version_id`); there is no second copy. Reading any
+//! version is its manifest and at most 256 chunk rows (one per 256 KiB beyond 32 MiB).
 //!
 //! # Transactions
 //!
@@ -85,6 +89,8 @@
 mod db;
 mod attachments;
 pub mod bus;
+mod chunks;
+mod codec;
 mod documents;
 mod error;
 mod files;

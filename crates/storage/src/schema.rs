@@ -151,7 +151,6 @@ diesel::table! {
         updated_at -> BigInt,
         version_id -> Nullable<Text>,
         section_count -> BigInt,
-        html -> Text,
     }
 }
 
@@ -160,10 +159,22 @@ diesel::table! {
         version_id -> Text,
         owner -> Text,
         session_id -> Text,
+        /// Empty once converted (migration 000021): the HTML is in `document_chunks`.
         html -> Text,
+        /// The hashes of its chunks, in order (`chunks.rs`).
+        chunks -> Nullable<Binary>,
         section_count -> BigInt,
         source -> Text,
         created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    document_chunks (owner, session_id, hash) {
+        owner -> Text,
+        session_id -> Text,
+        hash -> Binary,
+        body -> Binary,
     }
 }
 
@@ -218,6 +229,9 @@ diesel::table! {
         finished_at -> Nullable<BigInt>,
         lease_until -> Nullable<BigInt>,
         committed_version -> Nullable<Text>,
+        /// A finished job's request, state, result, metadata and events (`jobs/archive.rs`);
+        /// the JSON columns are then empty and its events have no rows.
+        archive -> Nullable<Binary>,
     }
 }
 

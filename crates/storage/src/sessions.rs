@@ -96,7 +96,6 @@ impl SessionStore for Db {
                 sessions::created_at.eq(now),
                 sessions::updated_at.eq(now),
                 sessions::section_count.eq(0i64),
-                sessions::html.eq(""),
             ))
             .on_conflict_do_nothing()
             .execute(conn)

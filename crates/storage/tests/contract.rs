@@ -109,6 +109,7 @@ contract_tests! {
     promo_codes => sqlite_promo_codes, postgres_promo_codes;
     promo_grants => sqlite_promo_grants, postgres_promo_grants;
     plans::every_listing_reads_by_an_owner_index => sqlite_plans_every_listing_reads_by_an_owner_index, postgres_plans_every_listing_reads_by_an_owner_index;
+    plans::the_sweep_reads_jobs_through_indexes => sqlite_plans_the_sweep_reads_jobs_through_indexes, postgres_plans_the_sweep_reads_jobs_through_indexes;
     sessions::list_sessions_is_owner_scoped => sqlite_list_sessions_is_owner_scoped, postgres_list_sessions_is_owner_scoped;
     sessions::session_lists_follow_the_stores_writes => sqlite_session_lists_follow_the_stores_writes, postgres_session_lists_follow_the_stores_writes;
     sessions::a_rename_changes_the_title_alone => sqlite_a_rename_changes_the_title_alone, postgres_a_rename_changes_the_title_alone;
@@ -124,6 +125,8 @@ contract_tests! {
     paging::every_member_is_reached_by_paging => sqlite_paging_every_member_is_reached_by_paging, postgres_paging_every_member_is_reached_by_paging;
     templates::every_template_is_reached_by_paging => sqlite_templates_every_template_is_reached_by_paging, postgres_templates_every_template_is_reached_by_paging;
     documents::versions_of_any_size_round_trip => sqlite_versions_of_any_size_round_trip, postgres_versions_of_any_size_round_trip;
+    documents::a_save_stores_only_what_changed => sqlite_a_save_stores_only_what_changed, postgres_a_save_stores_only_what_changed;
+    documents::versions_stored_whole_are_converted => sqlite_versions_stored_whole_are_converted, postgres_versions_stored_whole_are_converted;
     migrations_are_reversible => sqlite_migrations_are_reversible, postgres_migrations_are_reversible;
     attachments::attachments_belong_to_their_session => sqlite_attachments_belong_to_their_session, postgres_attachments_belong_to_their_session;
     attachments::passages_are_indexed_once_and_searchable => sqlite_attachments_passages_are_indexed_once_and_searchable, postgres_attachments_passages_are_indexed_once_and_searchable;
@@ -143,6 +146,7 @@ contract_tests! {
     jobs::updates_are_compare_and_set => sqlite_jobs_updates_are_compare_and_set, postgres_jobs_updates_are_compare_and_set;
     jobs::listings_are_owner_scoped_newest_first => sqlite_jobs_listings_are_owner_scoped_newest_first, postgres_jobs_listings_are_owner_scoped_newest_first;
     jobs::events_are_numbered_in_order => sqlite_jobs_events_are_numbered_in_order, postgres_jobs_events_are_numbered_in_order;
+    jobs::finished_jobs_are_archived_and_read_back_alike => sqlite_jobs_finished_jobs_are_archived_and_read_back_alike, postgres_jobs_finished_jobs_are_archived_and_read_back_alike;
     jobs::the_sweep_requeues_fails_cancels_and_deletes => sqlite_jobs_the_sweep_requeues_fails_cancels_and_deletes, postgres_jobs_the_sweep_requeues_fails_cancels_and_deletes;
     jobs::a_lease_renewed_during_the_sweep_is_kept => sqlite_jobs_a_lease_renewed_during_the_sweep_is_kept, postgres_jobs_a_lease_renewed_during_the_sweep_is_kept;
     jobs::a_released_job_is_pending_at_once_without_an_attempt => sqlite_jobs_a_released_job_is_pending_at_once_without_an_attempt, postgres_jobs_a_released_job_is_pending_at_once_without_an_attempt;

@@ -22,8 +22,10 @@ async fn replica(db: &PgDatabase, base: &str) -> TestApp {
     .await
 }
 
-/// Every row of every table of the database, as text.
+/// Every row of every table of the database, as text, and every stored version's HTML (kept
+/// compressed in chunks, so read through the store).
 async fn everything_stored(db: &PgDatabase) -> String {
+    use redline_ports::DocumentStore;
     let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.expect("connect");
     tokio::spawn(connection);
     let mut all = String::new();
@@ -37,13 +39,38 @@ async fn everything_stored(db: &PgDatabase) -> String {
             all.push_str(&row.get::<_, String>(0));
         }
     }
+    let store = redline_storage::Db::open(&redline_storage::DbConfig::new(db.url.clone())).await.expect("the store");
+    for row in client.query("SELECT owner, session_id, version_id FROM document_versions", &[]).await.expect("versions")
+    {
+        let owner = redline_domain::Owner::parse(row.get(0)).expect("an owner");
+        let session = redline_domain::SessionId::parse(row.get(1)).expect("a session");
+        let version = store.version(owner, &session, row.get(2)).await.expect("read").expect("the version");
+        all.push_str(&version.html);
+    }
     all
 }
 
-async fn exec(db: &PgDatabase, sql: &str) {
+/// Stores a new version of the session `pics` whose pictures name `origin`, as a replica of
+/// a build before this rule stored them.
+async fn store_with_origin(db: &PgDatabase, origin: &str) {
+    use redline_ports::documents::NewVersion;
+    use redline_ports::DocumentStore;
     let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.expect("connect");
     tokio::spawn(connection);
-    client.batch_execute(sql).await.expect(sql);
+    let row = client.query_one("SELECT owner FROM sessions WHERE session_id = 'pics'", &[]).await.expect("the session");
+    let owner = redline_domain::Owner::parse(row.get(0)).expect("an owner");
+    let session = redline_domain::SessionId::parse("pics").expect("a session");
+    let store = redline_storage::Db::open(&redline_storage::DbConfig::new(db.url.clone())).await.expect("the store");
+    let doc = store.document(owner, &session).await.expect("read").expect("the document");
+    let new = NewVersion {
+        version_id: "v_with_origin".to_owned(),
+        html: doc.html.replace("src=\"/v1/", &format!("src=\"{origin}/v1/")),
+        section_count: doc.section_count,
+        source: "edit".to_owned(),
+        title: None,
+        now: doc.updated_at + 1,
+    };
+    store.commit_version(owner, &session, None, &new).await.expect("commit");
 }
 
 fn own_srcs(html: &str) -> Vec<String> {
@@ -151,7 +178,7 @@ async fn stored_html_holds_picture_paths_and_answers_name_the_public_base_url() 
 
     // HTML stored with an old replica's address (before this rule) is answered under the
     // base URL, and stored by the path when written again.
-    exec(&db, "UPDATE sessions SET html = replace(html, 'src=\"/v1/', 'src=\"http://10.9.9.9:8080/v1/')").await;
+    store_with_origin(&db, "http://10.9.9.9:8080").await;
     let old = app.send(app.get("/v1/documents/pics").bearer_auth(&key)).await;
     old.expect_status(200);
     let healed = old.json["html"].as_str().unwrap().to_owned();

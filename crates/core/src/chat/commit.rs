@@ -286,7 +286,8 @@ impl Chat {
                 pending_changes: None,
                 chunk_diffs: compact.then(|| changes.clone()),
                 changes,
-            },
+            }
+            .stored(),
             usage: UsageRecord::from(&usage),
         };
         let update = JobUpdate {

@@ -11,7 +11,7 @@ use redline_ports::jobs::{JobEvent, JobFilter, JobRecord, Signal};
 use redline_ports::StoreError;
 
 use super::record::{TurnMetadata, TurnRequest, TurnState, FORMAT};
-use super::view::JobView;
+use super::view::{JobKind, JobView};
 use super::{ms, Chat, ChatError, ChatRequest, ChatResult};
 
 impl Chat {
@@ -179,7 +179,18 @@ impl Chat {
     /// A job as callers see it, with its intermediate events when `with_events`.
     pub async fn job_view(&self, job: &JobRecord, with_events: bool) -> ChatResult<JobView> {
         let events = if with_events { self.ports.jobs.events(&job.job_id, 0).await? } else { Vec::new() };
-        Ok(JobView::read(job, events)?)
+        let mut view = JobView::read(job, events)?;
+        // A completed turn's document is the version it names, not a copy in the job.
+        if let JobKind::Chat(turn) = &mut view.kind {
+            let mode = turn.metadata.response_mode;
+            if let Some(result) = &mut turn.result {
+                if let Some(version_id) = result.document_changes.document_to_read(mode) {
+                    let version = self.ports.store.version(job.owner, &job.session_id, version_id).await?;
+                    result.document_changes.updated_html = Some(version.map(|v| v.html).unwrap_or_default());
+                }
+            }
+        }
+        Ok(view)
     }
     /// One page of the owner's jobs, newest first; with their events unless `compact`.
     pub async fn list(

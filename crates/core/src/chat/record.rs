@@ -9,6 +9,10 @@
 //! format 1. A reader refuses a format newer than its own rather than misread it. A change to
 //! these shapes that an older reader would misread bumps [`FORMAT`] and keeps reading the old
 //! one (fixtures in `fixtures/turn_v1/` hold format 1 as written).
+//!
+//! Format 2: a completed turn's result in the `full` response mode stores no `updated_html`
+//! when it has a `version_id`; the whole document is that version, read back when the job is
+//! shown ([`DocumentChanges::stored`]). A format 1 result carries it and is shown as stored.
 
 use redline_domain::document::{ChunkId, Section};
 use redline_domain::job::{Change, ChangeOp};
@@ -22,7 +26,7 @@ use serde_json::Value;
 use crate::usage::{Admission, UsageInfo};
 
 /// The format this build writes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 fn format_1() -> u32 {
     1
@@ -118,7 +122,7 @@ impl TurnRequest {
     }
 
     pub fn to_value(&self) -> Value {
-        write(self)
+        write(&Self { format: FORMAT, ..self.clone() })
     }
 }
 
@@ -400,6 +404,27 @@ pub struct DocumentChanges {
     pub changes: Vec<PublicChange>,
     /// The changes again in response mode `compact`, else null.
     pub chunk_diffs: Option<Vec<PublicChange>>,
+}
+
+impl DocumentChanges {
+    /// The changes as stored (format 2): without the whole document when it is a version the
+    /// store keeps, since a job is shown with that version's HTML put back
+    /// ([`Self::document_to_read`]). A turn stores kilobytes, not its document again.
+    pub fn stored(mut self) -> Self {
+        if self.version_id.is_some() {
+            self.updated_html = None;
+        }
+        self
+    }
+
+    /// The version whose HTML a stored result in `mode` leaves out, to be read back into
+    /// `updated_html`.
+    pub fn document_to_read(&self, mode: ResponseMode) -> Option<&str> {
+        match (mode, &self.updated_html) {
+            (ResponseMode::Full, None) => self.version_id.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// The usage a completed turn reported (the contract's UsageInfo), as it was then.

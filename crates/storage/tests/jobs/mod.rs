@@ -1,6 +1,6 @@
 //! The `JobStore`, `HistoryStore` and `EventBus` part of the contract suite: exclusive
 //! claims under concurrency, compare-and-set updates, event sequences, the sweep (dead
-//! workers, unanswered approvals, retention) and history truncation.
+//! workers, unanswered approvals, retention, archiving) and history truncation.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -575,4 +575,70 @@ pub async fn internal_jobs_run_in_the_queue_but_are_never_listed(db: &Db) {
     let gone = db.delete_session_jobs(me, &sid("s")).await.unwrap();
     assert!(gone.iter().any(|j| j.job_id == "exp_2" && j.job_type == JobType::EmailedExport), "{gone:?}");
     assert!(db.job("exp_2").await.unwrap().is_none());
+}
+
+/// A job finished for ten seconds is archived by the sweep (one compressed value instead of
+/// its JSON columns and event rows): it reads back exactly as before, alone and in listings,
+/// its events too, and an event after that continues its numbering. Jobs still running or
+/// finished just now are left as they are.
+pub async fn finished_jobs_are_archived_and_read_back_alike(db: &Db) {
+    let me = owner(db, "archive@example.com").await;
+    for (id, at) in [("done", T0), ("running", T0 + 1), ("fresh", T0 + 2)] {
+        db.insert_job(&job(me, id, "s", at)).await.unwrap();
+        db.claim_job(at, at + 1_000_000).await.unwrap();
+    }
+    let events = vec![
+        ("status".to_owned(), json!({"message": "Reading \"the\" document"})),
+        ("change".to_owned(), json!({"old_html": "<p>é</p>", "new_html": null})),
+    ];
+    for id in ["done", "running", "fresh"] {
+        db.append_events(id, &events, T0 + 5).await.unwrap();
+    }
+    let finish = JobUpdate {
+        status: Some(JobStatus::Completed),
+        progress: Some(100),
+        result: Some(json!({"response": "ok", "document_changes": {"changes": [1, 2.5, "x"]}})),
+        state: Some(json!({"format": 2, "rounds": []})),
+        ..Default::default()
+    };
+    db.update_job("done", &[JobStatus::InProgress], &finish, T0 + 10).await.unwrap();
+    db.update_job("fresh", &[JobStatus::InProgress], &finish, T0 + 20_000).await.unwrap();
+    let mut before_jobs = Vec::new();
+    let mut before_events = Vec::new();
+    for id in ["done", "running", "fresh"] {
+        before_jobs.push(db.job(id).await.unwrap().unwrap());
+        before_events.push(db.events(id, 0).await.unwrap());
+    }
+    let page = PageRequest { limit: 10, after: None };
+    let listed_before = db.list_jobs(me, &JobFilter::default(), &page).await.unwrap().items;
+
+    let rules = SweepRules {
+        now: T0 + 25_000,
+        delete_finished_before: T0,
+        cancel_awaiting_before: T0,
+        max_attempts: 3,
+        requeue_leases_before: T0,
+    };
+    db.sweep_jobs(&rules).await.unwrap();
+    let mut raw = RawConn::open(db).await;
+    assert_eq!(raw.count("SELECT COUNT(*) AS n FROM jobs WHERE archive IS NOT NULL").await, 1, "only 'done'");
+    assert_eq!(raw.count("SELECT COUNT(*) AS n FROM job_events WHERE job_id = 'done'").await, 0, "no event rows");
+    for (i, id) in ["done", "running", "fresh"].into_iter().enumerate() {
+        assert_eq!(db.job(id).await.unwrap().unwrap(), before_jobs[i], "{id}");
+        assert_eq!(db.events(id, 0).await.unwrap(), before_events[i], "{id}");
+    }
+    assert_eq!(db.events("done", 1).await.unwrap(), before_events[0][1..].to_vec());
+    assert_eq!(db.list_jobs(me, &JobFilter::default(), &page).await.unwrap().items, listed_before);
+    // Sweeping again changes nothing.
+    db.sweep_jobs(&rules).await.unwrap();
+    assert_eq!(db.job("done").await.unwrap().unwrap(), before_jobs[0]);
+    // An event after archiving is numbered after the archived ones and read with them.
+    assert_eq!(db.append_event("done", "status", &json!({"late": true}), T0 + 30_000).await.unwrap(), 3);
+    let all = db.events("done", 0).await.unwrap();
+    assert_eq!(all.iter().map(|e| e.sequence).collect::<Vec<_>>(), [1, 2, 3]);
+    // Retention deletes an archived job like any other.
+    let rules = SweepRules { delete_finished_before: T0 + 100, ..rules };
+    db.sweep_jobs(&rules).await.unwrap();
+    assert!(db.job("done").await.unwrap().is_none());
+    assert!(db.events("done", 0).await.unwrap().is_empty());
 }

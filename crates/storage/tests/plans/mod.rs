@@ -188,3 +188,37 @@ pub async fn every_listing_reads_by_an_owner_index(db: &Db) {
         check_scoped(&mut raw, backend, &org.to_string(), "org_id", &[]).await;
     }
 }
+
+/// The sweep (every second, in a write transaction that holds SQLite's write lock) finds the
+/// jobs to archive and the jobs past retention through indexes on `finished_at`, never by a
+/// scan of the job table, whose reading time would grow with the table and delay every write.
+pub async fn the_sweep_reads_jobs_through_indexes(db: &Db) {
+    set_default_instrumentation(recorder).expect("instrumentation");
+    let store = Db::open(&DbConfig::new(common::url_of(db))).await.expect("open the store again");
+    let backend = store.backend_name();
+    WATCHED.lock().unwrap().push("finished_at".to_owned());
+    let rules = redline_ports::jobs::SweepRules {
+        now: T0 + 100_000,
+        delete_finished_before: T0,
+        cancel_awaiting_before: T0,
+        max_attempts: 3,
+        requeue_leases_before: T0,
+    };
+    store.sweep_jobs(&rules).await.unwrap();
+    // Statements that select by `finished_at` (other tests' sweeps too: the same statements).
+    let by_finish: Vec<String> = taken_for("finished_at")
+        .into_iter()
+        .filter(|q| q.starts_with("SELECT") && q.split(" WHERE ").nth(1).is_some_and(|w| w.contains("finished_at")))
+        .collect();
+    assert!(by_finish.len() >= 2, "the sweep's reads by finish time: {by_finish:?}");
+    let mut raw = RawConn::open(db).await;
+    for sql in by_finish {
+        let plan = raw.explain(&sql).await;
+        let scans = if backend == "sqlite" {
+            plan.iter().any(|l| l.starts_with("SCAN"))
+        } else {
+            plan.iter().any(|l| l.contains("Seq Scan"))
+        };
+        assert!(!scans, "a scan in the {backend} plan of\n  {sql}\n{}", plan.join("\n"));
+    }
+}

@@ -1,5 +1,7 @@
 //! `JobStore` and `HistoryStore` on both backends.
 
+mod archive;
+
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::job::{JobStatus, JobType};
@@ -35,6 +37,7 @@ pub(crate) struct JobRow {
     updated_at: i64,
     finished_at: Option<i64>,
     lease_until: Option<i64>,
+    archive: Option<Vec<u8>>,
 }
 
 fn corrupt(what: &str, value: &str) -> StoreError {
@@ -49,6 +52,19 @@ impl TryFrom<JobRow> for JobRecord {
     type Error = StoreError;
 
     fn try_from(r: JobRow) -> Result<Self, StoreError> {
+        // An archived job's JSON columns are empty: its parts are in the archive.
+        let (request, state, result, metadata) = match &r.archive {
+            Some(a) => {
+                let parts = archive::unpack(a)?;
+                (parts.request, parts.state, parts.result, parts.metadata)
+            }
+            None => (
+                json("job request", &r.request)?,
+                json("job state", &r.state)?,
+                r.result.as_deref().map(|s| json("job result", s)).transpose()?,
+                json("job metadata", &r.metadata)?,
+            ),
+        };
         Ok(JobRecord {
             owner: crate::rows::owner(&r.owner)?,
             session_id: SessionId::parse(&r.session_id).map_err(|_| corrupt("session id", &r.session_id))?,
@@ -56,11 +72,11 @@ impl TryFrom<JobRow> for JobRecord {
             status: JobStatus::parse(&r.status).ok_or_else(|| corrupt("job status", &r.status))?,
             progress: r.progress,
             attempts: r.attempts,
-            request: json("job request", &r.request)?,
-            result: r.result.as_deref().map(|s| json("job result", s)).transpose()?,
+            request,
+            result,
             error: r.error,
-            metadata: json("job metadata", &r.metadata)?,
-            state: json("job state", &r.state)?,
+            metadata,
+            state,
             created_at: r.created_at,
             updated_at: r.updated_at,
             finished_at: r.finished_at,
@@ -273,11 +289,19 @@ impl JobStore for Db {
         let content = content.to_string();
         let seq: DbResult<i64> = with_tx!(self, |conn| {
             conn.lock_owner(job_id).await?;
-            let last: Option<i64> = job_events::table
+            let mut last: Option<i64> = job_events::table
                 .filter(job_events::job_id.eq(job_id))
                 .select(diesel::dsl::max(job_events::sequence))
                 .get_result(conn)
                 .await?;
+            if last.is_none() {
+                // No rows: the job's first event, or an event after it was archived.
+                let archived: Option<Option<Vec<u8>>> =
+                    jobs::table.find(job_id).select(jobs::archive).get_result(conn).await.optional()?;
+                if let Some(a) = archived.flatten() {
+                    last = archive::unpack(&a)?.events.last().map(|e| e.sequence);
+                }
+            }
             let seq = last.unwrap_or(0) + 1;
             diesel::insert_into(job_events::table)
                 .values((
@@ -298,11 +322,19 @@ impl JobStore for Db {
         let rows: Vec<(&str, String)> = events.iter().map(|(k, c)| (k.as_str(), c.to_string())).collect();
         let seq: DbResult<i64> = with_tx!(self, |conn| {
             conn.lock_owner(job_id).await?;
-            let last: Option<i64> = job_events::table
+            let mut last: Option<i64> = job_events::table
                 .filter(job_events::job_id.eq(job_id))
                 .select(diesel::dsl::max(job_events::sequence))
                 .get_result(conn)
                 .await?;
+            if last.is_none() {
+                // No rows: the job's first event, or an event after it was archived.
+                let archived: Option<Option<Vec<u8>>> =
+                    jobs::table.find(job_id).select(jobs::archive).get_result(conn).await.optional()?;
+                if let Some(a) = archived.flatten() {
+                    last = archive::unpack(&a)?.events.last().map(|e| e.sequence);
+                }
+            }
             let mut seq = last.unwrap_or(0);
             // Row by row inside the one transaction (cheap on both backends; diesel's batch
             // insert is not available for SQLite with these value tuples).
@@ -327,19 +359,28 @@ impl JobStore for Db {
     async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError> {
         // A point range on (job_id, sequence): cheap enough for the inline read pool, and
         // event streams read it on every wake-up.
-        let rows: DbResult<Vec<(i64, String, String, i64)>> = with_read!(self, |conn| Ok(job_events::table
-            .filter(job_events::job_id.eq(job_id))
-            .filter(job_events::sequence.gt(after))
-            .order(job_events::sequence.asc())
-            .select((job_events::sequence, job_events::kind, job_events::content, job_events::created_at))
-            .load(conn)
-            .await?));
-        rows?
-            .into_iter()
-            .map(|(sequence, kind, content, at)| {
-                Ok(JobEvent { sequence, kind, content: json("job event", &content)?, at })
-            })
-            .collect()
+        let read: DbResult<(Vec<archive::EventRow>, Option<Vec<u8>>)> = with_read!(self, |conn| {
+            let rows = job_events::table
+                .filter(job_events::job_id.eq(job_id))
+                .filter(job_events::sequence.gt(after))
+                .order(job_events::sequence.asc())
+                .select((job_events::sequence, job_events::kind, job_events::content, job_events::created_at))
+                .load(conn)
+                .await?;
+            let archived: Option<Option<Vec<u8>>> =
+                jobs::table.find(job_id).select(jobs::archive).get_result(conn).await.optional()?;
+            Ok((rows, archived.flatten()))
+        });
+        let (rows, archived) = read?;
+        // An archived job's events are in its archive (and rows only if any came later).
+        let mut events = match archived {
+            Some(a) => archive::unpack(&a)?.events.into_iter().filter(|e| e.sequence > after).collect(),
+            None => Vec::with_capacity(rows.len()),
+        };
+        for (sequence, kind, content, at) in rows {
+            events.push(JobEvent { sequence, kind, content: json("job event", &content)?, at });
+        }
+        Ok(events)
     }
 
     async fn release_job(&self, job_id: &str, now: Millis) -> Result<bool, StoreError> {
@@ -488,7 +529,9 @@ impl JobStore for Db {
             }
             Ok(sweep)
         });
-        Ok(sweep?)
+        let sweep = sweep?;
+        archive_finished(self, rules.now - archive::ARCHIVE_AFTER_MS).await?;
+        Ok(sweep)
     }
 
     async fn job_counts(&self) -> Result<Vec<(JobType, JobStatus, i64)>, StoreError> {
@@ -728,4 +771,67 @@ impl HistoryStore for Db {
         });
         Ok(r?)
     }
+}
+
+/// Archives up to [`archive::ARCHIVE_BATCH`] jobs that finished before `before` (`archive.rs`),
+/// in one transaction; answers how many. Found through `jobs_unarchived`, which holds only
+/// the jobs not archived yet.
+///
+/// The row is deleted and written again rather than updated: on SQLite a row that shrinks in
+/// place leaves its page as full as it was (jobs grow while they run, so their pages are
+/// half empty after splits), while a delete lets SQLite merge the emptied pages and the new
+/// row lands, packed, at the end of the table. On PostgreSQL either writes a new tuple.
+async fn archive_finished(db: &Db, before: Millis) -> Result<usize, StoreError> {
+    let n: DbResult<usize> = with_tx!(db, |conn| {
+        let due: Vec<(JobRow, Option<String>)> = jobs::table
+            .filter(jobs::archive.is_null())
+            .filter(jobs::finished_at.lt(before))
+            .order(jobs::finished_at.asc())
+            .limit(archive::ARCHIVE_BATCH)
+            .select((JobRow::as_select(), jobs::committed_version))
+            .load(conn)
+            .await?;
+        let mut archived = 0;
+        for (job, committed_version) in &due {
+            let events: Vec<archive::EventRow> = job_events::table
+                .filter(job_events::job_id.eq(&job.job_id))
+                .order(job_events::sequence.asc())
+                .select((job_events::sequence, job_events::kind, job_events::content, job_events::created_at))
+                .load(conn)
+                .await?;
+            let packed = archive::pack(&job.request, &job.state, job.result.as_deref(), &job.metadata, &events);
+            // Another replica's sweep may have archived it since the read: then it is left be.
+            let n = diesel::delete(jobs::table.find(&job.job_id).filter(jobs::archive.is_null())).execute(conn).await?;
+            if n == 0 {
+                continue;
+            }
+            diesel::insert_into(jobs::table)
+                .values((
+                    jobs::job_id.eq(&job.job_id),
+                    jobs::owner.eq(&job.owner),
+                    jobs::session_id.eq(&job.session_id),
+                    jobs::job_type.eq(&job.job_type),
+                    jobs::status.eq(&job.status),
+                    jobs::progress.eq(job.progress),
+                    jobs::attempts.eq(job.attempts),
+                    jobs::request.eq(""),
+                    jobs::result.eq(None::<String>),
+                    jobs::error.eq(&job.error),
+                    jobs::metadata.eq(""),
+                    jobs::state.eq(""),
+                    jobs::created_at.eq(job.created_at),
+                    jobs::updated_at.eq(job.updated_at),
+                    jobs::finished_at.eq(job.finished_at),
+                    jobs::lease_until.eq(job.lease_until),
+                    jobs::committed_version.eq(committed_version),
+                    jobs::archive.eq(Some(packed)),
+                ))
+                .execute(conn)
+                .await?;
+            diesel::delete(job_events::table.filter(job_events::job_id.eq(&job.job_id))).execute(conn).await?;
+            archived += 1;
+        }
+        Ok(archived)
+    });
+    Ok(n?)
 }
