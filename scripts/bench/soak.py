@@ -43,6 +43,7 @@ import http.client
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -107,6 +108,7 @@ class Client:
                 parsed = json.loads(payload) if payload else None
             except ValueError:
                 parsed = None
+            self.link = res.getheader("Link")
             return res.status, parsed, ms
         raise RuntimeError("unreachable")
 
@@ -280,6 +282,22 @@ def worker(port, tenants, stats, stop, seed):
         stats.add(kind, ms, ok, status)
 
 
+def autovacuum(database_url, on):
+    """Turns PostgreSQL's autovacuum on (`on`) or back to the server's own setting. A soak
+    stands for a deployment, where it is on (its default); a test machine may turn it off
+    (this one's CI configuration does). Answers whether it was off before."""
+    psql = lambda sql: subprocess.run(["psql", database_url, "-Atq", "-c", sql], capture_output=True, text=True,
+                                      check=True).stdout.strip()
+    if on:
+        if psql("SHOW autovacuum") == "on":
+            return False
+        psql("ALTER SYSTEM SET autovacuum = on")
+    else:
+        psql("ALTER SYSTEM RESET autovacuum")
+    psql("SELECT pg_reload_conf()")
+    return True
+
+
 def used_bytes(server):
     """Bytes the data takes, without the space that writes reuse: on SQLite the pages in use
     (the file less its free list, after a checkpoint); on PostgreSQL every relation after
@@ -333,6 +351,9 @@ def main():
     args = p.parse_args()
     data = tempfile.mkdtemp(prefix="redline-soak-")
     server = Server(os.path.abspath(args.binary), data, args.database_url)
+    vacuum_was_off = args.database_url and autovacuum(args.database_url, True)
+    if vacuum_was_off:
+        print("PostgreSQL's autovacuum was off: on for this soak, as deployed")
     server.start()
     failed = []
     report = {"backend": "postgres" if args.database_url else "sqlite", "minutes": []}
@@ -398,7 +419,11 @@ def main():
             while path:
                 status, body, _ = check.call("GET", path, key)
                 listed.update(s["session_id"] for s in body)
-                path = None  # a tenant has far fewer than 1,000 sessions in a soak of this size
+                # The next page's address is in the Link header (rel="next").
+                nxt = re.search(r'<([^>]+)>;\s*rel="next"', check.link or "")
+                path = nxt.group(1) if nxt else None
+                if path and path.startswith("http"):
+                    path = "/" + path.split("/", 3)[3]
             lost += len(set(sids) - listed)
             for sid in sids[:50]:
                 if check.call("GET", f"/v1/documents/{sid}", key)[0] != 200:
@@ -420,6 +445,8 @@ def main():
             server.stop()
         finally:
             shutil.rmtree(data, ignore_errors=True)
+            if vacuum_was_off:
+                autovacuum(args.database_url, False)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
