@@ -286,36 +286,8 @@ impl JobStore for Db {
     }
 
     async fn append_event(&self, job_id: &str, kind: &str, content: &Value, at: Millis) -> Result<i64, StoreError> {
-        let content = content.to_string();
-        let seq: DbResult<i64> = with_tx!(self, |conn| {
-            conn.lock_owner(job_id).await?;
-            let mut last: Option<i64> = job_events::table
-                .filter(job_events::job_id.eq(job_id))
-                .select(diesel::dsl::max(job_events::sequence))
-                .get_result(conn)
-                .await?;
-            if last.is_none() {
-                // No rows: the job's first event, or an event after it was archived.
-                let archived: Option<Option<Vec<u8>>> =
-                    jobs::table.find(job_id).select(jobs::archive).get_result(conn).await.optional()?;
-                if let Some(a) = archived.flatten() {
-                    last = archive::unpack(&a)?.events.last().map(|e| e.sequence);
-                }
-            }
-            let seq = last.unwrap_or(0) + 1;
-            diesel::insert_into(job_events::table)
-                .values((
-                    job_events::job_id.eq(job_id),
-                    job_events::sequence.eq(seq),
-                    job_events::kind.eq(kind),
-                    job_events::content.eq(&content),
-                    job_events::created_at.eq(at),
-                ))
-                .execute(conn)
-                .await?;
-            Ok(seq)
-        });
-        Ok(seq?)
+        // A batch of one: its number is the batch's last.
+        self.append_events(job_id, &[(kind.to_owned(), content.clone())], at).await
     }
 
     async fn append_events(&self, job_id: &str, events: &[(String, Value)], at: Millis) -> Result<i64, StoreError> {
