@@ -371,5 +371,13 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Each owner's attachment bytes, kept by triggers on `attachments` (migration 000023).
+    attachment_totals (owner) {
+        owner -> Text,
+        bytes -> BigInt,
+    }
+}
+
 diesel::joinable!(attachment_passages -> attachments (attachment_id));
 diesel::allow_tables_to_appear_in_same_query!(attachments, attachment_passages);

@@ -17,7 +17,7 @@ use super::{corrupt, scope_token};
 use crate::db::Db;
 use crate::error::DbResult;
 use crate::rows::owner;
-use crate::schema::{attachment_passages, attachment_reindex, attachments, jobs, sessions};
+use crate::schema::{attachment_passages, attachment_reindex, attachment_totals, attachments, jobs, sessions};
 
 #[async_trait::async_trait]
 impl AttachmentStore for Db {
@@ -223,14 +223,15 @@ impl AttachmentStore for Db {
 
     async fn attachment_bytes(&self, owner: Owner) -> Result<u64, StoreError> {
         let owner_s = owner.to_string();
-        // The sizes are summed here: `SUM` of a BIGINT is NUMERIC on PostgreSQL.
-        let sizes: DbResult<Vec<i64>> = with_conn!(self, |conn| Ok(attachments::table
-            .filter(attachments::owner.eq(&owner_s))
-            .filter(attachments::state.ne(AttachmentState::AwaitingUpload.as_str()))
-            .select(attachments::size_bytes)
-            .load(conn)
-            .await?));
-        Ok(sizes?.into_iter().map(|n| u64::try_from(n).unwrap_or(0)).sum())
+        // One row, kept by triggers (migration 000023): summing the owner's attachments here
+        // made each upload slower than the last.
+        let bytes: DbResult<Option<i64>> = with_conn!(self, |conn| Ok(attachment_totals::table
+            .find(&owner_s)
+            .select(attachment_totals::bytes)
+            .get_result(conn)
+            .await
+            .optional()?));
+        Ok(bytes?.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
     }
 
     async fn delete_expired_uploads(&self, owner: Owner, now: Millis) -> Result<u64, StoreError> {

@@ -607,6 +607,31 @@ pub async fn pre_signed_uploads_start_once(db: &Db) {
     assert_eq!(db.delete_expired_uploads(ann, T0 + 10_000).await.unwrap(), 0, "it is no longer awaiting");
 }
 
+/// The owner's attachment bytes (the storage check of every upload) follow each insert, start
+/// of a pre-signed upload, delete and session delete, and count no other owner's.
+pub async fn attachment_bytes_follow_every_change(db: &Db) {
+    let ann = owner(db, "ann-bytes@example.com").await;
+    let bob = owner(db, "bob-bytes@example.com").await;
+    for s in ["s1", "s2"] {
+        session(db, ann, s).await;
+    }
+    session(db, bob, "s1").await;
+    assert_eq!(db.attachment_bytes(ann).await.unwrap(), 0, "none yet");
+    db.insert_attachment(&awaiting("att_w", ann, "s1", T0 + 1_000), None).await.unwrap();
+    assert_eq!(db.attachment_bytes(ann).await.unwrap(), 0, "an upload not made yet counts nothing");
+    db.insert_attachment(&attachment("att_1", ann, "s1", T0), None).await.unwrap();
+    db.insert_attachment(&attachment("att_2", ann, "s2", T0), None).await.unwrap();
+    db.insert_attachment(&attachment("att_b", bob, "s1", T0), None).await.unwrap();
+    assert_eq!(db.attachment_bytes(ann).await.unwrap(), 2 * 1234);
+    assert!(db.start_processing("att_w", 42, &job(ann, "job-w", "s1"), T0 + 500).await.unwrap());
+    assert_eq!(db.attachment_bytes(ann).await.unwrap(), 2 * 1234 + 42, "the upload arrived");
+    assert!(db.delete_attachment("att_1").await.unwrap());
+    assert_eq!(db.attachment_bytes(ann).await.unwrap(), 1234 + 42);
+    assert!(db.delete_session(ann, &sid("s2")).await.unwrap());
+    assert_eq!(db.attachment_bytes(ann).await.unwrap(), 42, "the session's attachments went with it");
+    assert_eq!(db.attachment_bytes(bob).await.unwrap(), 1234);
+}
+
 /// SQLite, migration 000011: passages written before it, numbered one after another across
 /// sessions, move into their session's range of ids (the FTS5 rowids) in their order, are
 /// indexed again, and are found in their own session only; later passages join the range.
