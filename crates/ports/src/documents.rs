@@ -185,6 +185,23 @@ pub trait DocumentStore: Send + Sync {
         version_id: &str,
     ) -> Result<Option<VersionRecord>, StoreError>;
 
+    /// The HTML of several versions of the owner's sessions, by version id (a version not
+    /// found is left out): what a listing of jobs shows, read in a few queries rather than a
+    /// few per job. The default reads them one by one.
+    async fn versions_html(
+        &self,
+        owner: Owner,
+        versions: &[(SessionId, String)],
+    ) -> Result<std::collections::HashMap<String, String>, StoreError> {
+        let mut out = std::collections::HashMap::with_capacity(versions.len());
+        for (session, id) in versions {
+            if let Some(v) = self.version(owner, session, id).await? {
+                out.insert(v.version_id, v.html);
+            }
+        }
+        Ok(out)
+    }
+
     /// Deletes the session and everything stored with it. `false` when it did not exist.
     async fn delete_session(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError>;
 }

@@ -152,6 +152,23 @@ pub trait JobStore: Send + Sync {
     /// The job's events with a sequence above `after`, in order.
     async fn events(&self, job_id: &str, after: i64) -> Result<Vec<JobEvent>, StoreError>;
 
+    /// All the events of several jobs, by job id (a job without events is left out): what a
+    /// listing shows, read in a few queries rather than a few per job. The default reads
+    /// them one by one.
+    async fn events_of(
+        &self,
+        job_ids: &[String],
+    ) -> Result<std::collections::HashMap<String, Vec<JobEvent>>, StoreError> {
+        let mut out = std::collections::HashMap::with_capacity(job_ids.len());
+        for id in job_ids {
+            let events = self.events(id, 0).await?;
+            if !events.is_empty() {
+                out.insert(id.clone(), events);
+            }
+        }
+        Ok(out)
+    }
+
     /// Hands a job this worker cannot finish back to the queue at once (a replica shutting
     /// down): an `in_progress` job that has not committed its document becomes `pending`,
     /// lease cleared, attempts unchanged. Answers whether it did; a committed job is left to

@@ -159,21 +159,63 @@ impl DocumentStore for Db {
         let owner_s = owner.to_string();
         let sid = session.as_str();
         let row: DbResult<Option<VersionRow>> = with_conn!(self, |conn| {
-            let Some((section_count, source, created_at)) = document_versions::table
+            let Some((section_count, source, created_at, stored)) = document_versions::table
                 .find(version_id)
                 .filter(document_versions::owner.eq(&owner_s))
                 .filter(document_versions::session_id.eq(sid))
-                .select((document_versions::section_count, document_versions::source, document_versions::created_at))
-                .get_result::<(i64, String, i64)>(conn)
+                .select((
+                    document_versions::section_count,
+                    document_versions::source,
+                    document_versions::created_at,
+                    (
+                        document_versions::version_id,
+                        document_versions::session_id,
+                        document_versions::html,
+                        document_versions::chunks,
+                    ),
+                ))
+                .get_result::<(i64, String, i64, StoredVersion)>(conn)
                 .await
                 .optional()?
             else {
                 return Ok(None);
             };
-            let html = conn.version_html(&owner_s, sid, version_id).await?.unwrap_or_default();
+            let html = conn.assemble(&owner_s, vec![stored]).await?.remove(version_id).unwrap_or_default();
             Ok(Some((version_id.to_owned(), html, section_count, source, created_at)))
         });
         Ok(row?.map(version))
+    }
+
+    async fn versions_html(
+        &self,
+        owner: Owner,
+        versions: &[(SessionId, String)],
+    ) -> Result<HashMap<String, String>, StoreError> {
+        if versions.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let owner_s = owner.to_string();
+        let ids: Vec<&str> = versions.iter().map(|(_, v)| v.as_str()).collect();
+        let bodies: DbResult<HashMap<String, String>> = with_conn!(self, |conn| {
+            let stored: Vec<StoredVersion> = document_versions::table
+                .filter(document_versions::owner.eq(&owner_s))
+                .filter(document_versions::version_id.eq_any(&ids))
+                .select((
+                    document_versions::version_id,
+                    document_versions::session_id,
+                    document_versions::html,
+                    document_versions::chunks,
+                ))
+                .load(conn)
+                .await?;
+            // A version answers only for the session it was asked under.
+            let stored = stored
+                .into_iter()
+                .filter(|(id, sid, _, _)| versions.iter().any(|(s, v)| v == id && s.as_str() == sid))
+                .collect();
+            Ok(conn.assemble(&owner_s, stored).await?)
+        });
+        Ok(bodies?)
     }
 
     async fn delete_session(&self, owner: Owner, session: &SessionId) -> Result<bool, StoreError> {
@@ -222,6 +264,63 @@ trait ChunkStore {
     /// together from its chunks, or as stored before chunks (a row the conversion of
     /// migration 000021 has not reached).
     async fn version_html(&mut self, owner: &str, sid: &str, version_id: &str) -> DbResult<Option<String>>;
+
+    /// The HTML of stored versions of the owner, by version id: the chunks of all of them
+    /// read in one query (one per [`HASHES_PER_QUERY`] hashes).
+    async fn assemble(&mut self, owner: &str, stored: Vec<StoredVersion>) -> DbResult<HashMap<String, String>>;
+}
+
+/// A version as stored, before its chunks are read: its id, its session, its whole HTML (a
+/// row from before chunks; empty after) and its manifest (none before chunks).
+type StoredVersion = (String, String, String, Option<Vec<u8>>);
+
+/// Most chunk hashes one query asks for: below SQLite's limit of bound parameters (32,766).
+const HASHES_PER_QUERY: usize = 8_192;
+
+/// Manifests read, waiting for their chunks: version id, session, hashes.
+type Wanted = (String, String, Vec<Hash>);
+
+/// Splits `stored` into the versions already whole (`out`) and those to put together from
+/// chunks, grouped so that no group asks for more than [`HASHES_PER_QUERY`] hashes.
+fn plan(stored: Vec<StoredVersion>, out: &mut HashMap<String, String>) -> DbResult<Vec<Vec<Wanted>>> {
+    let mut groups: Vec<Vec<Wanted>> = Vec::new();
+    let mut in_group = 0;
+    for (id, sid, legacy, manifest) in stored {
+        let Some(manifest) = manifest else {
+            out.insert(id, legacy);
+            continue;
+        };
+        let hashes = chunks::hashes(&manifest)
+            .ok_or_else(|| corrupt(format!("version {id} has a manifest of {} bytes", manifest.len())))?;
+        if groups.is_empty() || in_group + hashes.len() > HASHES_PER_QUERY {
+            groups.push(Vec::new());
+            in_group = 0;
+        }
+        in_group += hashes.len();
+        groups.last_mut().expect("a group was pushed").push((id, sid, hashes));
+    }
+    Ok(groups)
+}
+
+/// Puts each wanted version together from the chunk rows read for its group.
+fn join(group: Vec<Wanted>, rows: Vec<(String, Vec<u8>, Vec<u8>)>, out: &mut HashMap<String, String>) -> DbResult<()> {
+    let mut bodies: HashMap<String, HashMap<Vec<u8>, Vec<u8>>> = HashMap::new();
+    for (sid, hash, body) in rows {
+        let bytes = crate::codec::unpack(&body).map_err(|e| corrupt(format!("a chunk of session {sid}: {e}")))?;
+        bodies.entry(sid).or_default().insert(hash, bytes);
+    }
+    for (id, sid, hashes) in group {
+        let session = bodies.get(&sid);
+        let mut html = Vec::new();
+        for h in &hashes {
+            let bytes =
+                session.and_then(|s| s.get(&h[..])).ok_or_else(|| corrupt(format!("version {id} lacks a chunk")))?;
+            html.extend_from_slice(bytes);
+        }
+        let html = String::from_utf8(html).map_err(|_| corrupt(format!("version {id} is not UTF-8")))?;
+        out.insert(id, html);
+    }
+    Ok(())
 }
 
 fn corrupt(what: String) -> DbError {
@@ -273,45 +372,41 @@ macro_rules! chunk_store {
             }
 
             async fn version_html(&mut self, owner: &str, sid: &str, version_id: &str) -> DbResult<Option<String>> {
-                let Some((legacy, manifest)) = document_versions::table
+                let stored: Option<StoredVersion> = document_versions::table
                     .find(version_id)
                     .filter(document_versions::owner.eq(owner))
                     .filter(document_versions::session_id.eq(sid))
-                    .select((document_versions::html, document_versions::chunks))
-                    .get_result::<(String, Option<Vec<u8>>)>(self)
+                    .select((
+                        document_versions::version_id,
+                        document_versions::session_id,
+                        document_versions::html,
+                        document_versions::chunks,
+                    ))
+                    .get_result(self)
                     .await
-                    .optional()?
-                else {
-                    return Ok(None);
-                };
-                let Some(manifest) = manifest else {
-                    return Ok(Some(legacy));
-                };
-                let hashes = chunks::hashes(&manifest).ok_or_else(|| {
-                    corrupt(format!("version {version_id} has a manifest of {} bytes", manifest.len()))
-                })?;
-                let rows: Vec<(Vec<u8>, Vec<u8>)> = document_chunks::table
-                    .filter(document_chunks::owner.eq(owner))
-                    .filter(document_chunks::session_id.eq(sid))
-                    .filter(document_chunks::hash.eq_any(distinct(&hashes)))
-                    .select((document_chunks::hash, document_chunks::body))
-                    .load(self)
-                    .await?;
-                let mut bodies = HashMap::with_capacity(rows.len());
-                let mut len = 0;
-                for (hash, body) in rows {
-                    let bytes =
-                        crate::codec::unpack(&body).map_err(|e| corrupt(format!("version {version_id}: {e}")))?;
-                    len += bytes.len();
-                    bodies.insert(hash, bytes);
+                    .optional()?;
+                match stored {
+                    Some(stored) => Ok(self.assemble(owner, vec![stored]).await?.remove(version_id)),
+                    None => Ok(None),
                 }
-                let mut html = Vec::with_capacity(len);
-                for h in &hashes {
-                    let bytes =
-                        bodies.get(&h[..]).ok_or_else(|| corrupt(format!("version {version_id} lacks a chunk")))?;
-                    html.extend_from_slice(bytes);
+            }
+
+            async fn assemble(&mut self, owner: &str, stored: Vec<StoredVersion>) -> DbResult<HashMap<String, String>> {
+                let mut out = HashMap::with_capacity(stored.len());
+                for group in plan(stored, &mut out)? {
+                    let sids: Vec<&str> =
+                        group.iter().map(|(_, sid, _)| sid.as_str()).collect::<HashSet<_>>().into_iter().collect();
+                    let all: Vec<Hash> = group.iter().flat_map(|(_, _, h)| h.iter().copied()).collect();
+                    let rows = document_chunks::table
+                        .filter(document_chunks::owner.eq(owner))
+                        .filter(document_chunks::session_id.eq_any(&sids))
+                        .filter(document_chunks::hash.eq_any(distinct(&all)))
+                        .select((document_chunks::session_id, document_chunks::hash, document_chunks::body))
+                        .load(self)
+                        .await?;
+                    join(group, rows, &mut out)?;
                 }
-                String::from_utf8(html).map(Some).map_err(|_| corrupt(format!("version {version_id} is not UTF-8")))
+                Ok(out)
             }
         }
     };

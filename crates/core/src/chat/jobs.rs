@@ -1,12 +1,13 @@
 //! Chat jobs from the caller's side: queueing a turn (with usage admission), waiting for it
 //! to settle, and reading jobs and their events as views.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
-use redline_domain::Owner;
+use redline_domain::{Owner, SessionId};
 use redline_ports::jobs::{JobEvent, JobFilter, JobRecord, Signal};
 use redline_ports::StoreError;
 
@@ -180,19 +181,14 @@ impl Chat {
     pub async fn job_view(&self, job: &JobRecord, with_events: bool) -> ChatResult<JobView> {
         let events = if with_events { self.ports.jobs.events(&job.job_id, 0).await? } else { Vec::new() };
         let mut view = JobView::read(job, events)?;
-        // A completed turn's document is the version it names, not a copy in the job.
-        if let JobKind::Chat(turn) = &mut view.kind {
-            let mode = turn.metadata.response_mode;
-            if let Some(result) = &mut turn.result {
-                if let Some(version_id) = result.document_changes.document_to_read(mode) {
-                    let version = self.ports.store.version(job.owner, &job.session_id, version_id).await?;
-                    result.document_changes.updated_html = Some(version.map(|v| v.html).unwrap_or_default());
-                }
-            }
+        if let Some(version_id) = document_to_read(&view) {
+            let version = self.ports.store.version(job.owner, &job.session_id, &version_id).await?;
+            fill_document(&mut view, version.map(|v| v.html).unwrap_or_default());
         }
         Ok(view)
     }
-    /// One page of the owner's jobs, newest first; with their events unless `compact`.
+    /// One page of the owner's jobs, newest first; with their events unless `compact`. The
+    /// events and documents of the whole page are read together, not job by job.
     pub async fn list(
         &self,
         owner: Owner,
@@ -201,14 +197,51 @@ impl Chat {
         compact: bool,
     ) -> ChatResult<Page<JobView>> {
         let jobs = self.ports.jobs.list_jobs(owner, filter, page).await?;
+        let mut events = if compact {
+            HashMap::new()
+        } else {
+            let ids: Vec<String> = jobs.items.iter().map(|j| j.job_id.clone()).collect();
+            self.ports.jobs.events_of(&ids).await?
+        };
         let mut items = Vec::with_capacity(jobs.items.len());
         for j in &jobs.items {
-            items.push(self.job_view(j, !compact).await?);
+            items.push(JobView::read(j, events.remove(&j.job_id).unwrap_or_default())?);
+        }
+        let wanted: Vec<(SessionId, String)> =
+            items.iter().filter_map(|v| Some((v.session_id.clone(), document_to_read(v)?))).collect();
+        if !wanted.is_empty() {
+            let documents = self.ports.store.versions_html(owner, &wanted).await?;
+            for view in &mut items {
+                if let Some(version_id) = document_to_read(view) {
+                    fill_document(view, documents.get(&version_id).cloned().unwrap_or_default());
+                }
+            }
         }
         Ok(Page { items, next: jobs.next })
     }
     /// Events of a job after a sequence number (for streams).
     pub async fn events_after(&self, job_id: &str, after: i64) -> ChatResult<Vec<JobEvent>> {
         Ok(self.ports.jobs.events(job_id, after).await?)
+    }
+}
+
+/// The version whose HTML a completed turn's view shows: a turn's result names its version
+/// rather than holding a copy of the document.
+fn document_to_read(view: &JobView) -> Option<String> {
+    match &view.kind {
+        JobKind::Chat(turn) => {
+            let result = turn.result.as_ref()?;
+            result.document_changes.document_to_read(turn.metadata.response_mode).map(str::to_owned)
+        }
+        _ => None,
+    }
+}
+
+/// Puts the document read for [`document_to_read`] into the view.
+fn fill_document(view: &mut JobView, html: String) {
+    if let JobKind::Chat(turn) = &mut view.kind {
+        if let Some(result) = &mut turn.result {
+            result.document_changes.updated_html = Some(html);
+        }
     }
 }

@@ -2,6 +2,8 @@
 
 mod archive;
 
+use std::collections::HashMap;
+
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::job::{JobStatus, JobType};
@@ -46,6 +48,23 @@ fn corrupt(what: &str, value: &str) -> StoreError {
 
 fn json(what: &str, s: &str) -> Result<Value, StoreError> {
     serde_json::from_str(s).map_err(|_| corrupt(what, s))
+}
+
+/// A job's events after `after`: those in its archive, when it has one, then its rows (only
+/// events appended after archiving are rows of an archived job).
+fn merge_events(
+    archived: Option<Vec<u8>>,
+    rows: Vec<archive::EventRow>,
+    after: i64,
+) -> Result<Vec<JobEvent>, StoreError> {
+    let mut events = match archived {
+        Some(a) => archive::unpack(&a)?.events.into_iter().filter(|e| e.sequence > after).collect(),
+        None => Vec::with_capacity(rows.len()),
+    };
+    for (sequence, kind, content, at) in rows {
+        events.push(JobEvent { sequence, kind, content: json("job event", &content)?, at });
+    }
+    Ok(events)
 }
 
 impl TryFrom<JobRow> for JobRecord {
@@ -344,15 +363,48 @@ impl JobStore for Db {
             Ok((rows, archived.flatten()))
         });
         let (rows, archived) = read?;
-        // An archived job's events are in its archive (and rows only if any came later).
-        let mut events = match archived {
-            Some(a) => archive::unpack(&a)?.events.into_iter().filter(|e| e.sequence > after).collect(),
-            None => Vec::with_capacity(rows.len()),
-        };
-        for (sequence, kind, content, at) in rows {
-            events.push(JobEvent { sequence, kind, content: json("job event", &content)?, at });
+        merge_events(archived, rows, after)
+    }
+
+    async fn events_of(&self, job_ids: &[String]) -> Result<HashMap<String, Vec<JobEvent>>, StoreError> {
+        if job_ids.is_empty() {
+            return Ok(HashMap::new());
         }
-        Ok(events)
+        type Read = (Vec<(String, archive::EventRow)>, Vec<(String, Option<Vec<u8>>)>);
+        let read: DbResult<Read> = with_read!(self, |conn| {
+            let rows = job_events::table
+                .filter(job_events::job_id.eq_any(job_ids))
+                .order((job_events::job_id.asc(), job_events::sequence.asc()))
+                .select((
+                    job_events::job_id,
+                    (job_events::sequence, job_events::kind, job_events::content, job_events::created_at),
+                ))
+                .load(conn)
+                .await?;
+            let archived = jobs::table
+                .filter(jobs::job_id.eq_any(job_ids))
+                .filter(jobs::archive.is_not_null())
+                .select((jobs::job_id, jobs::archive))
+                .load(conn)
+                .await?;
+            Ok((rows, archived))
+        });
+        let (rows, archived) = read?;
+        let mut by_job: HashMap<String, (Option<Vec<u8>>, Vec<archive::EventRow>)> = HashMap::new();
+        for (id, a) in archived {
+            by_job.entry(id).or_default().0 = a;
+        }
+        for (id, row) in rows {
+            by_job.entry(id).or_default().1.push(row);
+        }
+        let mut out = HashMap::with_capacity(by_job.len());
+        for (id, (archived, rows)) in by_job {
+            let events = merge_events(archived, rows, 0)?;
+            if !events.is_empty() {
+                out.insert(id, events);
+            }
+        }
+        Ok(out)
     }
 
     async fn release_job(&self, job_id: &str, now: Millis) -> Result<bool, StoreError> {

@@ -110,6 +110,21 @@ pub async fn a_save_stores_only_what_changed(db: &Db) {
     assert_eq!(db.version(ann, &s, "w1").await.unwrap().unwrap().html, first);
     assert_eq!(db.version(ann, &s, "w11").await.unwrap().unwrap().html, html);
     assert_eq!(db.document(ann, &s).await.unwrap().unwrap().html, first);
+    // Several versions of several sessions read together (a listing of jobs), each as alone.
+    let other = redline_domain::SessionId::parse("other").unwrap();
+    let small = paragraphs(5);
+    db.commit_new_version(ann, &other, None, version("o1", &small, T0 + 30)).await.unwrap();
+    let wanted = |pairs: &[(&redline_domain::SessionId, &str)]| {
+        pairs.iter().map(|(s, v)| ((*s).clone(), (*v).to_owned())).collect::<Vec<_>>()
+    };
+    let got = db.versions_html(ann, &wanted(&[(&s, "w1"), (&s, "w11"), (&other, "o1"), (&s, "none")])).await.unwrap();
+    assert_eq!(got.len(), 3, "a version not found is left out");
+    assert_eq!((&got["w1"], &got["w11"], &got["o1"]), (&first, &html, &small));
+    let elsewhere = db.versions_html(ann, &wanted(&[(&other, "w1")])).await.unwrap();
+    assert!(elsewhere.is_empty(), "a version answers only under its own session");
+    let stranger = Owner::User(UserId::new());
+    assert!(db.versions_html(stranger, &wanted(&[(&s, "w1")])).await.unwrap().is_empty(), "nor to another owner");
+    assert!(db.delete_session(ann, &other).await.unwrap());
     assert!(db.delete_session(ann, &s).await.unwrap());
     assert_eq!(raw.count("SELECT COUNT(*) AS n FROM document_chunks").await, 0, "the session's chunks are gone");
 }

@@ -636,6 +636,13 @@ pub async fn finished_jobs_are_archived_and_read_back_alike(db: &Db) {
     assert_eq!(db.append_event("done", "status", &json!({"late": true}), T0 + 30_000).await.unwrap(), 3);
     let all = db.events("done", 0).await.unwrap();
     assert_eq!(all.iter().map(|e| e.sequence).collect::<Vec<_>>(), [1, 2, 3]);
+    // Read together (a listing), each job's events are those read one job at a time.
+    let ids: Vec<String> = ["done", "running", "fresh", "missing"].map(String::from).to_vec();
+    let together = db.events_of(&ids).await.unwrap();
+    assert_eq!(together.len(), 3, "a job without events is left out");
+    for id in ["done", "running", "fresh"] {
+        assert_eq!(together[id], db.events(id, 0).await.unwrap(), "{id}");
+    }
     // Retention deletes an archived job like any other.
     let rules = SweepRules { delete_finished_before: T0 + 100, ..rules };
     db.sweep_jobs(&rules).await.unwrap();
