@@ -23,6 +23,19 @@ pub trait JobRunner: Send + Sync {
     async fn given_up(&self, _job: JobRecord) {}
 }
 
+/// The task keeping a running job's lease ([`keep_lease`]). It ends when this is ended or
+/// dropped, between two of its queries: aborting it could drop a query in flight, and with
+/// it the database connection (PostgreSQL: a new connection for every job that finished
+/// while its keeper was reading the job's status).
+pub(crate) struct LeaseKeeper {
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl LeaseKeeper {
+    /// Stops renewing the lease (the job is over for this worker).
+    pub(crate) fn end(self) {}
+}
+
 /// Renews the job's lease every third of it; turns `true` when the job is no longer in
 /// progress (cancelled, or taken back after a lease ran out).
 pub(crate) fn keep_lease(
@@ -31,14 +44,17 @@ pub(crate) fn keep_lease(
     clock: Arc<dyn Clock>,
     job_id: String,
     lease: Duration,
-) -> (watch::Receiver<bool>, tokio::task::JoinHandle<()>) {
+) -> (watch::Receiver<bool>, LeaseKeeper) {
     let (tx, rx) = watch::channel(false);
-    let handle = tokio::spawn(async move {
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
         let mut signals = bus.subscribe();
         let mut renew = tokio::time::interval((lease / 3).max(Duration::from_millis(100)));
         renew.tick().await;
         loop {
+            // Only waits are raced here: a query runs in a branch, to its end.
             tokio::select! {
+                _ = &mut stopped => return,
                 _ = renew.tick() => {
                     let now = clock.now_ms();
                     let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2));
@@ -66,7 +82,7 @@ pub(crate) fn keep_lease(
             }
         }
     });
-    (rx, handle)
+    (rx, LeaseKeeper { _stop: stop })
 }
 
 /// Idle workers look for work at least this often (signals usually wake them sooner).

@@ -53,7 +53,7 @@ impl JobRunner for Attachments {
             self.config.lease,
         );
         let outcome = self.process(&job, &stopped).await;
-        renewer.abort();
+        renewer.end();
         match outcome {
             Ok(()) => {}
             Err(Stop::Fail(error)) => self.fail(&job, error).await,

@@ -108,7 +108,7 @@ impl Chat {
             }
             Err(e) => self.fail_unreadable(&job, &e).await,
         }
-        watcher.abort();
+        watcher.end();
     }
     /// Ends a job whose stored request or state cannot be read (a bug, or a row written by a
     /// newer build): failed, with the cause in the log. Its held operation stays held: the

@@ -186,7 +186,7 @@ impl JobRunner for Exports {
         );
         self.purge_expired().await;
         let outcome = self.deliver(&request, &stopped).await;
-        renewer.abort();
+        renewer.end();
         let id = &request.export_id;
         let format = request.format;
         match outcome {
