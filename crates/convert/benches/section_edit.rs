@@ -51,6 +51,7 @@ fn bench(c: &mut Criterion) {
         old_html: Some(old.html.clone()),
         new_sections: vec![section(target, "An edited clause, with <strong>new</strong> words.")],
         explanation: None,
+        edited: false,
     };
     let mut group = c.benchmark_group("section_edit_10k");
     group.bench_function("change_apply", |b| {

@@ -180,6 +180,8 @@ pub struct Change {
     /// The new section(s) for edits and creates (sanitized, sectioned, with ids).
     pub new_sections: Vec<Section>,
     pub explanation: Option<String>,
+    /// The reviewer corrected the proposal before approving it: `new_sections` are theirs.
+    pub edited: bool,
 }
 
 impl Change {
@@ -224,6 +226,16 @@ pub struct ApprovalRequest {
     pub approve: Vec<String>,
     pub reject: Vec<String>,
     pub approve_all: bool,
+    /// Changes approved with the reviewer's corrected HTML in place of the AI's: (change id,
+    /// HTML). A change corrected is approved, whether or not `approve` names it.
+    pub edits: Vec<(String, String)>,
+}
+
+impl ApprovalRequest {
+    /// The reviewer's HTML for a change, when they corrected it.
+    pub fn edit_of(&self, change_id: &str) -> Option<&str> {
+        self.edits.iter().find(|(id, _)| id == change_id).map(|(_, html)| html.as_str())
+    }
 }
 
 /// Why an approval cannot be carried out.
@@ -244,17 +256,23 @@ pub enum ApprovalError {
 /// approved nor rejected are rejected (an approval closes the review).
 pub fn select_approved<'a>(pending: &'a [Change], req: &ApprovalRequest) -> Result<Vec<&'a Change>, ApprovalError> {
     let known = |id: &String| pending.iter().any(|c| &c.change_id == id);
-    let unknown: Vec<String> = req.approve.iter().chain(&req.reject).filter(|id| !known(id)).cloned().collect();
+    let edited: Vec<&String> = req.edits.iter().map(|(id, _)| id).collect();
+    let unknown: Vec<String> =
+        req.approve.iter().chain(&req.reject).chain(edited.iter().copied()).filter(|id| !known(id)).cloned().collect();
     if !unknown.is_empty() {
         return Err(ApprovalError::UnknownChanges(unknown));
     }
-    let both: Vec<String> = req.approve.iter().filter(|id| req.reject.contains(id)).cloned().collect();
+    let both: Vec<String> =
+        req.approve.iter().chain(edited.iter().copied()).filter(|id| req.reject.contains(id)).cloned().collect();
     if !both.is_empty() {
         return Err(ApprovalError::Contradictory(both));
     }
     Ok(pending
         .iter()
-        .filter(|c| !req.reject.contains(&c.change_id) && (req.approve_all || req.approve.contains(&c.change_id)))
+        .filter(|c| {
+            !req.reject.contains(&c.change_id)
+                && (req.approve_all || req.approve.contains(&c.change_id) || edited.contains(&&c.change_id))
+        })
         .collect())
 }
 
@@ -313,6 +331,7 @@ mod tests {
             after: None,
             new_sections: vec![sec(chunk, text)],
             explanation: None,
+            edited: false,
         }
     }
 
@@ -365,7 +384,7 @@ mod tests {
     fn approving_a_subset_applies_only_it() {
         let d = doc();
         let pending = vec![edit("x", "a", &d, "ALPHA"), edit("y", "b", &d, "BETA")];
-        let req = ApprovalRequest { approve: vec!["y".into()], reject: vec!["x".into()], approve_all: false };
+        let req = ApprovalRequest { approve: vec!["y".into()], reject: vec!["x".into()], ..Default::default() };
         let chosen = select_approved(&pending, &req).unwrap();
         let next = apply_approved(&d, &chosen).unwrap();
         let texts: Vec<_> = next.sections().iter().map(|s| s.text.as_str()).collect();
@@ -380,8 +399,23 @@ mod tests {
         assert_eq!(select_approved(&pending, &all).unwrap().len(), 2);
         let bad = ApprovalRequest { approve: vec!["nope".into()], ..Default::default() };
         assert_eq!(select_approved(&pending, &bad), Err(ApprovalError::UnknownChanges(vec!["nope".into()])));
-        let both = ApprovalRequest { approve: vec!["x".into()], reject: vec!["x".into()], approve_all: false };
+        let both = ApprovalRequest { approve: vec!["x".into()], reject: vec!["x".into()], ..Default::default() };
         assert!(matches!(select_approved(&pending, &both), Err(ApprovalError::Contradictory(_))));
+    }
+
+    #[test]
+    fn a_corrected_change_is_approved_and_cannot_be_rejected_too() {
+        let d = doc();
+        let pending = vec![edit("x", "a", &d, "ALPHA"), edit("y", "b", &d, "BETA")];
+        let corrected = ApprovalRequest { edits: vec![("y".into(), "<p>Beta</p>".into())], ..Default::default() };
+        let chosen: Vec<_> = select_approved(&pending, &corrected).unwrap().into_iter().map(|c| &c.change_id).collect();
+        assert_eq!(chosen, ["y"], "a correction approves, and what is not named is rejected");
+        assert_eq!(corrected.edit_of("y"), Some("<p>Beta</p>"));
+        assert_eq!(corrected.edit_of("x"), None);
+        let unknown = ApprovalRequest { edits: vec![("z".into(), String::new())], ..Default::default() };
+        assert_eq!(select_approved(&pending, &unknown), Err(ApprovalError::UnknownChanges(vec!["z".into()])));
+        let both = ApprovalRequest { reject: vec!["y".into()], ..corrected };
+        assert_eq!(select_approved(&pending, &both), Err(ApprovalError::Contradictory(vec!["y".into()])));
     }
 
     #[test]
@@ -406,6 +440,7 @@ mod tests {
             old_html: None,
             new_sections: vec![sec("n1", "new")],
             explanation: None,
+            edited: false,
         };
         let delete = Change {
             change_id: "d".into(),
@@ -415,6 +450,7 @@ mod tests {
             old_html: Some(d.sections()[0].html.clone()),
             new_sections: vec![],
             explanation: None,
+            edited: false,
         };
         assert_eq!(sections_edited(&[create.clone(), delete.clone()]), 2);
         let next = apply_approved(&d, &[&create, &delete]).unwrap();

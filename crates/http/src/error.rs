@@ -455,6 +455,12 @@ impl From<redline_core::chat::ChatError> for ApiError {
                 msg,
                 Value::Null,
             )]),
+            ChatError::BadCorrection { change_id, detail } => ApiError::Validation(vec![ValidationItem::new(
+                "value_error",
+                vec![json!("body"), json!("edits"), json!(change_id)],
+                detail,
+                Value::Null,
+            )]),
             ChatError::NoSnapshot(msg) => ApiError::Validation(vec![ValidationItem::new(
                 "value_error",
                 vec![json!("body"), json!("message_id")],

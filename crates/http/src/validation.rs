@@ -339,6 +339,13 @@ impl<'a> Fields<'a> {
         self.push(item);
     }
 
+    /// A problem of one key of an object field (`[root, field, key]`).
+    pub fn problem_in(&mut self, field: &str, key: &str, kind: &str, msg: impl Into<String>, input: Value) {
+        let mut loc = self.loc(field);
+        loc.push(json!(key));
+        self.push(ValidationItem::new(kind, loc, msg, input));
+    }
+
     /// `Err` with every problem collected, if any.
     pub fn finish(self) -> Result<(), Vec<ValidationItem>> {
         if self.errors.is_empty() {

@@ -208,7 +208,7 @@ describe('the editor with the builtin model', () => {
     // Keyboard: A accepts the current change (the first) and moves on; R rejects the next.
     await page.locator('body').press('a');
     await page.locator('body').press('r');
-    await page.getByRole('group', { name: 'Proposed edit to section 4' }).getByRole('button', { name: 'Accept' }).click();
+    await page.getByRole('group', { name: 'Proposed edit to section 4' }).getByRole('button', { name: 'Accept', exact: true }).click();
     assert.match((await bar.textContent()) || '', /2 accepted · 1 rejected · 0 to decide/);
     // The decisions survive a reload until the review is sent.
     await page.reload();
@@ -374,6 +374,44 @@ describe('the editor with the builtin model', () => {
     await page.waitForFunction(() => document.activeElement?.id === 'chat-message');
     await page.locator('.message.assistant').first().waitFor();
     assert.match(await storedText(call, 'cut'), /Maybe drop this one\./, 'the section stays');
+    guard.check();
+    await context.close();
+  });
+
+  test('edit, then accept: the reviewer\'s own wording is applied, kept over a reload, and named in the versions', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'memo', ['<h1>Memo</h1>', '<p>The fox runs home.</p>']);
+    await openEditor(page, service, 'memo', 'Memo');
+    await page.getByLabel('Message to the AI').fill('replace "fox" with "cat"');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const change = page.getByRole('group', { name: 'Proposed edit to section 2' });
+    await change.waitFor();
+    await change.getByRole('button', { name: 'Edit, then accept…' }).click();
+    const box = change.getByRole('textbox', { name: 'Your version of the change' });
+    await box.waitFor();
+    assert.equal((await box.textContent())?.trim(), 'The cat runs home.', 'it starts from the AI\'s proposal');
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Your version of the change');
+    await assertAccessible(page, 'correcting a proposed change');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('The cat walks home slowly.');
+    await page.keyboard.press('Control+Enter');
+    await change.getByText('Accepted with your corrections').waitFor();
+    // The redline shows what accepting applies: the reviewer's words.
+    assert.match((await change.locator('ins.redline-ins').allTextContents()).join(' '), /walks/);
+    // The keyboard stays on the change.
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-change') !== null);
+    await page.reload();
+    await change.getByText('Accepted with your corrections').waitFor();
+    assert.match(await storedText(call, 'memo'), /The fox runs home\./, 'nothing is applied before Finish');
+    await page.locator('#review-finish').click();
+    await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor({ state: 'detached' });
+    assert.match(await storedText(call, 'memo'), /The cat walks home slowly\./);
+    await page.locator('.message.assistant', { hasText: '1 of 1 proposed change applied after review (1 corrected by the reviewer).' }).waitFor();
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    const versions = page.locator('.version-list li');
+    await versions.nth(1).waitFor();
+    assert.match((await versions.first().textContent()) || '', /The AI, asked “replace "fox" with "cat"”, corrected in review/);
     guard.check();
     await context.close();
   });
@@ -697,7 +735,7 @@ describe('the editor with the OpenAI-wire fake', () => {
     assert.match((await bar.textContent()) || '', /The AI proposes 3 changes\./);
     assert.match((await page.locator('.steps').textContent()) || '', /Editing section 2/);
 
-    await page.getByRole('group', { name: 'Proposed edit to section 2' }).getByRole('button', { name: 'Accept' }).click();
+    await page.getByRole('group', { name: 'Proposed edit to section 2' }).getByRole('button', { name: 'Accept', exact: true }).click();
     await page.getByRole('group', { name: 'Proposed edit to section 3' }).getByRole('button', { name: 'Reject', exact: true }).click();
     const created = page.getByRole('group', { name: 'Proposed new section after section 3' });
     assert.equal(await created.locator('ins.redline-ins').count() > 0 || (await created.locator('.redline').textContent())?.includes('A section the reviewer'), true);

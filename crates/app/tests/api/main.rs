@@ -27,6 +27,7 @@ mod protocol;
 mod protocols;
 mod relevance;
 mod replicas;
+mod review;
 mod scans;
 mod sign_in;
 mod streams;

@@ -2,7 +2,8 @@
 //! onto the document as it is now, the turn completes, or with the reviewer's feedback on
 //! rejected ones it is queued again for another round.
 
-use redline_domain::job::{sections_edited, ApprovalError, ApprovalRequest, Change, JobStatus};
+use redline_domain::document::{Document, MAX_SECTIONS};
+use redline_domain::job::{sections_edited, ApprovalError, ApprovalRequest, Change, ChangeOp, JobStatus};
 use redline_domain::{Owner, SessionId};
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
 use serde_json::json;
@@ -10,6 +11,7 @@ use serde_json::json;
 use super::commit::Commit;
 use super::record::{Continuation, PublicChange, ReviewRound, StoredChange, Turn, TurnMetadata, TurnState};
 use super::{Chat, ChatError, ChatResult};
+use crate::documents::new_chunk_id;
 
 impl Chat {
     /// Answers a job's pending changes (docs/api.md, "Chat and jobs").
@@ -34,14 +36,63 @@ impl Chat {
         }
         let turn = Turn::read(&job)?;
         let pending = turn.state.pending_changes()?;
+        if let Some((unknown, _)) = req.edits.iter().find(|(id, _)| !pending.iter().any(|c| &c.change_id == id)) {
+            return Err(ChatError::BadCorrection {
+                change_id: unknown.clone(),
+                detail: format!("Unknown change_id: {unknown}"),
+            });
+        }
         let approved = redline_domain::job::select_approved(&pending, req).map_err(|e| match e {
             ApprovalError::UnknownChanges(ids) => {
                 ChatError::UnknownChanges(format!("Unknown change_id: {}", ids.join(", ")))
             }
             other => ChatError::UnknownChanges(other.to_string()),
         })?;
-        let approved: Vec<Change> = approved.into_iter().cloned().collect();
+        let mut approved: Vec<Change> = approved.into_iter().cloned().collect();
+        if !req.edits.is_empty() {
+            let (_, doc) = self.documents.current(owner, session).await?;
+            for change in &mut approved {
+                if let Some(html) = req.edit_of(&change.change_id) {
+                    self.correct(change, html, &doc).await?;
+                }
+            }
+        }
         self.finish_approval(turn, approved, &pending, feedback).await
+    }
+    /// Puts the reviewer's corrected HTML in place of the AI's proposal (docs/api.md,
+    /// "Approval"): sanitized and made into sections as the AI's is, the first keeping the
+    /// change's section id. The same HTML as proposed is no correction.
+    async fn correct(&self, change: &mut Change, html: &str, doc: &Document) -> ChatResult<()> {
+        let id = change.change_id.clone();
+        let bad = |detail: String| ChatError::BadCorrection { change_id: id.clone(), detail };
+        if change.op == ChangeOp::Delete {
+            return Err(bad(format!(
+                "Change {id} deletes its section: there is no text to correct. Approve or reject it."
+            )));
+        }
+        let mut sections = self
+            .documents
+            .sectionize(html.to_owned())
+            .await
+            .map_err(|e| bad(format!("The corrected HTML of change {id} was refused: {e}.")))?;
+        // Blank sections (`<p> </p>`) are no text either; a picture is content.
+        if sections.iter().all(|s| s.text.trim().is_empty() && !s.html.contains("<img")) {
+            return Err(bad(format!("The corrected HTML of change {id} has no text. To drop the change, reject it.")));
+        }
+        let after = doc.len().saturating_sub(usize::from(change.op == ChangeOp::Edit)).saturating_add(sections.len());
+        if after > MAX_SECTIONS && after > doc.len() {
+            return Err(bad(format!(
+                "The corrected HTML of change {id} would make the document longer than {MAX_SECTIONS} sections."
+            )));
+        }
+        doc.settle_ids(&mut sections, Some(&change.chunk_id), &mut new_chunk_id);
+        let same = sections.len() == change.new_sections.len()
+            && sections.iter().zip(&change.new_sections).all(|(a, b)| a.html == b.html);
+        if !same {
+            change.new_sections = sections;
+            change.edited = true;
+        }
+        Ok(())
     }
     /// Applies the approved changes of a job awaiting approval and completes it.
     /// `pending`: the changes proposed, of which `approved` are approved.
@@ -87,7 +138,10 @@ impl Chat {
         let doc_record = if approved.is_empty() {
             record
         } else {
-            match self.commit(job, version_before.clone(), &next, "chat").await? {
+            // A version with the reviewer's corrections says so (`review`), the others are
+            // the AI's (`chat`).
+            let source = if approved.iter().any(|c| c.edited) { "review" } else { "chat" };
+            match self.commit(job, version_before.clone(), &next, source).await? {
                 Commit::Done(r) => Some(r),
                 Commit::JobNotRunning => {
                     return Err(ChatError::Conflict(format!("Job {} was cancelled during the approval.", job.job_id)))
@@ -99,10 +153,15 @@ impl Chat {
             }
         };
         let mut response = turn.state.response.clone().unwrap_or_default();
+        let corrected = approved.iter().filter(|c| c.edited).count();
         response.push_str(&format!(
-            "\n\n{} of {proposed} proposed change{} applied after review.",
+            "\n\n{} of {proposed} proposed change{} applied after review{}.",
             approved.len(),
-            if proposed == 1 { "" } else { "s" }
+            if proposed == 1 { "" } else { "s" },
+            match corrected {
+                0 => String::new(),
+                n => format!(" ({n} corrected by the reviewer)"),
+            }
         ));
         let rejected: Vec<PublicChange> = pending
             .iter()

@@ -328,6 +328,7 @@ mod tests {
                 old_html: None,
                 new_sections: vec![s.clone()],
                 explanation: Some("why".into()),
+                edited: false,
             },
             Change {
                 change_id: "chg_2".into(),
@@ -337,6 +338,7 @@ mod tests {
                 old_html: Some("<p data-chunk-id=\"c2\">y</p>".into()),
                 new_sections: vec![],
                 explanation: None,
+                edited: false,
             },
         ];
         let state = TurnState { pending: Some(StoredChange::list(&changes)), ..TurnState::new() };

@@ -106,6 +106,10 @@ pub enum ChatError {
     /// Approval names changes that do not exist (422).
     #[error("{0}")]
     UnknownChanges(String),
+    /// A reviewer's correction of a change that cannot be applied (422 at
+    /// `[body, edits, change_id]`).
+    #[error("{detail}")]
+    BadCorrection { change_id: String, detail: String },
     /// Approval of changes whose sections moved on (409 naming them).
     #[error("{detail}")]
     StaleChanges { detail: String, change_ids: Vec<String> },

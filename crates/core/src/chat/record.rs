@@ -174,6 +174,10 @@ pub struct TurnState {
     pub failure: Option<Failure>,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -251,6 +255,9 @@ pub struct StoredChange {
     pub old_html: Option<String>,
     pub new_sections: Vec<StoredSection>,
     pub explanation: Option<String>,
+    /// The reviewer corrected it before approving it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub edited: bool,
 }
 
 impl From<&Change> for StoredChange {
@@ -272,6 +279,7 @@ impl From<&Change> for StoredChange {
                 })
                 .collect(),
             explanation: c.explanation.clone(),
+            edited: c.edited,
         }
     }
 }
@@ -297,6 +305,7 @@ impl StoredChange {
                 .map(|s| Ok(Section { id: id(&s.id)?, tag: s.tag.clone(), html: s.html.clone(), text: s.text.clone() }))
                 .collect::<Result<_, StoreError>>()?,
             explanation: self.explanation.clone(),
+            edited: self.edited,
         })
     }
 }
@@ -319,6 +328,9 @@ pub struct PublicChange {
     pub new_html: Option<String>,
     pub ai_explanation: Option<String>,
     pub after_chunk_id: Option<String>,
+    /// The reviewer corrected the proposal before approving it (`new_html` is theirs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub edited_by_reviewer: bool,
 }
 
 impl From<&Change> for PublicChange {
@@ -332,6 +344,7 @@ impl From<&Change> for PublicChange {
             new_html: c.new_html(),
             ai_explanation: c.explanation.clone(),
             after_chunk_id: c.after.as_ref().map(|a| a.as_str().to_owned()),
+            edited_by_reviewer: c.edited,
         }
     }
 }

@@ -421,6 +421,7 @@ impl Workspace {
             old_html,
             new_sections: new,
             explanation,
+            edited: false,
         })
     }
 
@@ -441,6 +442,7 @@ impl Workspace {
             old_html: None,
             new_sections: new,
             explanation,
+            edited: false,
         })
     }
 
@@ -479,6 +481,7 @@ impl Workspace {
             old_html,
             new_sections: Vec::new(),
             explanation,
+            edited: false,
         });
         (change_id, Some(i))
     }

@@ -117,6 +117,11 @@ pub struct ApproveRequestBody {
     approve_all: Option<bool>,
     /// A note for the AI: the job runs again with it, keeping what was approved.
     feedback: Option<String>,
+    /// Changes approved with the reviewer's corrected HTML in place of the AI's, by change
+    /// id (edits and creations; a correction approves its change). Sanitized like a save;
+    /// the applied change shows `edited_by_reviewer: true` and its version has source
+    /// `review`.
+    edits: Option<std::collections::HashMap<String, String>>,
 }
 
 /// The body of `POST /v1/sessions/{session_id}/revert`.
@@ -317,6 +322,27 @@ fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
     }
 }
 
+/// An object of strings (`edits`: change id → corrected HTML), in the body's order.
+fn string_map(f: &mut Fields<'_>, field: &str) -> Vec<(String, String)> {
+    match f.raw(field) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (key, value) in items {
+                match value.as_str() {
+                    Some(html) => out.push((key.clone(), html.to_owned())),
+                    None => f.problem_in(field, key, "string_type", "Input should be a valid string", value.clone()),
+                }
+            }
+            out
+        }
+        Some(other) => {
+            f.problem(field, "dict_type", "Input should be a valid dictionary", other.clone());
+            Vec::new()
+        }
+    }
+}
+
 /// Approves or rejects a job's pending changes (docs/api.md, "Chat and jobs").
 #[utoipa::path(post, path = "/v1/chat/{session_id}/approve", tag = "chat", security(("bearer" = [])),
     params(("session_id" = String, Path)),
@@ -327,7 +353,7 @@ fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
         (status = 403, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody),
         (status = 409, description = "No job awaiting approval, or changes whose sections changed since (named)", body = crate::openapi::ErrorBody),
-        (status = 422, description = "Unknown change ids", body = crate::openapi::ValidationErrorBody),
+        (status = 422, description = "Unknown change ids, or a correction that cannot be applied (at `[body, edits, change_id]`)", body = crate::openapi::ValidationErrorBody),
     ))]
 pub async fn approve(
     state: web::Data<AppState>,
@@ -343,6 +369,7 @@ pub async fn approve(
     let reject = string_list(&mut f, "reject");
     let approve_all = f.optional_bool("approve_all").unwrap_or(false);
     let feedback = f.optional_str("feedback").map(str::to_owned);
+    let edits = string_map(&mut f, "edits");
     f.finish()?;
     let Some(job_id) = job_id else {
         return Err(ApiError::Validation(vec![ValidationItem::new(
@@ -352,7 +379,7 @@ pub async fn approve(
             Value::Null,
         )]));
     };
-    let request = ApprovalRequest { approve, reject, approve_all };
+    let request = ApprovalRequest { approve, reject, approve_all, edits };
     let job = state.chat.approve(principal.0.owner, &session, job_id, &request, feedback).await?;
     let body = JobBody::new(&state.chat.job_view(&job, true).await?, false);
     let usage = match &body.result {

@@ -150,6 +150,10 @@ pub struct ChangeBody {
     pub ai_explanation: Option<String>,
     /// Creations: the section it goes after (null: at the start).
     pub after_chunk_id: Option<String>,
+    /// Present (true) on an applied change the reviewer corrected before approving it (the
+    /// approval's `edits`): `new_html` is the reviewer's, `ai_explanation` still the AI's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited_by_reviewer: Option<bool>,
 }
 
 /// One item of a job's `intermediate_responses` (and the data of an `intermediate` event).
@@ -195,6 +199,7 @@ impl From<&PublicChange> for ChangeBody {
             new_html: c.new_html.clone(),
             ai_explanation: c.ai_explanation.clone(),
             after_chunk_id: c.after_chunk_id.clone(),
+            edited_by_reviewer: c.edited_by_reviewer.then_some(true),
         }
     }
 }

@@ -15,7 +15,7 @@ import { paste } from './pictures.js';
  * @typedef {{change_id: string, operation: string, chunk_id: string, old_html: string | null,
  *   new_html: string | null, ai_explanation: string | null, after_chunk_id: string | null}} Change
  * @typedef {{jobId: string, changes: Change[], decisions: Record<string, 'accept' | 'reject'>,
- *   notes: Record<string, string>, stale: string[], current: string | null}} Review
+ *   notes: Record<string, string>, corrections: Record<string, string>, stale: string[], current: string | null}} Review
  * @typedef {{
  *   sections: Section[],
  *   drafts: Record<string, SectionDraft>,
@@ -134,6 +134,7 @@ function changeProps(props, c) {
   return {
     decision: review.decisions[c.change_id] || null,
     note: review.notes[c.change_id] || '',
+    correction: review.corrections[c.change_id] || null,
     stale: review.stale.includes(c.change_id),
     current: review.current === c.change_id,
     busy: props.busy,
@@ -224,22 +225,26 @@ function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, o
 }
 
 /**
- * @param {{change: Change, label: string, decision: 'accept' | 'reject' | null, note: string, stale: boolean,
- *   current: boolean, busy: boolean, onDecide: (id: string, d: 'accept' | 'reject' | null, note?: string) => void}} props
+ * @param {{change: Change, label: string, decision: 'accept' | 'reject' | null, note: string, correction: string | null,
+ *   stale: boolean, current: boolean, busy: boolean,
+ *   onDecide: (id: string, d: 'accept' | 'reject' | null, note?: string, correction?: string) => void}} props
  */
-function ChangeView({ change, label, decision, note, stale, current, busy, onDecide }) {
+function ChangeView({ change, label, decision, note, correction, stale, current, busy, onDecide }) {
   const box = useRef(/** @type {HTMLDivElement | null} */ (null));
   const root = useRef(/** @type {HTMLDivElement | null} */ (null));
   const [writing, setWriting] = useState(false);
+  const [correcting, setCorrecting] = useState(false);
   const [text, setText] = useState(note);
+  // The redline shows what accepting applies: the reviewer's corrected text when there is one.
   const marked = useMemo(() => {
     const before = change.operation === 'create' ? '' : change.old_html || '';
-    const after = change.operation === 'delete' ? '' : change.new_html || '';
+    const after = change.operation === 'delete' ? '' : correction || change.new_html || '';
     return redline(before, after);
-  }, [change.change_id]);
+  }, [change.change_id, correction]);
   useLayoutEffect(() => {
     if (box.current) mount(box.current, marked.html);
   }, [marked]);
+  const back = () => requestAnimationFrame(() => root.current?.focus({ preventScroll: true }));
   useEffect(() => {
     if (current && root.current && !root.current.contains(document.activeElement)) {
       root.current.focus({ preventScroll: true });
@@ -249,7 +254,7 @@ function ChangeView({ change, label, decision, note, stale, current, busy, onDec
 
   const kind = change.operation === 'create' ? 'create' : change.operation === 'delete' ? 'delete' : 'edit';
   const counts = kind === 'edit' ? `${marked.inserted} ${marked.inserted === 1 ? 'word' : 'words'} in, ${marked.deleted} out` : kind === 'create' ? 'a new section' : 'the whole section goes';
-  const state = decision === 'accept' ? 'Accepted' : decision === 'reject' ? (note ? 'Rejected with a note' : 'Rejected') : null;
+  const state = decision === 'accept' ? (correction ? 'Accepted with your corrections' : 'Accepted') : decision === 'reject' ? (note ? 'Rejected with a note' : 'Rejected') : null;
   return html`<div ref=${root} id=${`change-${change.change_id}`} class=${`change change-${kind}${decision ? ` decided-${decision}` : ''}${current ? ' current' : ''}${stale ? ' stale' : ''}`}
       tabindex="-1" role="group" aria-label=${label} data-change=${change.change_id}>
     <div class="change-head">
@@ -261,13 +266,25 @@ function ChangeView({ change, label, decision, note, stale, current, busy, onDec
     <div class="redline" ref=${box}></div>
     ${change.ai_explanation && html`<p class="explanation"><span class="meta">The AI’s reason: </span>${change.ai_explanation}</p>`}
     ${decision === 'reject' && note && !writing && html`<p class="explanation"><span class="meta">Your note: </span>${note}</p>`}
-    ${writing
+    ${correcting
+      ? html`<${Correction} change=${change} start=${correction || change.new_html || ''}
+          onAccept=${(/** @type {string} */ corrected) => {
+            setCorrecting(false);
+            // Unchanged text is a plain accept.
+            onDecide(change.change_id, 'accept', undefined, corrected === change.new_html ? undefined : corrected);
+            back();
+          }}
+          onCancel=${() => {
+            setCorrecting(false);
+            back();
+          }} />`
+      : writing
       ? html`<form class="note-form" onSubmit=${(/** @type {Event} */ e) => {
           e.preventDefault();
           onDecide(change.change_id, 'reject', text.trim());
           setWriting(false);
           // The keyboard stays on this change (A, R and the arrows go on from here).
-          requestAnimationFrame(() => root.current?.focus({ preventScroll: true }));
+          back();
         }}>
           <label for=${`note-${change.change_id}`}>What should the AI do instead?</label>
           <textarea id=${`note-${change.change_id}`} rows="2" required value=${text} onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)} onKeyDown=${sendOnCtrlEnter} autofocus></textarea>
@@ -276,8 +293,59 @@ function ChangeView({ change, label, decision, note, stale, current, busy, onDec
       : html`<div class="change-actions">
           <button type="button" class="accept" aria-pressed=${decision === 'accept'} disabled=${busy} onClick=${() => onDecide(change.change_id, decision === 'accept' ? null : 'accept')}>Accept</button>
           <button type="button" class="reject" aria-pressed=${decision === 'reject' && !note} disabled=${busy} onClick=${() => onDecide(change.change_id, decision === 'reject' && !note ? null : 'reject')}>Reject</button>
+          ${kind !== 'delete' && html`<button type="button" disabled=${busy} onClick=${() => setCorrecting(true)}>Edit, then accept…</button>`}
           <button type="button" disabled=${busy} onClick=${() => setWriting(true)}>Reject with a note…</button>
         </div>`}
+  </div>`;
+}
+
+/**
+ * The AI's proposed text, editable: the reviewer corrects it and accepts their version
+ * (the approval's `edits`). Ctrl+Enter accepts, Escape cancels.
+ * @param {{change: Change, start: string, onAccept: (html: string) => void, onCancel: () => void}} props
+ */
+function Correction({ change, start, onAccept, onCancel }) {
+  const box = useRef(/** @type {HTMLDivElement | null} */ (null));
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    mount(el, start);
+    // One block is edited in place (Enter breaks the line, as in a section); several
+    // (a new passage of the AI) are edited together.
+    const target = el.children.length === 1 ? /** @type {HTMLElement} */ (el.firstElementChild) : el;
+    target.setAttribute('contenteditable', 'true');
+    target.setAttribute('role', 'textbox');
+    target.setAttribute('aria-multiline', 'true');
+    target.setAttribute('aria-label', 'Your version of the change');
+    target.focus();
+  }, [change.change_id]);
+  const read = () => {
+    const el = box.current;
+    if (!el) return '';
+    return el.children.length > 0 ? Array.from(el.children).map(serialize).join('') : el.textContent || '';
+  };
+  const accept = () => {
+    const corrected = read();
+    if (corrected.replace(/<[^>]*>/g, '').trim() === '') return;
+    onAccept(corrected);
+  };
+  /** @param {KeyboardEvent} e */
+  const onKeyDown = (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      accept();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      onCancel();
+    } else if (e.key === 'Enter' && !e.shiftKey && box.current?.children.length === 1) {
+      e.preventDefault();
+      document.execCommand('insertLineBreak');
+    }
+  };
+  return html`<div class="correction">
+    <p class="meta" id=${`correct-${change.change_id}`}>Correct the AI’s text, then accept your version. Ctrl+Enter accepts, Escape cancels.</p>
+    <div class="section-body correction-box" ref=${box} onKeyDown=${onKeyDown} aria-describedby=${`correct-${change.change_id}`}></div>
+    <div><button type="button" class="primary" onClick=${accept}>Accept my version</button><button type="button" onClick=${onCancel}>Cancel</button></div>
   </div>`;
 }
 

@@ -44,18 +44,20 @@ export function storeDraft(sessionId, draft) {
 }
 
 /**
- * A review's decisions and notes not sent yet, for its job.
- * @typedef {{jobId: string, decisions: Record<string, 'accept' | 'reject'>, notes: Record<string, string>}} ReviewDraft
+ * A review's decisions, notes and corrections not sent yet, for its job.
+ * @typedef {{jobId: string, decisions: Record<string, 'accept' | 'reject'>, notes: Record<string, string>,
+ *   corrections: Record<string, string>}} ReviewDraft
  */
 
 /**
  * The decisions kept for this job's review, only of the changes it proposes now (a new round
  * after notes proposes other changes).
  * @param {string} sessionId @param {string} jobId @param {string[]} changeIds
- * @returns {{decisions: Record<string, 'accept' | 'reject'>, notes: Record<string, string>}}
+ * @returns {{decisions: Record<string, 'accept' | 'reject'>, notes: Record<string, string>, corrections: Record<string, string>}}
  */
 export function loadDecisions(sessionId, jobId, changeIds) {
-  const kept = { decisions: {}, notes: {} };
+  /** @type {{decisions: Record<string, 'accept' | 'reject'>, notes: Record<string, string>, corrections: Record<string, string>}} */
+  const kept = { decisions: {}, notes: {}, corrections: {} };
   try {
     const raw = sessionStorage.getItem(key(sessionId, REVIEW_PREFIX));
     const draft = raw ? JSON.parse(raw) : null;
@@ -63,6 +65,7 @@ export function loadDecisions(sessionId, jobId, changeIds) {
     for (const id of changeIds) {
       if (draft.decisions?.[id] === 'accept' || draft.decisions?.[id] === 'reject') kept.decisions[id] = draft.decisions[id];
       if (typeof draft.notes?.[id] === 'string') kept.notes[id] = draft.notes[id];
+      if (typeof draft.corrections?.[id] === 'string') kept.corrections[id] = draft.corrections[id];
     }
   } catch {
     // Unreadable: the review starts undecided.
@@ -74,7 +77,7 @@ export function loadDecisions(sessionId, jobId, changeIds) {
 export function storeDecisions(sessionId, review) {
   try {
     if (!review || Object.keys(review.decisions).length === 0) sessionStorage.removeItem(key(sessionId, REVIEW_PREFIX));
-    else sessionStorage.setItem(key(sessionId, REVIEW_PREFIX), JSON.stringify({ jobId: review.jobId, decisions: review.decisions, notes: review.notes }));
+    else sessionStorage.setItem(key(sessionId, REVIEW_PREFIX), JSON.stringify({ jobId: review.jobId, decisions: review.decisions, notes: review.notes, corrections: review.corrections }));
   } catch {
     // A full storage keeps the decisions in the page only.
   }

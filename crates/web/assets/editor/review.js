@@ -1,8 +1,8 @@
 // @ts-check
 // The review of a job's proposed changes: the bar above the document (counts, previous/next,
 // accept all, reject all, finish), the keys (J/K or N/P to move, A to accept, R to reject),
-// and what the approval sends: accepted ids, rejected ids, and the reviewer's notes as one
-// feedback text for the AI's next try.
+// and what the approval sends: accepted ids, the reviewer's corrections of accepted changes,
+// rejected ids, and the reviewer's notes as one feedback text for the AI's next try.
 import { useEffect } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { Notice } from '../lib/ui.js';
@@ -21,8 +21,12 @@ export function approval(review, place) {
   const notes = review.changes
     .filter((c) => review.decisions[c.change_id] === 'reject' && review.notes[c.change_id])
     .map((c) => `${where(c, place)}: ${review.notes[c.change_id]}`);
-  /** @type {{job_id: string, approve: string[], reject: string[], feedback?: string}} */
+  /** @type {{job_id: string, approve: string[], reject: string[], edits?: Record<string, string>, feedback?: string}} */
   const body = { job_id: review.jobId, approve, reject };
+  /** @type {Record<string, string>} */
+  const edits = {};
+  for (const id of approve) if (review.corrections[id]) edits[id] = review.corrections[id];
+  if (Object.keys(edits).length > 0) body.edits = edits;
   if (notes.length > 0) body.feedback = notes.join('\n');
   return body;
 }

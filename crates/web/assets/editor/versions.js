@@ -1,8 +1,8 @@
 // @ts-check
 // The document's versions, newest first, each with its time, what made it (an upload, a save
-// in the editor, a turn of the AI — named by the message that asked for it — an undo or a
-// restore), a read-only preview, its comparison with the current version as a word-level
-// redline, and restoring one as a new version.
+// in the editor, a turn of the AI — named by the message that asked for it, and whether the
+// reviewer corrected it — an undo or a restore), a read-only preview, its comparison with the
+// current version as a word-level redline, and restoring one as a new version.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { api, apiWithHeaders, formatDate, nextLink } from '../lib/api.js';
@@ -22,6 +22,8 @@ export function madeBy(v, turns) {
   switch (v.source) {
     case 'chat':
       return turn ? `The AI, asked “${short(turn)}”` : 'The AI';
+    case 'review':
+      return turn ? `The AI, asked “${short(turn)}”, corrected in review` : 'The AI, corrected in review';
     case 'editor':
       return 'Your edits, sent with a message';
     case 'save':

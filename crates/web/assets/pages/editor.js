@@ -369,17 +369,21 @@ export function Editor({ sessionId, me, org }) {
     }
     return from;
   };
-  /** @param {string} id @param {'accept' | 'reject' | null} decision @param {string} [note] */
-  const onDecide = (id, decision, note) => {
+  /** @param {string} id @param {'accept' | 'reject' | null} decision @param {string} [note] @param {string} [correction] */
+  const onDecide = (id, decision, note, correction) => {
     setReview((r) => {
       if (!r) return r;
       const decisions = { ...r.decisions };
       const notes = { ...r.notes };
+      const corrections = { ...r.corrections };
       if (decision) decisions[id] = decision;
       else delete decisions[id];
       if (note) notes[id] = note;
       else delete notes[id];
-      const next = { ...r, decisions, notes };
+      // A correction goes with its accept: any other decision drops it.
+      if (correction && decision === 'accept') corrections[id] = correction;
+      else delete corrections[id];
+      const next = { ...r, decisions, notes, corrections };
       // Kept in the tab at once, until the review is sent: a reload right after still has it.
       storeDecisions(sessionId, next);
       return { ...next, current: decision ? nextOpen(next, id) : id };
@@ -418,7 +422,7 @@ export function Editor({ sessionId, me, org }) {
     setReview((r) => {
       if (!r) return r;
       const decisions = Object.fromEntries(r.changes.map((c) => [c.change_id, d]));
-      const next = { ...r, decisions };
+      const next = { ...r, decisions, corrections: d === 'accept' ? r.corrections : {} };
       storeDecisions(sessionId, next);
       return next;
     });

@@ -1,0 +1,140 @@
+//! Edit before accept (docs/api.md, "Approval"): a reviewer approves a proposed change with
+//! their own corrected HTML, which is sanitized and applied in place of the AI's, and the job,
+//! the history and the version list say so; corrections that cannot be applied are 422 at
+//! `[body, edits, change_id]` and change nothing.
+
+use serde_json::{json, Value};
+
+use crate::chat::{seed, start, wait_for};
+use crate::helpers::*;
+
+async fn html(app: &TestApp, key: &str, sid: &str) -> String {
+    let r = app.send(app.get(&format!("/v1/documents/{sid}")).bearer_auth(key)).await;
+    r.expect_status(200);
+    r.json["html"].as_str().unwrap_or_default().to_owned()
+}
+
+/// A turn asking for approval of `message` on `paragraphs`; its job id and pending changes.
+async fn proposal(app: &TestApp, key: &str, sid: &str, paragraphs: &[&str], message: &str) -> (String, Vec<Value>) {
+    seed(app, key, sid, paragraphs).await;
+    let job = start(app, key, json!({"session_id": sid, "message": message, "require_approval": true})).await;
+    let id = job["job_id"].as_str().unwrap_or_default().to_owned();
+    let waiting = wait_for(app, key, &id, &["awaiting_approval"]).await;
+    (id, waiting["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default())
+}
+
+fn loc(r: &Reply) -> Value {
+    r.json["detail"][0]["loc"].clone()
+}
+
+fn msg(r: &Reply) -> &str {
+    r.json["detail"][0]["msg"].as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_corrected_change_is_applied_sanitized_and_said_to_be_corrected() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (id, pending) =
+        proposal(&app, &key, "fix", &["alpha one", "alpha two"], "replace \"alpha\" with \"omega\"").await;
+    assert_eq!(pending.len(), 2);
+    let first = pending[0]["change_id"].as_str().unwrap_or_default().to_owned();
+    let chunk = pending[0]["chunk_id"].as_str().unwrap_or_default().to_owned();
+    let corrected = "<p>Omega <b>first</b><script>alert(1)</script> one</p>";
+    let r = app
+        .send(app.post("/v1/chat/fix/approve").bearer_auth(&key).json(&json!({
+            "job_id": id, "edits": {first.clone(): corrected}, "reject": [pending[1]["change_id"]]
+        })))
+        .await;
+    r.expect_status(200);
+    assert_eq!(r.json["status"], "completed");
+    let changes = r.json["result"]["document_changes"]["changes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(changes.len(), 1, "a correction approves its change; the other was rejected");
+    assert_eq!(changes[0]["change_id"], first.as_str());
+    assert_eq!(changes[0]["edited_by_reviewer"], true);
+    let applied = changes[0]["new_html"].as_str().unwrap_or_default();
+    assert!(applied.contains("Omega <b>first</b>") && !applied.contains("script"), "sanitized: {applied}");
+    assert!(applied.contains(&format!("data-chunk-id=\"{chunk}\"")), "the section keeps its id: {applied}");
+    let now = html(&app, &key, "fix").await;
+    assert!(now.contains("Omega <b>first</b>") && now.contains("alpha two") && !now.contains("omega"), "{now}");
+    assert!(r.json["result"]["response"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with("1 of 2 proposed changes applied after review (1 corrected by the reviewer)."));
+    // The version list says the reviewer corrected it; the history's answer too.
+    let versions = app.send(app.get("/v1/documents/fix/versions").bearer_auth(&key)).await;
+    assert_eq!(versions.json["versions"][0]["source"], "review");
+    let history = app.send(app.get("/v1/sessions/fix/history").bearer_auth(&key)).await;
+    let said = history.json["messages"].as_array().and_then(|m| m.last().cloned()).unwrap_or_default();
+    assert!(said["content"].as_str().unwrap_or_default().contains("(1 corrected by the reviewer)"), "{said}");
+    // A plain approval shows no such field.
+    let (plain, pending) = proposal(&app, &key, "plain", &["alpha"], "replace \"alpha\" with \"omega\"").await;
+    let same = pending[0]["new_html"].as_str().unwrap_or_default();
+    let r = app
+        .send(app.post("/v1/chat/plain/approve").bearer_auth(&key).json(&json!({
+            "job_id": plain, "edits": {pending[0]["change_id"].as_str().unwrap_or_default(): same}
+        })))
+        .await;
+    r.expect_status(200);
+    let change = &r.json["result"]["document_changes"]["changes"][0];
+    assert!(change.get("edited_by_reviewer").is_none(), "the AI's own text is no correction: {change}");
+    let versions = app.send(app.get("/v1/documents/plain/versions").bearer_auth(&key)).await;
+    assert_eq!(versions.json["versions"][0]["source"], "chat");
+}
+
+#[tokio::test]
+async fn corrections_that_cannot_apply_are_422_and_change_nothing() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (id, pending) = proposal(&app, &key, "bad", &["alpha one", "keep"], "replace \"alpha\" with \"omega\"").await;
+    let change = pending[0]["change_id"].as_str().unwrap_or_default().to_owned();
+    let before = html(&app, &key, "bad").await;
+    let approve = |body: Value| app.post("/v1/chat/bad/approve").bearer_auth(&key).json(&body);
+
+    let empty = app.send(approve(json!({"job_id": id, "edits": {change.clone(): "<p> </p>"}}))).await;
+    empty.expect_status(422);
+    assert_eq!(loc(&empty), json!(["body", "edits", change.as_str()]));
+    assert!(msg(&empty).contains("has no text. To drop the change, reject it."), "{empty:?}");
+
+    let unknown = app.send(approve(json!({"job_id": id, "edits": {"chg_nope": "<p>x</p>"}}))).await;
+    unknown.expect_status(422);
+    assert_eq!(loc(&unknown), json!(["body", "edits", "chg_nope"]));
+
+    let both =
+        app.send(approve(json!({"job_id": id, "edits": {change.clone(): "<p>x</p>"}, "reject": [change]}))).await;
+    both.expect_status(422);
+
+    let not_text = app.send(approve(json!({"job_id": id, "edits": {change.clone(): 5}}))).await;
+    not_text.expect_status(422);
+    assert_eq!(loc(&not_text), json!(["body", "edits", change.as_str()]));
+    let not_object = app.send(approve(json!({"job_id": id, "edits": ["<p>x</p>"]}))).await;
+    not_object.expect_status(422);
+    assert_eq!(loc(&not_object), json!(["body", "edits"]));
+
+    assert_eq!(html(&app, &key, "bad").await, before, "nothing applied");
+    assert_eq!(wait_for(&app, &key, &id, &["awaiting_approval"]).await["status"], "awaiting_approval");
+
+    // A deletion has no text to correct.
+    seed(&app, &key, "del", &["first", "second"]).await;
+    let now = html(&app, &key, "del").await;
+    let ids: Vec<&str> = now.split("data-chunk-id=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
+    let job = start(
+        &app,
+        &key,
+        json!({"session_id": "del", "message": format!("delete section {}", ids[1]), "require_approval": true}),
+    )
+    .await;
+    let gone = job["job_id"].as_str().unwrap_or_default().to_owned();
+    let waiting = wait_for(&app, &key, &gone, &["awaiting_approval"]).await;
+    let deleting = waiting["metadata"]["pending_changes"][0]["change_id"].as_str().unwrap_or_default().to_owned();
+    let r = app
+        .send(
+            app.post("/v1/chat/del/approve")
+                .bearer_auth(&key)
+                .json(&json!({"job_id": gone, "edits": {deleting.clone(): "<p>keep it</p>"}})),
+        )
+        .await;
+    r.expect_status(422);
+    assert_eq!(loc(&r), json!(["body", "edits", deleting.as_str()]));
+    assert!(msg(&r).contains("deletes its section: there is no text to correct"), "{r:?}");
+}
