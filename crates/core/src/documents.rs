@@ -26,6 +26,26 @@ pub enum OpenMode {
     Append,
 }
 
+/// What an upload does with the file's tracked changes (DOCX revisions); either way the
+/// upload's warnings say what they were and what was done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrackedChoice {
+    /// The document with every change accepted (the default).
+    #[default]
+    Accept,
+    /// The document as it was before the changes.
+    Reject,
+}
+
+/// How an upload is loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadOptions {
+    pub mode: OpenMode,
+    /// Index the document for search at once.
+    pub index: bool,
+    pub tracked: TrackedChoice,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DocumentError {
     #[error("session not found")]
@@ -255,24 +275,41 @@ impl Documents {
         session: &SessionId,
         filename: &str,
         bytes: Vec<u8>,
-        mode: OpenMode,
-        index: bool,
+        options: UploadOptions,
     ) -> DocumentResult<Uploaded> {
+        let UploadOptions { mode, index, tracked } = options;
         let format = SourceFormat::from_filename(filename)?;
         let converter = self.converter.clone();
-        let converted = tokio::task::spawn_blocking(move || {
+        let mut converted = tokio::task::spawn_blocking(move || {
             let converted = converter.convert(format, &bytes);
             drop(bytes);
             converted
         })
         .await
         .map_err(|e| DocumentError::Worker(e.to_string()))??;
+        // Never a silent merge: what the tracked changes were, and which reading was loaded.
+        let mut said = None;
+        if let Some(changes) = converted.tracked.take() {
+            let summary = changes.summary;
+            match tracked {
+                TrackedChoice::Accept => said = Some(format!(
+                    "The file has tracked changes ({summary}): they are accepted in the document. Upload it with track_changes=reject for the document as it was before them."
+                )),
+                TrackedChoice::Reject => {
+                    converted = *changes.original;
+                    said = Some(format!(
+                        "The file has tracked changes ({summary}): they are rejected, so the document is as it was before them. Upload it with track_changes=accept to take them."
+                    ));
+                }
+            }
+        }
         let images = converted
             .images
             .iter()
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
         let (Converted { html, mut warnings, title, .. }, pending) = link_images(converted);
+        warnings.extend(said);
         // The file's own title, else its name.
         let title = title.as_deref().and_then(title::clean).or_else(|| title::from_file_name(filename));
         // Everything that can be checked before is checked: then the images are stored, then
@@ -711,6 +748,7 @@ mod tests {
             images: (0..11).map(image).collect(),
             warnings: vec![],
             title: None,
+            tracked: None,
         };
         let (converted, pending) = link_images(converted);
         let html = converted.html;

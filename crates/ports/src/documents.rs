@@ -224,6 +224,18 @@ pub struct Converted {
     /// The title the file states of itself (DOCX core properties, Markdown front matter,
     /// an HTML `<title>`), as written; the caller cleans it.
     pub title: Option<String>,
+    /// The file's tracked changes (DOCX revisions), when it has any: `html` and `images` are
+    /// the document with all of them accepted, this the other reading.
+    pub tracked: Option<TrackedChanges>,
+}
+
+/// A file's tracked changes, read the other way (docs/conversion.md, "Tracked changes").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TrackedChanges {
+    /// The document with every change rejected: as it was before them.
+    pub original: Box<Converted>,
+    /// What they are, in words: "2 insertions and 1 deletion by Ann Lee".
+    pub summary: String,
 }
 
 /// Why a file could not be converted (all answered with 422 and the reason).

@@ -1,7 +1,8 @@
 //! Edit before accept (docs/api.md, "Approval"): a reviewer approves a proposed change with
 //! their own corrected HTML, which is sanitized and applied in place of the AI's, and the job,
 //! the history and the version list say so; corrections that cannot be applied are 422 at
-//! `[body, edits, change_id]` and change nothing.
+//! `[body, edits, change_id]` and change nothing. Also how an upload treats a DOCX's tracked
+//! changes (`track_changes`).
 
 use serde_json::{json, Value};
 
@@ -137,4 +138,52 @@ async fn corrections_that_cannot_apply_are_422_and_change_nothing() {
     r.expect_status(422);
     assert_eq!(loc(&r), json!(["body", "edits", deleting.as_str()]));
     assert!(msg(&r).contains("deletes its section: there is no text to correct"), "{r:?}");
+}
+
+/// A DOCX of the corpus with tracked changes.
+fn revised_docx(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus/docx").join(name);
+    std::fs::read(path).expect("corpus file")
+}
+
+#[tokio::test]
+async fn an_upload_with_tracked_changes_says_so_and_loads_the_reading_asked_for() {
+    use crate::files::upload_with;
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let bytes = revised_docx("pandoc-track_changes_move.docx");
+
+    let accepted = upload_with(&app, &key, &[("session_id", "moved")], "moved.docx", &bytes).await;
+    accepted.expect_status(200);
+    let warnings = accepted.json["warnings"].to_string();
+    assert!(
+        warnings
+            .contains("The file has tracked changes (1 move by Jesse Rosenthal): they are accepted in the document."),
+        "{warnings}"
+    );
+    let html = accepted.json["html"].as_str().unwrap_or_default();
+    let order = |html: &str| (html.find("to be moved").unwrap_or(0), html.find("some more text").unwrap_or(0));
+    let (moved, more) = order(html);
+    // The reviewer moved the paragraph up, before "Here is some more text." (as pandoc reads it).
+    assert!(moved < more, "accepted: the text is where it was moved to: {html}");
+
+    let rejected =
+        upload_with(&app, &key, &[("session_id", "kept"), ("track_changes", "reject")], "moved.docx", &bytes).await;
+    rejected.expect_status(200);
+    assert!(rejected.json["warnings"]
+        .to_string()
+        .contains("they are rejected, so the document is as it was before them"));
+    let html = rejected.json["html"].as_str().unwrap_or_default();
+    let (moved, more) = order(html);
+    assert!(moved > more, "rejected: the text is where it was: {html}");
+
+    let bad = upload_with(&app, &key, &[("session_id", "x"), ("track_changes", "review")], "moved.docx", &bytes).await;
+    bad.expect_status(422);
+    assert_eq!(bad.json["detail"][0]["loc"], json!(["body", "track_changes"]));
+
+    // A file without tracked changes says nothing of them.
+    let plain =
+        upload_with(&app, &key, &[("session_id", "plain")], "plain.docx", &revised_docx("pandoc-lists.docx")).await;
+    plain.expect_status(200);
+    assert!(!plain.json["warnings"].to_string().contains("tracked changes"), "{plain:?}");
 }

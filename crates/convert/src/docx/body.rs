@@ -8,7 +8,7 @@ use super::html::{Blocks, Format, Inline, Kind, Row, Table, VMerge};
 use super::numbering::Numbering;
 use super::package::{Package, Part, Rels};
 use super::styles::{parse_ppr, parse_rpr, shading_fill, ParaProps, RunProps, Styles};
-use super::xml::{attr, local, num_attr, on_off, val, Ev, Xml};
+use super::xml::{attr, local, num_attr, on_off, val, Ev, Revisions, View, Xml};
 use super::{Warnings, PLACEHOLDER_PREFIX};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,6 +46,11 @@ pub(super) struct Ctx<'b> {
     cells: usize,
     /// Constructs being read by recursion (see `enter`).
     nesting: usize,
+    /// Which text of the tracked changes is read.
+    pub(super) view: View,
+    /// The tracked changes of the parts read so far (the notes'; the main part's are its
+    /// reader's).
+    pub(super) revisions: Revisions,
 }
 
 /// A paragraph being read.
@@ -146,6 +151,8 @@ impl<'b> Ctx<'b> {
             fields: Vec::new(),
             cells: 0,
             nesting: 0,
+            view: View::Accepted,
+            revisions: Revisions::default(),
         }
     }
 
@@ -414,7 +421,8 @@ impl<'b> Ctx<'b> {
                         direct.apply_with_style(parse_rpr(x)?);
                         (format, hidden) = self.format(p, &direct);
                     }
-                    "t" => {
+                    // Deleted text is read only where the view shows deletions.
+                    "t" | "delText" => {
                         if hidden || self.suppressed() {
                             x.skip()?;
                         } else {
@@ -423,7 +431,7 @@ impl<'b> Ctx<'b> {
                             x.text(|s| inline.text(s, link, &format))?;
                         }
                     }
-                    "instrText" => {
+                    "instrText" | "delInstrText" => {
                         let field = self.fields.last_mut().filter(|f| !f.result);
                         match field {
                             Some(f) => x.text(|s| {
@@ -651,6 +659,8 @@ impl<'b> Ctx<'b> {
         let base = x.depth();
         let mut row = Row::default();
         let mut col = 0u32;
+        // A row inserted (`Some(true)`) or deleted (`Some(false)`) as a tracked change.
+        let mut revised: Option<bool> = None;
         loop {
             match x.next()? {
                 Ev::Start(e) => match local(&e) {
@@ -660,6 +670,8 @@ impl<'b> Ctx<'b> {
                             match x.next()? {
                                 Ev::Start(c) | Ev::Empty(c) => match local(&c) {
                                     "tblHeader" => row.header = on_off(&c),
+                                    "ins" => revised = Some(true),
+                                    "del" => revised = Some(false),
                                     "gridBefore" => {
                                         col = col.saturating_add(num_attr(&c, "val").unwrap_or(0).min(1000))
                                     }
@@ -685,7 +697,10 @@ impl<'b> Ctx<'b> {
                 _ => {}
             }
         }
-        table.rows.push(row);
+        let hidden = matches!((revised, self.view), (Some(true), View::Original) | (Some(false), View::Accepted));
+        if !hidden {
+            table.rows.push(row);
+        }
         Ok(())
     }
 
@@ -766,7 +781,7 @@ impl<'b> Ctx<'b> {
             NoteKind::Foot => "footnote",
             NoteKind::End => "endnote",
         };
-        let mut x = Xml::new(text, part, self.pkg.limits.max_depth);
+        let mut x = Xml::new(text, part, self.pkg.limits.max_depth).viewing(self.view);
         loop {
             match x.next()? {
                 Ev::Start(e) if local(&e) == element => {
@@ -785,6 +800,7 @@ impl<'b> Ctx<'b> {
             }
         }
         self.fields.clear();
+        self.revisions.add(&x.revisions);
         Ok(())
     }
 }

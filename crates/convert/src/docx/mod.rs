@@ -11,11 +11,15 @@
 //! shading, hyperlinks, footnotes and endnotes (DPUB-ARIA note references in the text, the
 //! notes in a `role="doc-endnotes"` section at the end), embedded PNG/JPEG/GIF/BMP/WebP pictures (as `<img src="redline-image:N">` plus an
 //! [`ExtractedImage`]), line breaks, tabs, soft hyphens, content controls, text boxes (their
-//! blocks follow the paragraph they are anchored in), tracked changes as accepted.
+//! blocks follow the paragraph they are anchored in).
 //!
 //! What it leaves out (with a warning): SVG, EMF/WMF and linked pictures, charts, SmartArt,
 //! comments, page headers and footers, drawn shapes; equations become plain text; text
 //! boxes are flattened into paragraphs (also with a warning).
+//!
+//! Tracked changes (revisions) are read twice when there are any: accepted (the document) and
+//! rejected (`Converted::tracked`), so that the upload can load either; moves and table rows
+//! follow their insertion or deletion, formatting changes show as made in both readings.
 
 mod body;
 mod html;
@@ -29,14 +33,14 @@ mod tests;
 
 use std::collections::HashMap;
 
-use redline_ports::documents::{ConvertError, Converted, ExtractedImage};
+use redline_ports::documents::{ConvertError, Converted, ExtractedImage, TrackedChanges};
 
 use body::{Ctx, NoteKind};
 use html::Blocks;
 use numbering::Numbering;
 use package::Package;
 use styles::Styles;
-use xml::{local, Ev, Xml};
+use xml::{local, Ev, Revisions, View, Xml};
 
 /// `src` of extracted pictures: `redline-image:0`, `redline-image:1`, …
 pub(crate) const PLACEHOLDER_PREFIX: &str = "redline-image:";
@@ -153,7 +157,23 @@ fn optional<T: Default>(
     }
 }
 
+/// The document with its tracked changes accepted and, when it has any, rejected too
+/// (`Converted::tracked`): the caller chooses (docs/conversion.md, "Tracked changes").
 pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, ConvertError> {
+    let (mut accepted, revisions) = convert_view(bytes, limits, View::Accepted)?;
+    if revisions.any() {
+        // The original may be empty (a document that is all insertions): an empty reading.
+        let original = match convert_view(bytes, limits, View::Original) {
+            Ok((original, _)) => original,
+            Err(ConvertError::Empty) => Converted::default(),
+            Err(e) => return Err(e),
+        };
+        accepted.tracked = Some(TrackedChanges { original: Box::new(original), summary: revisions.describe() });
+    }
+    Ok(accepted)
+}
+
+fn convert_view(bytes: &[u8], limits: Limits, view: View) -> Result<(Converted, Revisions), ConvertError> {
     if bytes.is_empty() {
         return Err(ConvertError::Empty);
     }
@@ -214,10 +234,11 @@ pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, Co
 
     let mut ctx = Ctx::new(pkg, styles, numbering, rels);
     ctx.warnings = early;
+    ctx.view = view;
     let mut out = Blocks::new(true);
-    let mut x = Xml::new(&text, &main, limits.max_depth);
+    let mut x = Xml::new(&text, &main, limits.max_depth).viewing(view);
     ctx.blocks(&mut x, &mut out)?;
-    let dropped = x.dropped;
+    let mut revisions = std::mem::take(&mut x.revisions);
     drop(x);
     drop(text);
 
@@ -244,15 +265,13 @@ pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, Co
         out.block(&notes_html);
     }
 
-    if dropped.tracked_deletions {
-        ctx.warnings.add("tracked changes are shown as accepted: deleted text was left out");
-    }
+    revisions.add(&ctx.revisions);
     let html = out.finish();
     let images: Vec<ExtractedImage> = std::mem::take(&mut ctx.images);
     if html.trim().is_empty() && images.is_empty() {
         return Err(ConvertError::Empty);
     }
-    Ok(Converted { html, images, warnings: ctx.warnings.0, title })
+    Ok((Converted { html, images, warnings: ctx.warnings.0, title, tracked: None }, revisions))
 }
 
 /// The `dc:title` of the core properties (`docProps/core.xml`), the title Word's File ›

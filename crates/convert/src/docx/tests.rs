@@ -10,6 +10,7 @@ use zip::{CompressionMethod, ZipWriter};
 use super::{convert, convert_with, Limits};
 
 mod metadata;
+mod revisions;
 
 const W: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture" xmlns:v="urn:schemas-microsoft-com:vml" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape""#;
 
@@ -451,7 +452,9 @@ fn breaks_tabs_hyphens_content_controls_text_boxes_and_tracked_changes() {
         "<p>a<br>b\tc\u{ad}d\u{2011}e</p>\n<p>Inside a control inline</p>\n<p>kept</p>\n<p>Anchor</p>\n<p>Boxed text</p>\n\
          <p>fallback</p>\n<p>x&amp;y ☺ &lt;z&gt;•</p>\n"
     );
-    assert!(out.warnings.iter().any(|w| w.contains("tracked changes")), "{:?}", out.warnings);
+    let tracked = out.tracked.expect("the file has tracked changes");
+    assert_eq!(tracked.summary, "1 insertion and 1 deletion by A");
+    assert!(tracked.original.html.contains("<p>gone</p>"), "rejected: {}", tracked.original.html);
 }
 
 #[test]

@@ -30,10 +30,92 @@ pub(super) enum Ev<'a> {
     Eof,
 }
 
-/// Subtrees dropped while reading, remembered for warnings.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Dropped {
-    pub(super) tracked_deletions: bool,
+/// Which text of the tracked changes (revisions) a reader sees.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum View {
+    /// Every revision accepted: insertions kept, deletions left out.
+    #[default]
+    Accepted,
+    /// Every revision rejected: the document as it was before them.
+    Original,
+}
+
+/// The tracked changes met while reading (docs/conversion.md, "Tracked changes").
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Revisions {
+    /// Inserted runs (`w:ins`), paragraph marks and table rows.
+    pub(crate) insertions: usize,
+    /// Deleted runs (`w:del`), paragraph marks and table rows.
+    pub(crate) deletions: usize,
+    /// Moved text (`w:moveTo`, each with its `w:moveFrom`).
+    pub(crate) moves: usize,
+    /// Formatting changes (`w:rPrChange`, `w:pPrChange`), shown as made in either view.
+    pub(crate) formatting: usize,
+    /// Their authors, as written.
+    pub(crate) authors: std::collections::BTreeSet<String>,
+}
+
+impl Revisions {
+    pub(crate) fn any(&self) -> bool {
+        self.insertions + self.deletions + self.moves + self.formatting > 0
+    }
+
+    pub(crate) fn add(&mut self, other: &Revisions) {
+        self.insertions += other.insertions;
+        self.deletions += other.deletions;
+        self.moves += other.moves;
+        self.formatting += other.formatting;
+        for a in &other.authors {
+            if self.authors.len() < 16 {
+                self.authors.insert(a.clone());
+            }
+        }
+    }
+
+    /// In words: "3 insertions, 1 deletion and 2 formatting changes by Ann Lee and Bob".
+    pub(crate) fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, one, many) in [
+            (self.insertions, "insertion", "insertions"),
+            (self.deletions, "deletion", "deletions"),
+            (self.moves, "move", "moves"),
+            (self.formatting, "formatting change", "formatting changes"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+            }
+        }
+        let mut out = and_list(&parts);
+        if !self.authors.is_empty() {
+            let authors: Vec<String> = self.authors.iter().cloned().collect();
+            out.push_str(&format!(" by {}", and_list(&authors)));
+        }
+        out
+    }
+
+    fn count(&mut self, local: &str, e: &BytesStart<'_>) {
+        match local {
+            "ins" => self.insertions += 1,
+            "del" => self.deletions += 1,
+            "moveTo" => self.moves += 1,
+            "moveFrom" => {}
+            _ => self.formatting += 1,
+        }
+        if let Some(author) = attr(e, "author").filter(|a| !a.trim().is_empty()) {
+            if self.authors.len() < 16 {
+                self.authors.insert(author.into_owned());
+            }
+        }
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 pub(super) struct Xml<'a> {
@@ -45,26 +127,36 @@ pub(super) struct Xml<'a> {
     hidden: Vec<usize>,
     /// Open `AlternateContent` elements: their depth and whether a branch was taken.
     alternates: Vec<(usize, bool)>,
-    pub(super) dropped: Dropped,
+    view: View,
+    /// The revisions met so far.
+    pub(super) revisions: Revisions,
 }
 
 enum Class {
     Normal,
     Drop,
-    TrackedDeletion,
+    /// A revision's content (`w:ins`, `w:del`, `w:moveTo`, `w:moveFrom`): read or left out
+    /// as the view says.
+    Revision {
+        shown: bool,
+    },
+    /// A formatting change's record of the former formatting: left out (counted).
+    FormerFormat,
     Alternate,
     Choice,
     Fallback,
 }
 
-fn classify(local: &str) -> Class {
+fn classify(local: &str, view: View) -> Class {
     match local {
         "AlternateContent" => Class::Alternate,
         "Choice" => Class::Choice,
         "Fallback" => Class::Fallback,
-        "del" | "moveFrom" => Class::TrackedDeletion,
-        "rPrChange" | "pPrChange" | "sectPrChange" | "tblPrChange" | "tcPrChange" | "trPrChange" | "tblGridChange"
-        | "numberingChange" | "sectPr" | "sdtPr" | "sdtEndPr" | "fldData" | "ffData" | "rt" | "rubyPr" => Class::Drop,
+        "ins" | "moveTo" => Class::Revision { shown: view == View::Accepted },
+        "del" | "moveFrom" => Class::Revision { shown: view == View::Original },
+        "rPrChange" | "pPrChange" => Class::FormerFormat,
+        "sectPrChange" | "tblPrChange" | "tcPrChange" | "trPrChange" | "tblGridChange" | "numberingChange"
+        | "sectPr" | "sdtPr" | "sdtEndPr" | "fldData" | "ffData" | "rt" | "rubyPr" => Class::Drop,
         _ => Class::Normal,
     }
 }
@@ -143,8 +235,15 @@ impl<'a> Xml<'a> {
             max_depth,
             hidden: Vec::new(),
             alternates: Vec::new(),
-            dropped: Dropped::default(),
+            view: View::Accepted,
+            revisions: Revisions::default(),
         }
+    }
+
+    /// Reads the tracked changes as `view` says (the default: accepted).
+    pub(super) fn viewing(mut self, view: View) -> Self {
+        self.view = view;
+        self
     }
 
     /// Depth of the element whose content is being read (the root element is 1).
@@ -182,11 +281,21 @@ impl<'a> Xml<'a> {
                     if self.depth > self.max_depth {
                         return Err(self.too_deep());
                     }
-                    match classify(local(&e)) {
+                    let name = local(&e);
+                    match classify(name, self.view) {
                         Class::Normal => return Ok(Ev::Start(e)),
                         Class::Drop => self.skip()?,
-                        Class::TrackedDeletion => {
-                            self.dropped.tracked_deletions = true;
+                        Class::Revision { shown } => {
+                            self.revisions.count(name, &e);
+                            if shown {
+                                // The wrapper is invisible; its runs are read in place.
+                                self.hidden.push(self.depth);
+                            } else {
+                                self.skip()?;
+                            }
+                        }
+                        Class::FormerFormat => {
+                            self.revisions.count(name, &e);
                             self.skip()?;
                         }
                         Class::Alternate => {
@@ -224,8 +333,19 @@ impl<'a> Xml<'a> {
                         }
                     }
                 }
-                Event::Empty(e) => match classify(local(&e)) {
+                Event::Empty(e) => match classify(local(&e), self.view) {
                     Class::Normal => return Ok(Ev::Empty(e)),
+                    // A paragraph mark's or a table row's revision (`w:rPr/w:ins`,
+                    // `w:trPr/w:del`): a marker its reader acts on.
+                    Class::Revision { .. } => {
+                        let name = local(&e);
+                        self.revisions.count(name, &e);
+                        return Ok(Ev::Empty(e));
+                    }
+                    Class::FormerFormat => {
+                        self.revisions.count(local(&e), &e);
+                        continue;
+                    }
                     _ => continue,
                 },
                 Event::End(_) => {

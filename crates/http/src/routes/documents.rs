@@ -3,7 +3,7 @@
 use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use redline_core::documents::{DocumentError, OpenMode};
+use redline_core::documents::{DocumentError, OpenMode, TrackedChoice, UploadOptions};
 use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use redline_domain::title::{self, TITLE_MAX_CHARS};
@@ -125,6 +125,17 @@ pub struct DocumentUploadForm {
     session_id: String,
     /// `replace` (the default) the document, or `append` the file to it.
     open_mode: Option<OpenModeField>,
+    /// What to do with a DOCX's tracked changes: `accept` them (the default) or `reject`
+    /// them (the document as it was before them). Either way a warning names them.
+    track_changes: Option<TrackChangesField>,
+}
+
+/// What an upload does with the file's tracked changes.
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TrackChangesField {
+    Accept,
+    Reject,
 }
 
 /// What an upload does to the session's document.
@@ -223,6 +234,22 @@ pub async fn upload(
             OpenMode::Replace
         }
     };
+    let tracked = match form.text("track_changes").map(str::trim) {
+        None | Some("") | Some("accept") => TrackedChoice::Accept,
+        Some("reject") => TrackedChoice::Reject,
+        Some(other) => {
+            errors.push(
+                ValidationItem::new(
+                    "literal_error",
+                    vec![json!("body"), json!("track_changes")],
+                    "Input should be 'accept' or 'reject'",
+                    json!(other),
+                )
+                .with_ctx(json!({"expected": "'accept' or 'reject'"})),
+            );
+            TrackedChoice::Accept
+        }
+    };
     if form.file.is_none() {
         errors.push(ValidationItem::new("missing", vec![json!("body"), json!("file")], "Field required", Value::Null));
     }
@@ -234,8 +261,11 @@ pub async fn upload(
     // attachment's is.
     let filename = redline_domain::attachment::neutralise_filename(&file.filename);
     let size = file.bytes.len() as u64;
-    let out =
-        state.documents.upload(principal.0.owner, &session, &filename, file.bytes, mode, index).await.map_err(|e| {
+    let out = state
+        .documents
+        .upload(principal.0.owner, &session, &filename, file.bytes, UploadOptions { mode, index, tracked })
+        .await
+        .map_err(|e| {
             match e {
                 // What is nested too deeply is the file's content, not an `html` field.
                 DocumentError::TooDeep => ApiError::Validation(vec![ValidationItem::new(
