@@ -177,6 +177,30 @@ pub fn path_session(raw: &str) -> ApiResult<SessionId> {
     session_id_at(raw, vec![json!("path"), json!("session_id")]).map_err(|item| ApiError::Validation(vec![*item]))
 }
 
+/// A form field of two values, the first the default (also when absent or blank); another
+/// value is a `literal_error` at `["body", field]` and answers the default.
+fn form_choice<T: Copy>(raw: Option<&str>, field: &str, values: [(&str, T); 2], errors: &mut Vec<ValidationItem>) -> T {
+    let [(first, default), (second, other_value)] = values;
+    match raw.map(str::trim) {
+        None | Some("") => default,
+        Some(v) if v == first => default,
+        Some(v) if v == second => other_value,
+        Some(other) => {
+            let expected = format!("'{first}' or '{second}'");
+            errors.push(
+                ValidationItem::new(
+                    "literal_error",
+                    vec![json!("body"), json!(field)],
+                    format!("Input should be {expected}"),
+                    json!(other),
+                )
+                .with_ctx(json!({ "expected": expected })),
+            );
+            default
+        }
+    }
+}
+
 /// Uploads a file and loads it into the session's document (multipart: `file`,
 /// `session_id`, `open_mode` = `replace` | `append`).
 #[utoipa::path(post, path = "/v1/documents/upload", tag = "documents", security(("bearer" = [])),
@@ -218,38 +242,18 @@ pub async fn upload(
             }
         },
     };
-    let mode = match form.text("open_mode").map(str::trim) {
-        None | Some("") | Some("replace") => OpenMode::Replace,
-        Some("append") => OpenMode::Append,
-        Some(other) => {
-            errors.push(
-                ValidationItem::new(
-                    "literal_error",
-                    vec![json!("body"), json!("open_mode")],
-                    "Input should be 'replace' or 'append'",
-                    json!(other),
-                )
-                .with_ctx(json!({"expected": "'replace' or 'append'"})),
-            );
-            OpenMode::Replace
-        }
-    };
-    let tracked = match form.text("track_changes").map(str::trim) {
-        None | Some("") | Some("accept") => TrackedChoice::Accept,
-        Some("reject") => TrackedChoice::Reject,
-        Some(other) => {
-            errors.push(
-                ValidationItem::new(
-                    "literal_error",
-                    vec![json!("body"), json!("track_changes")],
-                    "Input should be 'accept' or 'reject'",
-                    json!(other),
-                )
-                .with_ctx(json!({"expected": "'accept' or 'reject'"})),
-            );
-            TrackedChoice::Accept
-        }
-    };
+    let mode = form_choice(
+        form.text("open_mode"),
+        "open_mode",
+        [("replace", OpenMode::Replace), ("append", OpenMode::Append)],
+        &mut errors,
+    );
+    let tracked = form_choice(
+        form.text("track_changes"),
+        "track_changes",
+        [("accept", TrackedChoice::Accept), ("reject", TrackedChoice::Reject)],
+        &mut errors,
+    );
     if form.file.is_none() {
         errors.push(ValidationItem::new("missing", vec![json!("body"), json!("file")], "Field required", Value::Null));
     }
