@@ -10,8 +10,9 @@
 #     when root) for the scanned-PDF OCR tests.
 #   - poppler-utils (pdftotext, pdffonts) and fonts-noto-cjk (Debian's packages, when root) for
 #     the PDF export's mixed-script test (crates/export/tests/pdf_scripts.rs).
-#   - pandoc and LibreOffice Writer and Draw (Debian's packages, when root): readers of the
-#     DOCX exports; LibreOffice opens every DOCX and PDF export of the corpus (Draw imports
+#   - pandoc and LibreOffice Writer and Draw with its Python bridge python3-uno (Debian's
+#     packages, when root): readers of the DOCX exports (scripts/lo-revisions.py accepts and
+#     rejects a tracked DOCX's revisions); LibreOffice opens every DOCX and PDF export of the corpus (Draw imports
 #     the PDFs; crates/export/tests/export/corpus.rs).
 #   - HAProxy (Debian's package, when root) for the load-balancer tests
 #     (crates/app/tests/api/balancer.rs, running deploy/haproxy/redline.cfg).
@@ -120,6 +121,12 @@ if ! command -v soffice >/dev/null 2>&1 || ! lo_draw; then
   if as_root; then say "installing LibreOffice Writer and Draw from Debian's packages"; apt_install libreoffice-writer-nogui libreoffice-draw-nogui; fi
   command -v soffice >/dev/null 2>&1 && lo_draw \
     || warn "LibreOffice Writer or Draw is missing (apt-get install libreoffice-writer-nogui libreoffice-draw-nogui): the DOCX opening check and the corpus exports' LibreOffice check are skipped"
+fi
+# LibreOffice's Python bridge: scripts/lo-revisions.py accepts and rejects tracked changes.
+if ! /usr/bin/python3 -c 'import uno' >/dev/null 2>&1; then
+  if as_root; then say "installing LibreOffice's Python bridge from Debian's packages"; apt_install python3-uno; fi
+  /usr/bin/python3 -c 'import uno' >/dev/null 2>&1 \
+    || warn "python3-uno is missing (apt-get install python3-uno): LibreOffice's accept-all / reject-all checks of tracked DOCX exports are skipped"
 fi
 
 # --- The load-balancer tests: HAProxy in front of three replicas ----------------------------

@@ -444,6 +444,7 @@ impl Config {
             ("REDLINE_EXPORT_LINK_TTL_SECS", secs(self.outbound.export_link_ttl)),
             ("REDLINE_EXPORT_MAIL_TO", self.outbound.export_mail_to.as_str().to_owned()),
             ("REDLINE_REQUIRE_VERIFIED_EMAIL", self.outbound.require_verified_email.to_string()),
+            ("REDLINE_REVISION_AUTHOR", self.outbound.revision_author.clone()),
             ("REDLINE_LOG_FORMAT", self.log_format.clone()),
             (
                 "REDLINE_OCR_COMMAND",

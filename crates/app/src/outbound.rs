@@ -47,6 +47,9 @@ pub struct OutboundConfig {
     /// `REDLINE_REQUIRE_VERIFIED_EMAIL` (default true): exports are mailed only to proven
     /// addresses.
     pub require_verified_email: bool,
+    /// `REDLINE_REVISION_AUTHOR` (default "Redline AI"): the author of the revisions of a
+    /// tracked DOCX export.
+    pub revision_author: String,
 }
 
 impl std::fmt::Debug for OutboundConfig {
@@ -64,6 +67,7 @@ impl std::fmt::Debug for OutboundConfig {
             .field("export_link_ttl", &self.export_link_ttl)
             .field("export_mail_to", &self.export_mail_to)
             .field("require_verified_email", &self.require_verified_email)
+            .field("revision_author", &self.revision_author)
             .finish()
     }
 }
@@ -114,6 +118,7 @@ impl OutboundConfig {
                 get("REDLINE_REQUIRE_VERIFIED_EMAIL"),
                 true,
             )?,
+            revision_author: get("REDLINE_REVISION_AUTHOR").unwrap_or("Redline AI").chars().take(100).collect(),
         })
     }
 

@@ -120,6 +120,7 @@ impl Services {
                 lease: config.jobs.lease,
                 mail_to: config.outbound.export_mail_to,
                 verified_only: config.outbound.require_verified_email,
+                revision_author: config.outbound.revision_author.clone(),
             },
         ));
         let templates = Arc::new(

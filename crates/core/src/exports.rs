@@ -20,7 +20,7 @@ use redline_ports::jobs::Signal;
 use redline_ports::mail::{MailError, OutgoingMail};
 use redline_ports::{
     BlobError, BlobStore, Clock, DocumentExporter, DocumentStore, EventBus, ExportError, FileIndex, IdentityStore,
-    ImageSource, JobStore, Mailer, StoreError,
+    ImageSource, JobStore, Mailer, StoreError, TrackedDocument, TrackedPart,
 };
 
 use crate::documents::{export_key, image_key, is_image_id, IMAGE_PATH};
@@ -53,6 +53,9 @@ pub struct ExportConfig {
     /// `REDLINE_REQUIRE_VERIFIED_EMAIL`: under [`MailRecipients::Account`], the recipient's
     /// address must be proven (docs/api.md, "E-mail verification").
     pub verified_only: bool,
+    /// `REDLINE_REVISION_AUTHOR`: who the revisions and comments of a tracked DOCX are
+    /// credited to.
+    pub revision_author: String,
 }
 
 /// Who an e-mailed export may go to (docs/api.md, "Export by e-mail").
@@ -281,6 +284,44 @@ impl Exports {
             return Err(ExportFailure::TooLarge { format, size_bytes, max_bytes });
         }
         Ok(file)
+    }
+
+    /// The session's document as a DOCX whose `document` changes are Word revisions by
+    /// [`ExportConfig::revision_author`] (docs/export.md, "Tracked changes"), refused when
+    /// over the DOCX cap.
+    pub async fn export_tracked(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        mut document: TrackedDocument,
+    ) -> ExportResult<ExportedFile> {
+        let record = self.document(owner, session).await?;
+        let format = ExportFormat::Docx;
+        let _turn = self.renders.acquire().await.map_err(|e| ExportFailure::Worker(e.to_string()))?;
+        let images = self.images_of(&document.all_html()).await?;
+        document.author.clone_from(&self.config.revision_author);
+        let base = &self.config.public_base_url;
+        for part in &mut document.parts {
+            match part {
+                TrackedPart::Same(html) => *html = public_image_urls(html, base).into_owned(),
+                TrackedPart::Changed(change) => {
+                    change.old = public_image_urls(&change.old, base).into_owned();
+                    change.new = public_image_urls(&change.new, base).into_owned();
+                }
+            }
+        }
+        let title = record.title.as_deref();
+        let filename = redline_domain::title::file_name(title, session.as_str(), format.extension());
+        let title = title.unwrap_or(session.as_str()).to_owned();
+        let exporter = self.ports.exporter.clone();
+        let bytes = tokio::task::spawn_blocking(move || exporter.export_tracked(&document, &title, &images))
+            .await
+            .map_err(|e| ExportFailure::Worker(e.to_string()))??;
+        let (size_bytes, max_bytes) = (len_u64(bytes.len()), self.config.cap(format));
+        if size_bytes > max_bytes {
+            return Err(ExportFailure::TooLarge { format, size_bytes, max_bytes });
+        }
+        Ok(ExportedFile { format, filename, content_type: format.content_type().to_owned(), bytes: Bytes::from(bytes) })
     }
 
     /// Who an e-mailed export goes to: `email`, else the account's own address.

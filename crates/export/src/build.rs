@@ -63,7 +63,7 @@ pub(crate) fn document(html: &str) -> Vec<Block> {
     if !doc.notes.is_empty() {
         blocks.push(Block::Rule);
         let items = doc.notes.into_iter().map(|n| n.blocks).collect();
-        blocks.push(Block::List(List { numbering: Numbering::Decimal, start: 1, items }));
+        blocks.push(Block::List(List { numbering: Numbering::Decimal, start: 1, items, item_revs: Vec::new() }));
     }
     blocks
 }
@@ -115,7 +115,7 @@ fn doc_of(html: &str, nested: bool) -> Doc {
     }
     loose.extend(notes.into_iter().map(|n| n.blocks));
     if !loose.is_empty() {
-        blocks.push(Block::List(List { numbering: Numbering::Decimal, start: 1, items: loose }));
+        blocks.push(Block::List(List { numbering: Numbering::Decimal, start: 1, items: loose, item_revs: Vec::new() }));
     }
     let numbers: std::collections::HashMap<std::rc::Rc<str>, usize> =
         kept.iter().enumerate().map(|(i, n)| (n.id.clone(), i + 1)).collect();
@@ -427,7 +427,8 @@ fn walk(node: &Handle, flow: &mut Flow, style: &Style, depth: usize, nest: usize
             flow.flush();
             let mut inner = Flow::default();
             children(node, &mut inner, &own, depth, nest + 1);
-            let list = List { numbering: Numbering::Bullet, start: 1, items: vec![inner.finish()] };
+            let list =
+                List { numbering: Numbering::Bullet, start: 1, items: vec![inner.finish()], item_revs: Vec::new() };
             flow.block(Block::List(list));
         }
         "table" if nested_ok => {
@@ -531,7 +532,7 @@ fn list(node: &Handle, tag: &str, attrs: &[Attribute], style: &Style, depth: usi
             None => items.push(blocks),
         }
     }
-    List { numbering: numbering(tag, attrs), start, items }
+    List { numbering: numbering(tag, attrs), start, items, item_revs: Vec::new() }
 }
 
 fn table(node: &Handle, style: &Style, depth: usize, nest: usize) -> Table {
@@ -598,7 +599,7 @@ fn row(tr: &Handle, header: bool, style: &Style, depth: usize, nest: usize) -> R
         children(td, &mut inner, &cell_style, depth + 1, nest);
         cells.push(Cell { header: tag == "th" || header, colspan, rowspan, background, blocks: inner.finish() });
     }
-    Row { header, cells }
+    Row { header, cells, rev: None }
 }
 
 #[cfg(test)]

@@ -249,6 +249,7 @@ mod tests {
             height: h,
             width_pct: None,
             link: None,
+            rev: None,
         };
         assert_eq!(display_px(&img(None, None), 200, 100), (200.0, 100.0));
         assert_eq!(display_px(&img(Some(50), None), 200, 100), (50.0, 25.0));

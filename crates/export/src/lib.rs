@@ -23,6 +23,7 @@ mod markdown;
 mod model;
 mod parse;
 mod pdf;
+mod redline;
 mod styles;
 mod table;
 mod text;
@@ -35,7 +36,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use redline_domain::export::ExportFormat;
-use redline_ports::{DocumentExporter, ExportError, ImageSource};
+use redline_ports::{DocumentExporter, ExportError, ImageSource, TrackedDocument};
 
 use pdf::SystemFonts;
 pub use pdf::{PageSetup, SYSTEM_FONT_DIR};
@@ -116,5 +117,16 @@ impl DocumentExporter for FileExporter {
             tracing::warn!(format = format.as_str(), warnings = %rendered.warnings.join("; "), "export: text left out");
         }
         Ok(rendered.bytes)
+    }
+
+    fn export_tracked(
+        &self,
+        document: &TrackedDocument,
+        title: &str,
+        images: &dyn ImageSource,
+    ) -> Result<Vec<u8>, ExportError> {
+        let title: String = title.chars().filter(|c| !c.is_control()).collect();
+        docx::export_tracked(document, title.trim(), images)
+            .map_err(|reason| ExportError::Render { format: ExportFormat::Docx.as_str(), reason })
     }
 }

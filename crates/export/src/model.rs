@@ -70,6 +70,22 @@ pub(crate) struct Style {
     pub note: Option<Rc<str>>,
     /// Ids of elements that start at this run (link targets: bookmarks in DOCX).
     pub ids: Vec<Rc<str>>,
+    /// A tracked change that inserted or deleted this run (DOCX `w:ins`/`w:del`).
+    pub rev: Option<Rev>,
+}
+
+/// A revision: what a tracked change did to a run, a paragraph, a list item or a table row,
+/// and which change it was (an index into the tracked document's changes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rev {
+    pub kind: RevKind,
+    pub change: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RevKind {
+    Inserted,
+    Deleted,
 }
 
 /// An image as the HTML references it; the writers resolve `src` (see `image.rs`).
@@ -83,6 +99,8 @@ pub(crate) struct ImageRef {
     /// Width as a percentage of the text width (`width="50%"`, `style="width: 50%"`).
     pub width_pct: Option<f32>,
     pub link: Option<Rc<str>>,
+    /// A tracked change inserted or deleted the picture.
+    pub rev: Option<Rev>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +128,9 @@ pub(crate) struct List {
     pub start: i64,
     /// Each item is a flow of blocks (usually one paragraph, maybe a nested list).
     pub items: Vec<Vec<Block>>,
+    /// Items a tracked change inserted or deleted whole, by index (empty in the documents
+    /// that HTML makes).
+    pub item_revs: Vec<(usize, Rev)>,
 }
 
 impl List {
@@ -133,6 +154,8 @@ pub(crate) struct Cell {
 pub(crate) struct Row {
     pub header: bool,
     pub cells: Vec<Cell>,
+    /// A tracked change inserted or deleted the row.
+    pub rev: Option<Rev>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

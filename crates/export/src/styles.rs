@@ -172,6 +172,7 @@ pub(crate) fn image(attrs: &[Attribute], style: &Style) -> Option<ImageRef> {
         height: pixels(attr(attrs, "height")),
         width_pct: attr(attrs, "width").and_then(percent),
         link: style.link.clone(),
+        rev: None,
     };
     // `style` wins over the attributes, as in a browser.
     if let Some(css) = attr(attrs, "style") {

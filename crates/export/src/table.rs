@@ -198,7 +198,10 @@ mod tests {
     }
 
     fn table(rows: Vec<Vec<Cell>>) -> Table {
-        Table { caption: Vec::new(), rows: rows.into_iter().map(|cells| Row { header: false, cells }).collect() }
+        Table {
+            caption: Vec::new(),
+            rows: rows.into_iter().map(|cells| Row { header: false, cells, rev: None }).collect(),
+        }
     }
 
     #[test]

@@ -10,6 +10,8 @@ mod corpus;
 mod notes;
 #[path = "export/readers.rs"]
 mod readers;
+#[path = "export/tracked.rs"]
+mod tracked;
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read};

@@ -26,7 +26,7 @@ pub use blobs::{BlobError, BlobStore};
 pub use clock::{Clock, SystemClock};
 pub use documents::{DocumentConverter, DocumentStore, HtmlSections};
 pub use error::StoreError;
-pub use export::{DocumentExporter, ExportError, ImageSource};
+pub use export::{DocumentExporter, ExportError, ImageSource, TrackedChange, TrackedDocument, TrackedPart};
 pub use files::FileIndex;
 pub use identity::IdentityStore;
 pub use jobs::{EventBus, HistoryStore, JobStore};

@@ -2,7 +2,7 @@
 //! their own corrected HTML, which is sanitized and applied in place of the AI's, and the job,
 //! the history and the version list say so; corrections that cannot be applied are 422 at
 //! `[body, edits, change_id]` and change nothing. Also how an upload treats a DOCX's tracked
-//! changes (`track_changes`).
+//! changes (`track_changes`), and how an export shows pending ones as Word revisions.
 
 use serde_json::{json, Value};
 
@@ -186,4 +186,86 @@ async fn an_upload_with_tracked_changes_says_so_and_loads_the_reading_asked_for(
         upload_with(&app, &key, &[("session_id", "plain")], "plain.docx", &revised_docx("pandoc-lists.docx")).await;
     plain.expect_status(200);
     assert!(!plain.json["warnings"].to_string().contains("tracked changes"), "{plain:?}");
+}
+
+/// pandoc's plain text of a DOCX read with `--track-changes=<track>` (`None`: pandoc is
+/// missing outside CI).
+fn pandoc_text(docx: &[u8], track: &str) -> Option<String> {
+    let dir = std::env::temp_dir().join(format!("redline-api-tracked-{}-{track}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("tracked.docx");
+    std::fs::write(&file, docx).expect("write");
+    let out = std::process::Command::new("pandoc")
+        .args([&format!("--track-changes={track}"), "--wrap=none", "-f", "docx", "-t", "html"])
+        .arg(&file)
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    match out {
+        Ok(out) if out.status.success() => Some(String::from_utf8(out.stdout).expect("utf-8")),
+        _ => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "pandoc is missing: run scripts/setup-tests.sh");
+            eprintln!("\n!! SKIPPED: pandoc is not installed (scripts/setup-tests.sh)\n");
+            None
+        }
+    }
+}
+
+async fn export_tracked(app: &TestApp, key: &str, body: Value) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let resp = app.post("/v1/documents/export").bearer_auth(key).json(&body).send().await.expect("export");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    (status, headers, resp.bytes().await.expect("body").to_vec())
+}
+
+#[tokio::test]
+async fn pending_changes_export_as_word_revisions_and_leave_the_job_waiting() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (id, pending) =
+        proposal(&app, &key, "redline", &["alpha one", "beta two", "alpha three"], "replace \"alpha\" with \"omega\"")
+            .await;
+    assert_eq!(pending.len(), 2);
+    let body = json!({"session_id": "redline", "format": "docx", "track_changes": true});
+    let (status, headers, docx) = export_tracked(&app, &key, body.clone()).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["redline-tracked-changes"], "2");
+    assert_eq!(headers["redline-job-id"], id.as_str());
+    assert!(headers["content-disposition"].to_str().unwrap_or_default().contains(".docx"));
+    if let Some(accepted) = pandoc_text(&docx, "accept") {
+        assert!(accepted.contains("omega one") && accepted.contains("beta two") && accepted.contains("omega three"));
+        assert!(!accepted.contains("alpha"), "{accepted}");
+        let rejected = pandoc_text(&docx, "reject").unwrap_or_default();
+        assert!(rejected.contains("alpha one") && rejected.contains("alpha three") && !rejected.contains("omega"));
+        let all = pandoc_text(&docx, "all").unwrap_or_default();
+        assert_eq!(all.matches("class=\"insertion\" data-author=\"Redline AI\"").count(), 2, "{all}");
+        assert_eq!(all.matches("class=\"deletion\" data-author=\"Redline AI\"").count(), 2, "{all}");
+    }
+    // Exporting decides nothing: the turn still waits.
+    let job = app.send(app.get(&format!("/v1/jobs/{id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "awaiting_approval");
+    // Only DOCX has revisions.
+    let r = app
+        .send(app.post("/v1/documents/export").bearer_auth(&key).json(&json!({
+            "session_id": "redline", "format": "pdf", "track_changes": true
+        })))
+        .await;
+    r.expect_status(422);
+    assert_eq!(loc(&r), json!(["body", "track_changes"]));
+    assert!(msg(&r).contains("track_changes needs format docx"), "{}", r.text);
+    // Another account's session is not found.
+    let stranger = app.agent_key().await;
+    let (status, _, _) = export_tracked(&app, &stranger, body.clone()).await;
+    assert_eq!(status, 404);
+    // Once the turn is decided there is nothing to track: the plain document, 0 changes.
+    let r = app
+        .send(app.post("/v1/chat/redline/approve").bearer_auth(&key).json(&json!({"job_id": id, "approve_all": true})))
+        .await;
+    r.expect_status(200);
+    let (status, headers, docx) = export_tracked(&app, &key, body).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["redline-tracked-changes"], "0");
+    assert!(headers.get("redline-job-id").is_none());
+    if let Some(all) = pandoc_text(&docx, "all") {
+        assert!(all.contains("omega one") && !all.contains("class=\"insertion\""), "{all}");
+    }
 }

@@ -27,6 +27,7 @@ mod takeover;
 pub use takeover::RUN_START;
 mod textcalls;
 pub mod tools;
+pub mod tracked;
 mod turn;
 pub mod view;
 

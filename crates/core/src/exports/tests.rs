@@ -128,6 +128,23 @@ static SLOW_RENDERS: AtomicUsize = AtomicUsize::new(0);
 static MOST_SLOW_RENDERS: AtomicUsize = AtomicUsize::new(0);
 
 impl DocumentExporter for FakeExporter {
+    /// `tracked:` and each part as `=html` or `-old+new`.
+    fn export_tracked(
+        &self,
+        document: &redline_ports::TrackedDocument,
+        _title: &str,
+        _images: &dyn ImageSource,
+    ) -> Result<Vec<u8>, ExportError> {
+        let mut out = format!("tracked by {}:", document.author);
+        for part in &document.parts {
+            match part {
+                redline_ports::TrackedPart::Same(html) => out.push_str(&format!("={html}")),
+                redline_ports::TrackedPart::Changed(c) => out.push_str(&format!("-{}+{}", c.old, c.new)),
+            }
+        }
+        Ok(out.into_bytes())
+    }
+
     fn export(
         &self,
         html: &str,
@@ -250,6 +267,7 @@ fn fixture_with(
         mail_to,
         // Proven addresses are tested over HTTP (crates/app/tests/api/exports.rs, accounts.rs).
         verified_only: false,
+        revision_author: "Redline AI".to_owned(),
     };
     let exports = Arc::new(Exports::new(
         ExportPorts {

@@ -9,7 +9,7 @@ use redline_ports::ImageSource;
 
 use super::parts::{self, BULLET_NUM, TEXT_H, TEXT_W};
 use crate::image::{self, Picture};
-use crate::model::{self, Align, Block, Dir, ImageRef, Inline, List, Note, Script, Style, Table};
+use crate::model::{self, Align, Block, Dir, ImageRef, Inline, List, Note, Rev, RevKind, Script, Style, Table};
 use crate::table::{Grid, Slot};
 use crate::xml::{escape_xml, push_xml};
 
@@ -89,6 +89,11 @@ pub(crate) struct Body<'a> {
     next_bookmark: u32,
     /// Footnote `w:id`s by note id.
     notes: HashMap<Rc<str>, usize>,
+    /// The revision that inserted or deleted the blocks being written whole.
+    rev: Option<Rev>,
+    /// Tracked changes: who made them, and when each was made (`w:date`, by change).
+    pub(crate) author: String,
+    pub(crate) dates: Vec<String>,
 }
 
 impl<'a> Body<'a> {
@@ -108,6 +113,9 @@ impl<'a> Body<'a> {
             placed: HashSet::new(),
             next_bookmark: 0,
             notes: HashMap::new(),
+            rev: None,
+            author: String::new(),
+            dates: Vec::new(),
         }
     }
 
@@ -183,6 +191,47 @@ impl<'a> Body<'a> {
         }
     }
 
+    /// A top-level block of a tracked document, inserted or deleted whole by `rev`.
+    pub(crate) fn tracked_block(&mut self, block: &Block, rev: Option<Rev>) {
+        self.rev = rev;
+        self.block(block, Ctx { width: TEXT_W, quote: 0, lists: 0 }, None);
+        self.rev = None;
+    }
+
+    /// A new annotation id (bookmarks, revisions and comments share one space).
+    pub(crate) fn annotation_id(&mut self) -> u32 {
+        let n = self.next_bookmark;
+        self.next_bookmark += 1;
+        n
+    }
+
+    /// `w:id`, `w:author` and `w:date` of a revision element.
+    fn rev_attrs(&mut self, rev: Rev) -> String {
+        let id = self.annotation_id();
+        let date = self.dates.get(rev.change).map(String::as_str).unwrap_or("1970-01-01T00:00:00Z");
+        format!("w:id=\"{id}\" w:author=\"{}\" w:date=\"{date}\"", escape_xml(&self.author))
+    }
+
+    /// The mark of a paragraph or row a revision inserted or deleted (`<w:ins …/>`).
+    fn rev_mark(&mut self, rev: Rev) -> String {
+        let tag = rev_tag(rev.kind);
+        format!("<w:{tag} {}/>", self.rev_attrs(rev))
+    }
+
+    /// Opens the `w:ins`/`w:del` around a run of `rev` (the run's own, else its block's).
+    fn rev_open(&mut self, rev: Option<Rev>) -> Option<RevKind> {
+        let rev = rev.or(self.rev)?;
+        let attrs = self.rev_attrs(rev);
+        let _ = write!(self.out, "<w:{} {attrs}>", rev_tag(rev.kind));
+        Some(rev.kind)
+    }
+
+    fn rev_close(&mut self, kind: Option<RevKind>) {
+        if let Some(kind) = kind {
+            let _ = write!(self.out, "</w:{}>", rev_tag(kind));
+        }
+    }
+
     fn blocks(&mut self, blocks: &[Block], ctx: Ctx) {
         for block in blocks {
             self.block(block, ctx, None);
@@ -231,8 +280,10 @@ impl<'a> Body<'a> {
                 }
                 self.table(table, ctx);
                 // Space below the table; two tables in a row would also merge into one.
-                self.out.push_str(
-                    "<w:p><w:pPr><w:spacing w:before=\"0\" w:after=\"0\" w:line=\"160\" w:lineRule=\"exact\"/></w:pPr></w:p>",
+                let mark = self.rev.map(|rev| format!("<w:rPr>{}</w:rPr>", self.rev_mark(rev))).unwrap_or_default();
+                let _ = write!(
+                    self.out,
+                    "<w:p><w:pPr><w:spacing w:before=\"0\" w:after=\"0\" w:line=\"160\" w:lineRule=\"exact\"/>{mark}</w:pPr></w:p>",
                 );
             }
             Block::Quote(blocks) => {
@@ -247,6 +298,8 @@ impl<'a> Body<'a> {
             Block::Code(text) => {
                 props.style = Some("SourceCode");
                 self.p_open(&props);
+                let rev = self.rev_open(None);
+                let t = if rev == Some(RevKind::Deleted) { "w:delText" } else { "w:t" };
                 for (i, line) in text.split('\n').enumerate() {
                     self.out.push_str("<w:r>");
                     if i > 0 {
@@ -257,13 +310,14 @@ impl<'a> Body<'a> {
                             self.out.push_str("<w:tab/>");
                         }
                         if !part.is_empty() {
-                            self.out.push_str("<w:t xml:space=\"preserve\">");
+                            let _ = write!(self.out, "<{t} xml:space=\"preserve\">");
                             push_xml(&mut self.out, part);
-                            self.out.push_str("</w:t>");
+                            let _ = write!(self.out, "</{t}>");
                         }
                     }
                     self.out.push_str("</w:r>");
                 }
+                self.rev_close(rev);
                 self.out.push_str("</w:p>");
             }
             Block::Rule => {
@@ -307,6 +361,10 @@ impl<'a> Body<'a> {
         if let Some(jc) = jc {
             let _ = write!(self.out, "<w:jc w:val=\"{jc}\"/>");
         }
+        if let Some(rev) = self.rev {
+            let mark = self.rev_mark(rev);
+            let _ = write!(self.out, "<w:rPr>{mark}</w:rPr>");
+        }
         self.out.push_str("</w:pPr>");
     }
 
@@ -327,7 +385,9 @@ impl<'a> Body<'a> {
             BULLET_NUM
         };
         let inner = Ctx { lists: ctx.lists + 1, width: (ctx.width - 720).max(MIN_WIDTH), ..ctx };
-        for item in &list.items {
+        let outer = self.rev;
+        for (k, item) in list.items.iter().enumerate() {
+            self.rev = list.item_revs.iter().find(|(at, _)| *at == k).map(|(_, rev)| *rev).or(outer);
             let Some((first, rest)) = item.split_first() else {
                 let props = ParaProps {
                     style: Some("ListParagraph"),
@@ -344,6 +404,7 @@ impl<'a> Body<'a> {
                 self.block(block, inner, None);
             }
         }
+        self.rev = outer;
     }
 
     fn table(&mut self, table: &Table, ctx: Ctx) {
@@ -388,10 +449,14 @@ impl<'a> Body<'a> {
         }
         self.out.push_str("</w:tblGrid>");
         let cell_ctx = |width: i64| Ctx { width: (width - CELL_MARGINS).max(MIN_WIDTH), quote: 0, lists: 0 };
+        let outer = self.rev;
         for r in 0..grid.nrows() {
+            self.rev = table.rows[r].rev.or(outer);
             self.out.push_str("<w:tr>");
-            if table.rows[r].header {
-                self.out.push_str("<w:trPr><w:tblHeader/></w:trPr>");
+            let mark = self.rev.map(|rev| self.rev_mark(rev)).unwrap_or_default();
+            if table.rows[r].header || !mark.is_empty() {
+                let header = if table.rows[r].header { "<w:tblHeader/>" } else { "" };
+                let _ = write!(self.out, "<w:trPr>{header}{mark}</w:trPr>");
             }
             let mut c = 0;
             while c < grid.ncols {
@@ -430,6 +495,7 @@ impl<'a> Body<'a> {
             }
             self.out.push_str("</w:tr>");
         }
+        self.rev = outer;
         self.out.push_str("</w:tbl>");
     }
 
@@ -568,10 +634,12 @@ impl<'a> Body<'a> {
             if let Some(id) = note {
                 if last_note != Some(id) {
                     let n = self.notes[id];
+                    let rev = self.rev_open(style_rev(inline));
                     let _ = write!(
                         self.out,
                         "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteReference w:id=\"{n}\"/></w:r>"
                     );
+                    self.rev_close(rev);
                 }
                 last_note = Some(id);
                 continue;
@@ -579,7 +647,11 @@ impl<'a> Body<'a> {
             last_note = None;
             match inline {
                 Inline::Text(text, style) => self.run(text, style, link.is_some()),
-                Inline::Break => self.out.push_str("<w:r><w:br/></w:r>"),
+                Inline::Break => {
+                    let rev = self.rev_open(None);
+                    self.out.push_str("<w:r><w:br/></w:r>");
+                    self.rev_close(rev);
+                }
                 Inline::Image(img) => self.image(img, ctx),
             }
         }
@@ -618,6 +690,7 @@ impl<'a> Body<'a> {
     }
 
     fn run(&mut self, text: &str, style: &Style, in_link: bool) {
+        let rev = self.rev_open(style.rev);
         self.out.push_str("<w:r><w:rPr>");
         if in_link {
             self.out.push_str("<w:rStyle w:val=\"Hyperlink\"/>");
@@ -661,9 +734,22 @@ impl<'a> Body<'a> {
         if model::has_rtl(text) {
             self.out.push_str("<w:rtl/>");
         }
-        self.out.push_str("</w:rPr><w:t xml:space=\"preserve\">");
-        push_xml(&mut self.out, text);
-        self.out.push_str("</w:t></w:r>");
+        self.out.push_str("</w:rPr>");
+        // Deleted text is `w:delText`; a line break inside a revision is a `\n` (see
+        // `redline.rs`).
+        let t = if rev == Some(RevKind::Deleted) { "w:delText" } else { "w:t" };
+        for (k, piece) in text.split('\n').enumerate() {
+            if k > 0 {
+                self.out.push_str("<w:br/>");
+            }
+            if !piece.is_empty() || k == 0 {
+                let _ = write!(self.out, "<{t} xml:space=\"preserve\">");
+                push_xml(&mut self.out, piece);
+                let _ = write!(self.out, "</{t}>");
+            }
+        }
+        self.out.push_str("</w:r>");
+        self.rev_close(rev);
     }
 
     /// The relationship id and pixel size of a picture, adding its media part once.
@@ -687,7 +773,7 @@ impl<'a> Body<'a> {
     fn image(&mut self, img: &ImageRef, ctx: Ctx) {
         let Some((rel, pw, ph)) = self.picture(&img.src) else {
             if !img.alt.is_empty() {
-                let style = Style { italic: true, ..Style::default() };
+                let style = Style { italic: true, rev: img.rev, ..Style::default() };
                 self.run(&format!("[{}]", img.alt), &style, img.link.is_some());
             }
             return;
@@ -700,6 +786,7 @@ impl<'a> Body<'a> {
         let id = self.next_drawing;
         self.next_drawing += 1;
         let alt = escape_xml(&img.alt);
+        let rev = self.rev_open(img.rev);
         let _ = write!(
             self.out,
             "<w:r><w:drawing><wp:inline distT=\"0\" distB=\"0\" distL=\"0\" distR=\"0\">\
@@ -713,6 +800,21 @@ impl<'a> Body<'a> {
              <a:prstGeom prst=\"rect\"><a:avLst/></a:prstGeom></pic:spPr></pic:pic>\
              </a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
         );
+        self.rev_close(rev);
+    }
+}
+
+fn style_rev(inline: &Inline) -> Option<Rev> {
+    match inline {
+        Inline::Text(_, style) => style.rev,
+        _ => None,
+    }
+}
+
+fn rev_tag(kind: RevKind) -> &'static str {
+    match kind {
+        RevKind::Inserted => "ins",
+        RevKind::Deleted => "del",
     }
 }
 

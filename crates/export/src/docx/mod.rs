@@ -8,7 +8,8 @@
 //! right-to-left paragraphs (`w:bidi`, see `model::paragraph_dir`) and runs of RTL text
 //! (`w:rtl`); alignment (`w:jc`, also in table cells); `<mark>` and backgrounds near one of
 //! Word's 16 highlight colours as `w:highlight`; ids as bookmarks and `#…` links as
-//! `w:hyperlink w:anchor`; notes as real footnotes (`footnotes.xml`).
+//! `w:hyperlink w:anchor`; notes as real footnotes (`footnotes.xml`); tracked changes as
+//! revisions with comments (`export_tracked`).
 
 mod body;
 mod highlight;
@@ -16,11 +17,15 @@ mod parts;
 
 use std::io::{Cursor, Write};
 
-use redline_ports::ImageSource;
+use redline_domain::time_util::iso8601;
+use redline_ports::{ImageSource, TrackedDocument, TrackedPart};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::model::Doc;
+use crate::build;
+use crate::model::{Doc, Note};
+use crate::redline::{self, Tracked};
+use crate::xml::{escape_xml, push_xml};
 use body::Body;
 use parts::{NS_R, NS_W, XML_HEAD};
 
@@ -28,7 +33,124 @@ pub(crate) fn export(doc: &Doc, title: &str, images: &dyn ImageSource) -> Result
     let mut body = Body::new(images);
     body.set_notes(&doc.notes);
     body.document(&doc.blocks);
-    let (footnotes, footnote_rels) = body.footnotes(&doc.notes);
+    package(body, &doc.notes, title, None)
+}
+
+/// A DOCX whose changes are revisions (`w:ins`/`w:del` runs, paragraph marks and table
+/// rows; see `redline.rs`), credited to the document's author with each change's date, and
+/// each change's comment anchored on it (`comments.xml`).
+pub(crate) fn export_tracked(
+    document: &TrackedDocument,
+    title: &str,
+    images: &dyn ImageSource,
+) -> Result<Vec<u8>, String> {
+    let mut body = Body::new(images);
+    body.author = document.author.clone();
+    let mut notes: Vec<Note> = Vec::new();
+    let mut add_notes = |doc: &mut Doc| {
+        for note in doc.notes.drain(..) {
+            if !notes.iter().any(|n| n.id == note.id) {
+                notes.push(note);
+            }
+        }
+    };
+    // Each part as tracked blocks, with the comment of its change.
+    /// A part's blocks, and its change's number and comment when it has one.
+    type Part<'d> = (Vec<Tracked>, Option<(usize, &'d str)>);
+    let mut parts: Vec<Part<'_>> = Vec::new();
+    for part in &document.parts {
+        match part {
+            TrackedPart::Same(html) => {
+                let mut doc = build::doc(html);
+                add_notes(&mut doc);
+                parts.push((doc.blocks.into_iter().map(|b| (None, b)).collect(), None));
+            }
+            TrackedPart::Changed(change) => {
+                let (mut old, mut new) = (build::doc(&change.old), build::doc(&change.new));
+                add_notes(&mut new);
+                add_notes(&mut old);
+                let index = body.dates.len();
+                let merged = redline::merge(old.blocks, new.blocks, index);
+                body.dates.push(iso8601(change.at_ms));
+                let comment = change.comment.as_deref().filter(|c| !c.trim().is_empty());
+                parts.push((merged, comment.map(|c| (index, c))));
+            }
+        }
+    }
+    body.set_notes(&notes);
+    let mut comments = String::new();
+    for (blocks, comment) in &parts {
+        let start = body.out.len();
+        for (rev, block) in blocks {
+            body.tracked_block(block, *rev);
+        }
+        if let Some((change, text)) = comment {
+            let id = body.annotation_id();
+            if anchor_comment(&mut body.out, start, id) {
+                comments.push_str(&comment_xml(id, &body.author, &body.dates[*change], text));
+            }
+        }
+    }
+    if body.out.is_empty() {
+        body.out.push_str("<w:p/>");
+    }
+    package(body, &notes, title, Some(comments))
+}
+
+/// Puts a comment's range around the paragraphs written from `start` on: its start after
+/// the first paragraph's properties, its end and reference run at the end of the last.
+fn anchor_comment(out: &mut String, start: usize, id: u32) -> bool {
+    let Some(end) = out.rfind("</w:p>").filter(|at| *at >= start) else { return false };
+    out.insert_str(
+        end,
+        &format!(
+            "<w:commentRangeEnd w:id=\"{id}\"/><w:r><w:rPr><w:rStyle w:val=\"CommentReference\"/></w:rPr><w:commentReference w:id=\"{id}\"/></w:r>"
+        ),
+    );
+    let range_start = format!("<w:commentRangeStart w:id=\"{id}\"/>");
+    let Some(p) = out[start..].find("<w:p>").or_else(|| out[start..].find("<w:p/>")).map(|at| at + start) else {
+        return false;
+    };
+    match out[p..].find("</w:pPr>").filter(|at| !out[p..p + at].contains("</w:p>")) {
+        Some(at) => out.insert_str(p + at + "</w:pPr>".len(), &range_start),
+        None => out.insert_str(p + "<w:p>".len(), &range_start),
+    }
+    true
+}
+
+fn comment_xml(id: u32, author: &str, date: &str, text: &str) -> String {
+    let mut xml = format!(
+        "<w:comment w:id=\"{id}\" w:author=\"{}\" w:date=\"{date}\" w:initials=\"{}\">",
+        escape_xml(author),
+        escape_xml(&initials(author))
+    );
+    for (k, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        xml.push_str("<w:p><w:pPr><w:pStyle w:val=\"CommentText\"/></w:pPr>");
+        if k == 0 {
+            xml.push_str("<w:r><w:rPr><w:rStyle w:val=\"CommentReference\"/></w:rPr><w:annotationRef/></w:r>");
+        }
+        xml.push_str("<w:r><w:t xml:space=\"preserve\">");
+        push_xml(&mut xml, line.trim_end());
+        xml.push_str("</w:t></w:r></w:p>");
+    }
+    xml.push_str("</w:comment>");
+    xml
+}
+
+/// The initials Word shows on a comment: the first letter of each word of the name.
+fn initials(author: &str) -> String {
+    author.split_whitespace().filter_map(|w| w.chars().next()).flat_map(char::to_uppercase).take(4).collect()
+}
+
+/// Writes the package: the body's document part, its media, the fixed parts, and the
+/// comments when there are some.
+fn package(mut body: Body<'_>, notes: &[Note], title: &str, comments: Option<String>) -> Result<Vec<u8>, String> {
+    let (footnotes, footnote_rels) = body.footnotes(notes);
+    let comments = comments.filter(|c| !c.is_empty());
+    if comments.is_some() {
+        body.rels
+            .push_str(&format!("<Relationship Id=\"rId9\" Type=\"{}\" Target=\"comments.xml\"/>", parts::REL_COMMENTS));
+    }
     let document = format!(
         "{XML_HEAD}<w:document xmlns:w=\"{NS_W}\" xmlns:r=\"{NS_R}\" \
          xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\" \
@@ -48,8 +170,8 @@ pub(crate) fn export(doc: &Doc, title: &str, images: &dyn ImageSource) -> Result
             extensions.push(ext);
         }
     }
-    let text_parts = [
-        ("[Content_Types].xml", parts::content_types(&extensions)),
+    let mut text_parts = vec![
+        ("[Content_Types].xml", parts::content_types(&extensions, comments.is_some())),
         ("_rels/.rels", parts::package_rels()),
         ("docProps/core.xml", parts::core(title)),
         ("docProps/app.xml", parts::app()),
@@ -61,6 +183,9 @@ pub(crate) fn export(doc: &Doc, title: &str, images: &dyn ImageSource) -> Result
         ("word/footnotes.xml", parts::footnotes(&footnotes)),
         ("word/_rels/footnotes.xml.rels", parts::part_rels(&footnote_rels)),
     ];
+    if let Some(comments) = comments {
+        text_parts.push(("word/comments.xml", parts::comments(&comments)));
+    }
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
     let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
     let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);

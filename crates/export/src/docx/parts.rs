@@ -13,6 +13,7 @@ const PKG_REL: &str = "http://schemas.openxmlformats.org/package/2006/relationsh
 
 pub(crate) const REL_HYPERLINK: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink";
 pub(crate) const REL_IMAGE: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/image";
+pub(crate) const REL_COMMENTS: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments";
 
 /// Page: A4 with 2.54 cm margins, in twentieths of a point.
 pub(crate) const PAGE_W: i64 = 11906;
@@ -24,7 +25,7 @@ pub(crate) const TEXT_H: i64 = PAGE_H - 2 * MARGIN;
 /// `w:numId` of every bulleted list (ordered lists get a `w:num` each, from 2 on).
 pub(crate) const BULLET_NUM: usize = 1;
 
-pub(crate) fn content_types(image_extensions: &[&str]) -> String {
+pub(crate) fn content_types(image_extensions: &[&str], comments: bool) -> String {
     let mut s = String::from(XML_HEAD);
     s.push_str("<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">");
     s.push_str(
@@ -47,9 +48,13 @@ pub(crate) fn content_types(image_extensions: &[&str]) -> String {
         ("/word/numbering.xml", format!("{wml}.numbering+xml")),
         ("/word/settings.xml", format!("{wml}.settings+xml")),
         ("/word/footnotes.xml", format!("{wml}.footnotes+xml")),
+        ("/word/comments.xml", format!("{wml}.comments+xml")),
         ("/docProps/core.xml", "application/vnd.openxmlformats-package.core-properties+xml".to_string()),
         ("/docProps/app.xml", "application/vnd.openxmlformats-officedocument.extended-properties+xml".to_string()),
     ] {
+        if part == "/word/comments.xml" && !comments {
+            continue;
+        }
         s.push_str(&format!("<Override PartName=\"{part}\" ContentType=\"{ct}\"/>"));
     }
     s.push_str("</Types>");
@@ -77,6 +82,11 @@ pub(crate) fn document_rels(extra: &str) -> String {
          <Relationship Id=\"rId4\" Type=\"{REL}/footnotes\" Target=\"footnotes.xml\"/>\
          {extra}</Relationships>"
     )
+}
+
+/// `comments.xml`: the `w:comment` elements of a tracked document.
+pub(crate) fn comments(comments: &str) -> String {
+    format!("{XML_HEAD}<w:comments xmlns:w=\"{NS_W}\" xmlns:r=\"{NS_R}\">{comments}</w:comments>")
 }
 
 /// The relationships of a part other than the document (links and pictures of the notes).

@@ -673,7 +673,12 @@ impl Layout<'_> {
     /// destination of its first line. References inside the note are [`Op::NoteRef`]s like
     /// any other: the pager sets those notes after this one.
     pub(crate) fn note_lines(&mut self, index: usize, note: &Note, width: f32, max_h: f32) -> Vec<Line> {
-        let list = List { numbering: Numbering::Decimal, start: index as i64 + 1, items: vec![note.blocks.clone()] };
+        let list = List {
+            numbering: Numbering::Decimal,
+            start: index as i64 + 1,
+            items: vec![note.blocks.clone()],
+            item_revs: Vec::new(),
+        };
         let ctx = Ctx { tight: true, lists: 0, max_h, size: NOTE_SIZE };
         let mut out = Vec::new();
         self.list(&list, width, ctx, &mut out);

@@ -84,6 +84,10 @@ pub struct ExportRequest {
     #[schema(schema_with = crate::openapi::session_id_schema)]
     session_id: String,
     format: FormatField,
+    /// DOCX only: the changes of the session's turn awaiting approval as Word revisions
+    /// (tracked changes, with each change's explanation as a comment). Without such a turn
+    /// the file is the plain DOCX. Default false.
+    track_changes: Option<bool>,
 }
 
 /// The body of `POST /v1/documents/export/email-request`.
@@ -141,17 +145,19 @@ fn file_response(file: ExportedFile, deprecated_alias: bool) -> HttpResponse {
     response.body(file.bytes)
 }
 
-/// Renders the session's document as a file (`{session_id, format}`; `format` is one of
-/// `docx`, `pdf`, `html`, `markdown`, `txt`, or the deprecated `doc`, served as DOCX with
-/// `Deprecation: true`). Over the format's cap → 413 whose `detail` is an object.
+/// Renders the session's document as a file (`{session_id, format, track_changes?}`;
+/// `format` is one of `docx`, `pdf`, `html`, `markdown`, `txt`, or the deprecated `doc`,
+/// served as DOCX with `Deprecation: true`). Over the format's cap → 413 whose `detail` is
+/// an object. With `track_changes`, the pending changes are Word revisions and the answer
+/// says how many (`Redline-Tracked-Changes`) and whose they are (`Redline-Job-Id`).
 #[utoipa::path(post, path = "/v1/documents/export", tag = "export", security(("bearer" = [])),
     request_body(content = ExportRequest),
     responses(
-        (status = 200, description = "The file (DOCX, PDF, HTML, Markdown or text, with its content type), with `Content-Disposition: attachment; filename=<title>.<ext>; filename*=UTF-8''<title>.<ext>` (the session id when the document has no title) (and `Deprecation: true` for `doc`)"),
+        (status = 200, description = "The file (DOCX, PDF, HTML, Markdown or text, with its content type), with `Content-Disposition: attachment; filename=<title>.<ext>; filename*=UTF-8''<title>.<ext>` (the session id when the document has no title) (and `Deprecation: true` for `doc`); with `track_changes`, `Redline-Tracked-Changes: <n>` and, when a turn awaits approval, `Redline-Job-Id: <job_id>`"),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, description = "Session not found", body = crate::openapi::ErrorBody),
         (status = 413, description = "Over the format's cap: `detail` is {error_code: document_too_large, message_user, suggested_action: email_request, contact_email, document_size_mb, max_size_mb, format, support_event_id}; or the request body over the service's cap", body = ExportTooLargeAnswer),
-        (status = 422, description = "`format` outside the enum (literal_error) or a bad session_id", body = crate::openapi::ValidationErrorBody),
+        (status = 422, description = "`format` outside the enum (literal_error), a bad session_id, or `track_changes` with a format other than DOCX", body = crate::openapi::ValidationErrorBody),
     ))]
 pub async fn export(
     state: web::Data<AppState>,
@@ -162,16 +168,29 @@ pub async fn export(
     let body = body.checked()?;
     let mut f = Fields::body(&body.0)?;
     let (session, format) = session_and_format(&mut f);
+    let tracked = f.optional_bool("track_changes").unwrap_or(false);
+    if tracked && format.is_some_and(|r| r.format != ExportFormat::Docx) {
+        f.problem("track_changes", "value_error", "Value error, track_changes needs format docx", json!(true));
+    }
     f.finish()?;
     let (Some(session), Some(requested)) = (session, format) else {
         return Err(ApiError::Internal("validation passed without values".to_owned()));
     };
-    let file = state
-        .exports
-        .export(principal.0.owner, &session, requested.format)
-        .await
-        .map_err(|e| export_error(e, &state.config.contact_email, &request_id(&req)))?;
-    Ok(file_response(file, requested.deprecated_alias))
+    let owner = principal.0.owner;
+    let failed = |e| export_error(e, &state.config.contact_email, &request_id(&req));
+    if !tracked {
+        let file = state.exports.export(owner, &session, requested.format).await.map_err(failed)?;
+        return Ok(file_response(file, requested.deprecated_alias));
+    }
+    let pending = state.chat.pending_document(owner, &session).await?;
+    let file = state.exports.export_tracked(owner, &session, pending.document).await.map_err(failed)?;
+    let mut response = file_response(file, requested.deprecated_alias);
+    let headers = response.headers_mut();
+    headers.insert(header::HeaderName::from_static("redline-tracked-changes"), HeaderValue::from(pending.changes));
+    if let Some(job) = pending.job_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        headers.insert(header::HeaderName::from_static("redline-job-id"), job);
+    }
+    Ok(response)
 }
 
 /// Renders the export in the background and e-mails a signed download link
