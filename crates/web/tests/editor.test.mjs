@@ -4,6 +4,7 @@
 // propose known edits.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeLlm, Service, assertAccessible, email, launch, mailedLink, openPage, repo, screenshot, watchOrigins } from './support.mjs';
@@ -412,6 +413,40 @@ describe('the editor with the builtin model', () => {
     const versions = page.locator('.version-list li');
     await versions.nth(1).waitFor();
     assert.match((await versions.first().textContent()) || '', /The AI, asked “replace "fox" with "cat"”, corrected in review/);
+    guard.check();
+    await context.close();
+  });
+
+  test('while changes await review, a Word export shows them as tracked changes', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'contract', ['<h1>Contract</h1>', '<p>The fox runs home.</p>']);
+    await openEditor(page, service, 'contract', 'Contract');
+    await page.getByLabel('Message to the AI').fill('replace "fox" with "cat"');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('group', { name: 'Proposed edit to section 2' }).waitFor();
+    await page.getByRole('tab', { name: 'Export' }).click();
+    const choice = page.getByLabel(/Show the 1 proposed change as tracked changes/);
+    assert.equal(await choice.isChecked(), true, 'offered, and chosen, while a review is open');
+    await assertAccessible(page, 'export with tracked changes');
+    /** The `word/document.xml` of the DOCX the Download button gives. */
+    const body = async () => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+      const read = 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("word/document.xml").decode())';
+      return execFileSync('python3', ['-c', read, await download.path()]).toString();
+    };
+    const tracked = await body();
+    assert.match(tracked, /<w:del [^>]*w:author="Redline AI"[^>]*><w:r><w:rPr><\/w:rPr><w:delText xml:space="preserve">fox<\/w:delText>/);
+    assert.match(tracked, /<w:ins [^>]*w:author="Redline AI"[^>]*><w:r><w:rPr><\/w:rPr><w:t xml:space="preserve">cat<\/w:t>/);
+    await choice.uncheck();
+    await page.getByText('The file has the document as it is now, without the proposed changes.').waitFor();
+    const plain = await body();
+    assert.doesNotMatch(plain, /<w:ins |<w:del /);
+    assert.match(plain, />The fox runs home\.</);
+    // Other formats have no such choice; the review is still open.
+    await page.getByLabel('PDF').check();
+    assert.equal(await page.getByLabel(/as tracked changes/).count(), 0);
+    await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor();
     guard.check();
     await context.close();
   });

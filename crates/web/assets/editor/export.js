@@ -1,7 +1,8 @@
 // @ts-check
 // Export: the document as DOCX, PDF, HTML, Markdown or plain text, downloaded at once; or
 // rendered in the background and sent as a link by e-mail (the way for a document too large to
-// download, which the API answers with 413).
+// download, which the API answers with 413). While changes await review, a DOCX can show them
+// as Word's tracked changes (`track_changes`), to review in Word.
 import { useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { ApiError, api, download } from '../lib/api.js';
@@ -15,9 +16,11 @@ export const FORMATS = [
   ['txt', 'Plain text'],
 ];
 
-/** @param {{sessionId: string, hasEmail: boolean, unsaved: boolean}} props */
-export function ExportPanel({ sessionId, hasEmail, unsaved }) {
+/** @param {{sessionId: string, hasEmail: boolean, unsaved: boolean, pending: number}} props */
+export function ExportPanel({ sessionId, hasEmail, unsaved, pending }) {
   const [format, setFormat] = useState('docx');
+  const [tracked, setTracked] = useState(true);
+  const withChanges = format === 'docx' && pending > 0 && tracked;
   const [email, setEmail] = useState('');
   const [tooLarge, setTooLarge] = useState(false);
   const [sent, setSent] = useState(/** @type {string | null} */ (null));
@@ -29,7 +32,10 @@ export function ExportPanel({ sessionId, hasEmail, unsaved }) {
       setTooLarge(false);
       setSent(null);
       try {
-        const { blob, filename } = await download('POST', '/v1/documents/export', { session_id: sessionId, format });
+        /** @type {Record<string, unknown>} */
+        const body = { session_id: sessionId, format };
+        if (withChanges) body.track_changes = true;
+        const { blob, filename } = await download('POST', '/v1/documents/export', body);
         const url = URL.createObjectURL(blob);
         const a = document.createElement('a');
         a.href = url;
@@ -63,6 +69,9 @@ export function ExportPanel({ sessionId, hasEmail, unsaved }) {
       <legend>Format</legend>
       ${FORMATS.map(([value, label]) => html`<label class="tab ${format === value ? 'selected' : ''}"><input type="radio" name="format" value=${value} checked=${format === value} onChange=${() => setFormat(value)} />${label}</label>`)}
     </fieldset>
+    ${format === 'docx' && pending > 0 && html`<label class="switch"><input type="checkbox" name="track_changes" checked=${tracked} onChange=${(/** @type {any} */ e) => setTracked(e.currentTarget.checked)} />
+      Show the ${pending} proposed ${pending === 1 ? 'change' : 'changes'} as tracked changes, to accept or reject in Word (each with the AI's explanation as a comment)</label>`}
+    ${format === 'docx' && pending > 0 && !tracked && html`<p class="meta">The file has the document as it is now, without the proposed changes.</p>`}
     <button type="button" class="primary" disabled=${get.busy} onClick=${fetchFile}>${get.busy ? 'Preparing the file…' : 'Download'}</button>
     <${Notice} message=${get.error} />
     ${tooLarge && html`<p class="warning">This document is too large to download here: have a link e-mailed instead (below).</p>`}

@@ -497,7 +497,7 @@ export function Editor({ sessionId, me, org }) {
           ${tab === 'versions' && html`<${VersionsPanel} sessionId=${sessionId} versionId=${doc ? doc.versionId : null} turns=${turns}
             onRestored=${(/** @type {any} */ body) => setDoc(docOf(body))} />`}
           ${tab === 'attachments' && html`<${AttachmentsPanel} sessionId=${sessionId} />`}
-          ${tab === 'export' && html`<${ExportPanel} sessionId=${sessionId} hasEmail=${Boolean(me.email) && !org} unsaved=${unsaved} />`}
+          ${tab === 'export' && html`<${ExportPanel} sessionId=${sessionId} hasEmail=${Boolean(me.email) && !org} unsaved=${unsaved} pending=${review ? review.changes.length : 0} />`}
         </div>
       </aside>
     </div>
