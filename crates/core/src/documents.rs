@@ -35,6 +35,10 @@ pub enum TrackedChoice {
     Accept,
     /// The document as it was before the changes.
     Reject,
+    /// The document as it was before the changes, and the changes proposed for review
+    /// ([`Uploaded::revised`]; the chat's `propose_revisions` makes them a turn awaiting
+    /// approval). Replace mode only.
+    Review,
 }
 
 /// How an upload is loaded.
@@ -153,6 +157,9 @@ pub struct Uploaded {
     pub warnings: Vec<String>,
     /// The text of the uploaded file's sections (for indexing it with `?index=true`).
     pub blocks: Vec<TextBlock>,
+    /// Under [`TrackedChoice::Review`], the file with its tracked changes accepted (sanitized
+    /// sections) and what the changes were, in words; `None` when it had none.
+    pub revised: Option<(Vec<Section>, String)>,
 }
 
 pub struct Documents {
@@ -289,13 +296,17 @@ impl Documents {
         .map_err(|e| DocumentError::Worker(e.to_string()))??;
         // Never a silent merge: what the tracked changes were, and which reading was loaded.
         let mut said = None;
+        let mut revised = None;
         if let Some(changes) = converted.tracked.take() {
             let summary = changes.summary;
             match tracked {
+                TrackedChoice::Review if mode == OpenMode::Replace => {
+                    revised = Some((std::mem::replace(&mut converted, *changes.original), summary));
+                }
                 TrackedChoice::Accept => said = Some(format!(
                     "The file has tracked changes ({summary}): they are accepted in the document. Upload it with track_changes=reject for the document as it was before them."
                 )),
-                TrackedChoice::Reject => {
+                TrackedChoice::Reject | TrackedChoice::Review => {
                     converted = *changes.original;
                     said = Some(format!(
                         "The file has tracked changes ({summary}): they are rejected, so the document is as it was before them. Upload it with track_changes=accept to take them."
@@ -308,8 +319,19 @@ impl Documents {
             .iter()
             .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
             .collect();
-        let (Converted { html, mut warnings, title, .. }, pending) = link_images(converted);
+        let (Converted { html, mut warnings, title, .. }, mut pending) = link_images(converted, Vec::new());
         warnings.extend(said);
+        // The reading with the changes accepted: its pictures are the document's where they
+        // are the same bytes, sectioned now so that nothing is stored if it cannot be.
+        let revised = match revised {
+            Some((accepted, summary)) => {
+                let (accepted, all) = link_images(accepted, pending);
+                pending = all;
+                let (sections, _) = self.sectionize_reported(accepted.html).await?;
+                Some((sections, summary))
+            }
+            _ => None,
+        };
         // The file's own title, else its name.
         let title = title.as_deref().and_then(title::clean).or_else(|| title::from_file_name(filename));
         // Everything that can be checked before is checked: then the images are stored, then
@@ -355,7 +377,7 @@ impl Documents {
             self.discard_images(&pending).await;
             return Err(e.into());
         }
-        Ok(Uploaded { document, images, warnings, blocks })
+        Ok(Uploaded { document, images, warnings, blocks, revised })
     }
 
     fn upload_version(&self, html: String, count: usize, title: Option<&str>) -> NewVersion {
@@ -719,10 +741,18 @@ struct PendingImage {
 }
 
 /// Gives every extracted image an id and points its references in the HTML at
-/// `/v1/documents/images/{id}`.
-fn link_images(mut converted: Converted) -> (Converted, Vec<PendingImage>) {
-    let mut pending = Vec::with_capacity(converted.images.len());
+/// `/v1/documents/images/{id}`. An image
+/// of the same bytes as one of `pending` (another reading of the same file) takes its id;
+/// answers `pending` with the new images added.
+fn link_images(mut converted: Converted, mut pending: Vec<PendingImage>) -> (Converted, Vec<PendingImage>) {
+    pending.reserve(converted.images.len());
     for image in std::mem::take(&mut converted.images) {
+        if let Some(known) = pending.iter().find(|p| p.bytes.as_ref() == image.bytes.as_slice()) {
+            let url = format!("{IMAGE_PATH}{}", known.image_id);
+            converted.html =
+                converted.html.replace(&format!("src=\"{}\"", image.placeholder), &format!("src=\"{url}\""));
+            continue;
+        }
         let image_id = new_image_id();
         let url = format!("{IMAGE_PATH}{image_id}");
         // Match the whole attribute value: `redline-image:1` must not hit `redline-image:10`.
@@ -750,7 +780,7 @@ mod tests {
             title: None,
             tracked: None,
         };
-        let (converted, pending) = link_images(converted);
+        let (converted, pending) = link_images(converted, Vec::new());
         let html = converted.html;
         assert_eq!(pending.len(), 11);
         let url = |n: usize| format!("/v1/documents/images/{}", pending[n].image_id);

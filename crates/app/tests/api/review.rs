@@ -177,9 +177,14 @@ async fn an_upload_with_tracked_changes_says_so_and_loads_the_reading_asked_for(
     let (moved, more) = order(html);
     assert!(moved > more, "rejected: the text is where it was: {html}");
 
-    let bad = upload_with(&app, &key, &[("session_id", "x"), ("track_changes", "review")], "moved.docx", &bytes).await;
+    let bad = upload_with(&app, &key, &[("session_id", "x"), ("track_changes", "maybe")], "moved.docx", &bytes).await;
     bad.expect_status(422);
     assert_eq!(bad.json["detail"][0]["loc"], json!(["body", "track_changes"]));
+    assert_eq!(bad.json["detail"][0]["msg"], "Input should be 'accept', 'reject' or 'review'");
+    let fields = [("session_id", "x"), ("track_changes", "review"), ("open_mode", "append")];
+    let bad = upload_with(&app, &key, &fields, "moved.docx", &bytes).await;
+    bad.expect_status(422);
+    assert!(bad.json["detail"][0]["msg"].as_str().unwrap_or_default().contains("needs open_mode=replace"));
 
     // A file without tracked changes says nothing of them.
     let plain =
@@ -268,4 +273,95 @@ async fn pending_changes_export_as_word_revisions_and_leave_the_job_waiting() {
     if let Some(all) = pandoc_text(&docx, "all") {
         assert!(all.contains("omega one") && !all.contains("class=\"insertion\""), "{all}");
     }
+}
+
+#[tokio::test]
+async fn an_upload_reviewed_proposes_its_tracked_changes_as_a_turn_awaiting_approval() {
+    use crate::files::upload_with;
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let bytes = revised_docx("pandoc-track_changes_move.docx");
+    let order = |html: &str| (html.find("to be moved").unwrap_or(0), html.find("some more text").unwrap_or(0));
+    let fields = [("session_id", "moves"), ("track_changes", "review")];
+    let r = upload_with(&app, &key, &fields, "moved.docx", &bytes).await;
+    r.expect_status(200);
+    let job_id = r.json["review_job_id"].as_str().unwrap_or_default().to_owned();
+    assert!(!job_id.is_empty(), "{:?}", r.json);
+    let (moved, more) = order(r.json["html"].as_str().unwrap_or_default());
+    assert!(moved > more, "the document is as it was before the changes");
+    let warnings = r.json["warnings"].to_string();
+    assert!(warnings.contains("awaiting your review in job"), "{warnings}");
+    // One turn awaiting approval, whose changes say where they came from.
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "awaiting_approval");
+    let pending = job.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    assert!(!pending.is_empty());
+    for change in &pending {
+        let why = change["ai_explanation"].as_str().unwrap_or_default();
+        assert!(why.contains("moved.docx") && why.contains("Jesse Rosenthal"), "{why}");
+    }
+    // A second review while this one waits: 409, and the document is not replaced.
+    let again = upload_with(&app, &key, &fields, "moved.docx", &bytes).await;
+    again.expect_status(409);
+    // Approving every change gives the document with the changes accepted.
+    let r = app
+        .send(
+            app.post("/v1/chat/moves/approve").bearer_auth(&key).json(&json!({"job_id": job_id, "approve_all": true})),
+        )
+        .await;
+    r.expect_status(200);
+    assert_eq!(r.json["status"], "completed");
+    let (moved, more) = order(&html(&app, &key, "moves").await);
+    assert!(moved < more, "accepted: the text is where it was moved to");
+    let usage = &r.json["result"]["usage"];
+    assert_eq!((usage["was_billable"].clone(), usage["ops_charged"].clone()), (json!(false), json!(0)), "{usage}");
+    assert_eq!(usage["monthly_used"], 0, "no model ran: nothing is billed");
+    // Rejecting with notes ends the turn: no model proposed these changes.
+    let fields = [("session_id", "kept"), ("track_changes", "review")];
+    let r = upload_with(&app, &key, &fields, "moved.docx", &bytes).await;
+    let job_id = r.json["review_job_id"].as_str().unwrap_or_default().to_owned();
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    let pending = job.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    let r = app
+        .send(app.post("/v1/chat/kept/approve").bearer_auth(&key).json(&json!({
+            "job_id": job_id, "reject": pending.iter().map(|c| c["change_id"].clone()).collect::<Vec<_>>(), "feedback": "keep it"
+        })))
+        .await;
+    r.expect_status(200);
+    assert_eq!(r.json["status"], "completed");
+    let (moved, more) = order(&html(&app, &key, "kept").await);
+    assert!(moved > more, "rejected: the text stays where it was");
+}
+
+#[tokio::test]
+async fn a_tracked_export_uploaded_for_review_proposes_the_same_changes() {
+    use crate::files::upload_with;
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (_, pending) =
+        proposal(&app, &key, "out", &["alpha one", "beta two", "alpha three"], "replace \"alpha\" with \"omega\"")
+            .await;
+    assert_eq!(pending.len(), 2);
+    let body = json!({"session_id": "out", "format": "docx", "track_changes": true});
+    let (status, _, docx) = export_tracked(&app, &key, body).await;
+    assert_eq!(status, 200);
+    // Into another session: the document as it is, and the AI's two changes to review.
+    let r = upload_with(&app, &key, &[("session_id", "back"), ("track_changes", "review")], "out.docx", &docx).await;
+    r.expect_status(200);
+    let loaded = r.json["html"].as_str().unwrap_or_default();
+    assert!(loaded.contains("alpha one") && loaded.contains("alpha three") && !loaded.contains("omega"), "{loaded}");
+    let job_id = r.json["review_job_id"].as_str().unwrap_or_default().to_owned();
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    let back = job.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(back.len(), 2, "{back:?}");
+    for change in &back {
+        assert_eq!(change["operation"], "edit");
+        assert!(change["ai_explanation"].as_str().unwrap_or_default().contains("by Redline AI"), "{change}");
+    }
+    let r = app
+        .send(app.post("/v1/chat/back/approve").bearer_auth(&key).json(&json!({"job_id": job_id, "approve_all": true})))
+        .await;
+    r.expect_status(200);
+    let now = html(&app, &key, "back").await;
+    assert!(now.contains("omega one") && now.contains("beta two") && now.contains("omega three"), "{now}");
 }

@@ -168,7 +168,8 @@ impl Chat {
             .filter(|c| !approved.iter().any(|a| a.change_id == c.change_id))
             .map(PublicChange::from)
             .collect();
-        if let Some(f) = feedback.filter(|f| !f.trim().is_empty()) {
+        // Notes go back to the AI, which did not propose an upload's tracked changes.
+        if let Some(f) = feedback.filter(|f| !f.trim().is_empty() && !turn.request.from_upload()) {
             if !rejected.is_empty() {
                 // The reviewer's feedback goes back to the AI, which may propose again in this
                 // job: the job is queued again with what happened so far.

@@ -246,7 +246,13 @@ impl Chat {
         let mut all = turn.state.prior_changes()?;
         all.extend_from_slice(applied);
         let applied = all.as_slice();
-        let usage = match self.usage.charge(&turn.admission(), sections).await {
+        let charged = if turn.request.from_upload() {
+            // No model ran: an upload's tracked changes cost nothing.
+            self.usage.current(job.owner).await
+        } else {
+            self.usage.charge(&turn.admission(), sections).await
+        };
+        let usage = match charged {
             Ok(u) => u,
             Err(e) => {
                 tracing::warn!(job_id = %job.job_id, error = %e, "could not charge a completed turn");

@@ -73,6 +73,7 @@ impl Chat {
                     require_approval: req.require_approval,
                     response_mode: req.response_mode,
                     cycle: admission.cycle.clone(),
+                    origin: None,
                 }
                 .to_value(),
                 result: None,

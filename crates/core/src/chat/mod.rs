@@ -25,6 +25,7 @@ pub mod record;
 mod rewrite;
 mod takeover;
 pub use takeover::RUN_START;
+pub mod revisions;
 mod textcalls;
 pub mod tools;
 pub mod tracked;

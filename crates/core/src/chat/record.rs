@@ -108,6 +108,18 @@ pub struct TurnRequest {
     pub response_mode: ResponseMode,
     /// The usage cycle its operation is held in.
     pub cycle: String,
+    /// Where the request came from when not from a person asking the AI:
+    /// [`super::revisions::FROM_UPLOAD`], the tracked changes of an upload (no model runs,
+    /// nothing is billed, notes on rejected changes go nowhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+impl TurnRequest {
+    /// The turn proposes an upload's tracked changes rather than the AI's.
+    pub fn from_upload(&self) -> bool {
+        self.origin.as_deref() == Some(super::revisions::FROM_UPLOAD)
+    }
 }
 
 impl Formatted for TurnRequest {

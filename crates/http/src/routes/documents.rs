@@ -68,6 +68,10 @@ pub struct UploadBody {
     pub indexed: bool,
     /// The attachment that holds the indexed text (`?index=true`), else null.
     pub attachment_id: Option<String>,
+    /// With `track_changes=review`: the chat job whose pending changes are the file's
+    /// tracked changes, awaiting approval (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_job_id: Option<String>,
 }
 
 /// An image extracted from an uploaded file. The HTML shows it from
@@ -125,8 +129,10 @@ pub struct DocumentUploadForm {
     session_id: String,
     /// `replace` (the default) the document, or `append` the file to it.
     open_mode: Option<OpenModeField>,
-    /// What to do with a DOCX's tracked changes: `accept` them (the default) or `reject`
-    /// them (the document as it was before them). Either way a warning names them.
+    /// What to do with a DOCX's tracked changes: `accept` them (the default), `reject`
+    /// them (the document as it was before them), or `review` them (the document as it was
+    /// before them, and the changes a chat job awaiting approval: `review_job_id`; with
+    /// `open_mode=replace` only). Either way a warning names them.
     track_changes: Option<TrackChangesField>,
 }
 
@@ -136,6 +142,7 @@ pub struct DocumentUploadForm {
 pub enum TrackChangesField {
     Accept,
     Reject,
+    Review,
 }
 
 /// What an upload does to the session's document.
@@ -177,16 +184,21 @@ pub fn path_session(raw: &str) -> ApiResult<SessionId> {
     session_id_at(raw, vec![json!("path"), json!("session_id")]).map_err(|item| ApiError::Validation(vec![*item]))
 }
 
-/// A form field of two values, the first the default (also when absent or blank); another
+/// A form field of a few values, the first the default (also when absent or blank); another
 /// value is a `literal_error` at `["body", field]` and answers the default.
-fn form_choice<T: Copy>(raw: Option<&str>, field: &str, values: [(&str, T); 2], errors: &mut Vec<ValidationItem>) -> T {
-    let [(first, default), (second, other_value)] = values;
+fn form_choice<T: Copy>(raw: Option<&str>, field: &str, values: &[(&str, T)], errors: &mut Vec<ValidationItem>) -> T {
+    let default = values[0].1;
     match raw.map(str::trim) {
         None | Some("") => default,
-        Some(v) if v == first => default,
-        Some(v) if v == second => other_value,
+        Some(v) if values.iter().any(|(name, _)| *name == v) => {
+            values.iter().find(|(name, _)| *name == v).map_or(default, |(_, value)| *value)
+        }
         Some(other) => {
-            let expected = format!("'{first}' or '{second}'");
+            let names: Vec<String> = values.iter().map(|(name, _)| format!("'{name}'")).collect();
+            let expected = match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => names.join(""),
+            };
             errors.push(
                 ValidationItem::new(
                     "literal_error",
@@ -245,15 +257,23 @@ pub async fn upload(
     let mode = form_choice(
         form.text("open_mode"),
         "open_mode",
-        [("replace", OpenMode::Replace), ("append", OpenMode::Append)],
+        &[("replace", OpenMode::Replace), ("append", OpenMode::Append)],
         &mut errors,
     );
     let tracked = form_choice(
         form.text("track_changes"),
         "track_changes",
-        [("accept", TrackedChoice::Accept), ("reject", TrackedChoice::Reject)],
+        &[("accept", TrackedChoice::Accept), ("reject", TrackedChoice::Reject), ("review", TrackedChoice::Review)],
         &mut errors,
     );
+    if tracked == TrackedChoice::Review && mode == OpenMode::Append {
+        errors.push(ValidationItem::new(
+            "value_error",
+            vec![json!("body"), json!("track_changes")],
+            "Value error, track_changes=review needs open_mode=replace: the changes are proposed against the whole document",
+            json!("review"),
+        ));
+    }
     if form.file.is_none() {
         errors.push(ValidationItem::new("missing", vec![json!("body"), json!("file")], "Field required", Value::Null));
     }
@@ -265,9 +285,13 @@ pub async fn upload(
     // attachment's is.
     let filename = redline_domain::attachment::neutralise_filename(&file.filename);
     let size = file.bytes.len() as u64;
+    let owner = principal.0.owner;
+    if tracked == TrackedChoice::Review {
+        state.chat.ensure_no_turn(owner, &session).await?;
+    }
     let out = state
         .documents
-        .upload(principal.0.owner, &session, &filename, file.bytes, UploadOptions { mode, index, tracked })
+        .upload(owner, &session, &filename, file.bytes, UploadOptions { mode, index, tracked })
         .await
         .map_err(|e| {
             match e {
@@ -282,6 +306,26 @@ pub async fn upload(
             }
         })?;
     let mut warnings = out.warnings;
+    let mut review_job_id = None;
+    if let Some((sections, summary)) = out.revised {
+        let said = match state.chat.propose_revisions(owner, &session, sections, &filename, &summary).await? {
+            Some(job) => {
+                let n = redline_core::chat::record::TurnState::read(&job.state)
+                    .ok()
+                    .and_then(|s| s.pending)
+                    .map_or(0, |p| p.len());
+                let said = format!(
+                    "The file has tracked changes ({summary}): the document is as it was before them, and they are {n} proposed change{} awaiting your review in job {}.",
+                    if n == 1 { "" } else { "s" },
+                    job.job_id
+                );
+                review_job_id = Some(job.job_id);
+                said
+            }
+            None => format!("The file has tracked changes ({summary}), but accepting them changes no section: there is nothing to review."),
+        };
+        warnings.push(said);
+    }
     let mut attachment_id = None;
     if index {
         // The document is loaded whatever happens here: a failure to index is reported, not fatal.
@@ -309,6 +353,7 @@ pub async fn upload(
         warnings,
         indexed: attachment_id.is_some(),
         attachment_id,
+        review_job_id,
     }))
 }
 
@@ -393,6 +438,7 @@ mod streamed_json_tests {
             warnings: vec!["w \u{1}".into()],
             indexed: false,
             attachment_id: None,
+            review_job_id: None,
         }
     }
 
