@@ -451,6 +451,29 @@ describe('the editor with the builtin model', () => {
     await context.close();
   });
 
+  test('a Word file with tracked changes opens with each change to review', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await page.goto(`${service.base}/documents`);
+    assert.equal(await page.getByLabel('Tracked changes in a Word file').inputValue(), 'review', 'review is the default');
+    const docx = join(repo, 'tests', 'fixtures', 'corpus', 'docx', 'pandoc-track_changes_move.docx');
+    await page.getByLabel('Choose a file').setInputFiles(docx);
+    await page.waitForURL(/\/documents\/pandoc-track-changes-move-/);
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop() || '');
+    const bar = page.getByRole('region', { name: "Review of the AI's changes" });
+    await bar.waitFor();
+    const order = (/** @type {string} */ text) => [text.indexOf('to be moved'), text.indexOf('some more text')];
+    const [before, after] = order(await storedText(call, sessionId));
+    assert.ok(before > after, 'nothing is applied before the review');
+    await bar.getByRole('button', { name: 'Accept all' }).click();
+    await bar.getByRole('button', { name: /^Finish: apply/ }).click();
+    await bar.waitFor({ state: 'detached' });
+    const [moved, more] = order(await storedText(call, sessionId));
+    assert.ok(moved < more, 'accepted: the paragraph is where the reviewer moved it');
+    guard.check();
+    await context.close();
+  });
+
   test('an earlier version is previewed and restored as a new version', async () => {
     const { page, context, guard } = await openPage(browser);
     const { call } = await account(service, context);

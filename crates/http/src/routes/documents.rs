@@ -286,7 +286,8 @@ pub async fn upload(
     let filename = redline_domain::attachment::neutralise_filename(&file.filename);
     let size = file.bytes.len() as u64;
     let owner = principal.0.owner;
-    if tracked == TrackedChoice::Review {
+    // Only a DOCX has tracked changes: another file loads whatever turn runs.
+    if tracked == TrackedChoice::Review && filename.to_ascii_lowercase().ends_with(".docx") {
         state.chat.ensure_no_turn(owner, &session).await?;
     }
     let out = state

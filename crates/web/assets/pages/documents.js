@@ -148,6 +148,7 @@ function FromFile() {
   const [file, setFile] = useState(/** @type {File | null} */ (null));
   const [over, setOver] = useState(false);
   const [progress, setProgress] = useState(/** @type {number | null} */ (null));
+  const [tracked, setTracked] = useState('review');
   const input = useRef(/** @type {HTMLInputElement | null} */ (null));
   const action = useAction();
 
@@ -159,6 +160,7 @@ function FromFile() {
       const form = new FormData();
       form.append('session_id', sessionIdFor(f.name.replace(/\.[^.]*$/, '')));
       form.append('file', f, f.name);
+      form.append('track_changes', tracked);
       try {
         const body = await upload('/v1/documents/upload', form, setProgress);
         navigate(documentPath(body.session_id, actingFor()));
@@ -195,6 +197,14 @@ function FromFile() {
         onChange=${(/** @type {any} */ e) => { const f = e.currentTarget.files[0]; if (f) send(f); e.currentTarget.value = ''; }}
       />
       <p class="hint">Up to 50 MB. Scanned PDFs become text where the scan is clear.</p>
+    </div>
+    <div class="field">
+      <label for="track-changes">Tracked changes in a Word file</label>
+      <select id="track-changes" value=${tracked} onChange=${(/** @type {any} */ e) => setTracked(e.currentTarget.value)}>
+        <option value="review">Let me review them: each becomes a proposed change to accept or reject</option>
+        <option value="accept">Accept them all</option>
+        <option value="reject">Reject them all: the document as it was before them</option>
+      </select>
     </div>
     ${progress !== null && html`<${Progress} value=${progress} label=${`Uploading ${file ? file.name : 'the file'}`} />`}
     ${progress !== null && progress >= 1 && html`<p role="status">Converting ${file ? file.name : 'the file'}…</p>`}
