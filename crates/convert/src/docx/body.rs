@@ -637,11 +637,29 @@ impl<'b> Ctx<'b> {
     fn table_inner(&mut self, x: &mut Xml<'_>) -> Result<String, ConvertError> {
         let base = x.depth();
         let mut table = Table::default();
+        // A first row formatted apart by the table's style (`w:tblLook` asks for it, the
+        // style has first-row formatting): a header row, as Word shows it.
+        let (mut style, mut look_first_row) = (None, false);
         loop {
             match x.next()? {
                 Ev::Start(e) => match local(&e) {
                     "tr" => self.row(x, &mut table)?,
-                    "tblPr" | "tblGrid" => x.skip()?,
+                    "tblPr" => {
+                        let tblpr = x.depth();
+                        loop {
+                            match x.next()? {
+                                Ev::Start(c) | Ev::Empty(c) => match local(&c) {
+                                    "tblStyle" => style = val(&c).map(|v| v.into_owned()),
+                                    "tblLook" => look_first_row = first_row_look(&c),
+                                    _ => {}
+                                },
+                                Ev::End if x.depth() < tblpr => break,
+                                Ev::Eof => break,
+                                _ => {}
+                            }
+                        }
+                    }
+                    "tblGrid" => x.skip()?,
                     _ => {}
                 },
                 Ev::End if x.depth() < base => break,
@@ -651,6 +669,11 @@ impl<'b> Ctx<'b> {
         }
         if table.is_blank() {
             return Ok(String::new());
+        }
+        if look_first_row && style.as_deref().is_some_and(|s| self.styles.formats_first_row(s)) {
+            if let Some(first) = table.rows.first_mut() {
+                first.header = true;
+            }
         }
         Ok(table.render())
     }
@@ -670,6 +693,8 @@ impl<'b> Ctx<'b> {
                             match x.next()? {
                                 Ev::Start(c) | Ev::Empty(c) => match local(&c) {
                                     "tblHeader" => row.header = on_off(&c),
+                                    // The row takes the style's first-row formatting.
+                                    "cnfStyle" if attr(&c, "firstRow").as_deref() == Some("1") => row.header = true,
                                     "ins" => revised = Some(true),
                                     "del" => revised = Some(false),
                                     "gridBefore" => {
@@ -812,6 +837,15 @@ impl RunProps {
             self.style = other.style.clone();
         }
         self.apply(&other);
+    }
+}
+
+/// Whether a `w:tblLook` asks for the first row's formatting: `w:firstRow`, or bit 0x0020 of
+/// the older hexadecimal `w:val`.
+fn first_row_look(e: &quick_xml::events::BytesStart<'_>) -> bool {
+    match attr(e, "firstRow") {
+        Some(v) => matches!(&*v, "1" | "true" | "on"),
+        None => val(e).and_then(|v| u32::from_str_radix(v.trim(), 16).ok()).is_some_and(|v| v & 0x0020 != 0),
     }
 }
 

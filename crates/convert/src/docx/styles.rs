@@ -178,6 +178,8 @@ struct Style {
     kind: StyleKind,
     name: String,
     based_on: Option<String>,
+    /// A table style that formats the first row apart (`w:tblStylePr w:type="firstRow"`).
+    first_row: bool,
     ppr: ParaProps,
     rpr: RunProps,
 }
@@ -198,6 +200,8 @@ pub(super) struct Styles {
     default_paragraph: Option<String>,
     /// `w:docDefaults/w:rPrDefault`.
     pub(super) defaults: RunProps,
+    /// Table styles that format the first row apart (theirs or a style they are based on).
+    header_tables: std::collections::HashSet<String>,
 }
 
 /// The heading level a style name stands for (`heading 2`, `Title`), case-insensitively;
@@ -244,6 +248,7 @@ impl Styles {
                             kind,
                             name: String::new(),
                             based_on: None,
+                            first_row: false,
                             ppr: Default::default(),
                             rpr: Default::default(),
                         };
@@ -255,6 +260,7 @@ impl Styles {
                                     "basedOn" => style.based_on = val(&c).map(|v| v.into_owned()),
                                     "pPr" if x.depth() == base + 1 => style.ppr = parse_ppr(&mut x)?,
                                     "rPr" if x.depth() == base + 1 => style.rpr = parse_rpr(&mut x)?,
+                                    "tblStylePr" => style.first_row |= attr(&c, "type").as_deref() == Some("firstRow"),
                                     _ => {}
                                 },
                                 Ev::End if x.depth() < base => break,
@@ -277,7 +283,29 @@ impl Styles {
         for id in styles.keys() {
             resolved.insert(id.clone(), resolve(&styles, id));
         }
-        Ok(Styles { resolved, default_paragraph, defaults })
+        let header_tables = styles
+            .keys()
+            .filter(|id| {
+                // The `basedOn` chain, at most 16 styles (a cycle stops there).
+                let mut at = styles.get(id.as_str());
+                for _ in 0..16 {
+                    match at {
+                        Some(s) if s.first_row => return true,
+                        Some(s) => at = s.based_on.as_deref().and_then(|b| styles.get(b)),
+                        None => return false,
+                    }
+                }
+                false
+            })
+            .cloned()
+            .collect();
+        Ok(Styles { resolved, default_paragraph, defaults, header_tables })
+    }
+
+    /// Whether a table of style `id` whose `w:tblLook` asks for first-row formatting shows its
+    /// first row as a header.
+    pub(super) fn formats_first_row(&self, id: &str) -> bool {
+        self.header_tables.contains(id)
     }
 
     /// A paragraph style (the default paragraph style when `id` is `None`).
