@@ -229,6 +229,25 @@ fn docx_of_an_empty_document_is_valid() {
 }
 
 #[test]
+fn docx_header_rows_come_back_as_header_rows() {
+    use redline_ports::DocumentConverter;
+    // Leading rows of `<th>` cells and `<thead>` rows are Word header rows, and read back as such.
+    for html in [
+        "<table><tr><th>Item</th><th>Price</th></tr><tr><td>crate</td><td>10</td></tr></table>",
+        "<table><thead><tr><td>Item</td><td>Price</td></tr></thead><tbody><tr><td>crate</td><td>10</td></tr></tbody></table>",
+    ] {
+        let docx = export(html, ExportFormat::Docx, &NoImages);
+        let parts = unzip(&docx);
+        let doc = String::from_utf8(parts["word/document.xml"].clone()).expect("utf-8");
+        assert_eq!(doc.matches("<w:tblHeader/>").count(), 1, "{html}");
+        let back = redline_convert::Converters
+            .convert(redline_domain::formats::SourceFormat::Docx, &docx)
+            .expect("reads back");
+        assert!(back.html.contains("<thead><tr><th"), "{html} came back as {}", back.html);
+    }
+}
+
+#[test]
 fn docx_tables_in_a_row_stay_apart() {
     let html = "<table><tr><td>a</td></tr></table><table><tr><td>b</td></tr></table>";
     let parts = unzip(&export(html, ExportFormat::Docx, &NoImages));

@@ -450,12 +450,19 @@ impl<'a> Body<'a> {
         self.out.push_str("</w:tblGrid>");
         let cell_ctx = |width: i64| Ctx { width: (width - CELL_MARGINS).max(MIN_WIDTH), quote: 0, lists: 0 };
         let outer = self.rev;
+        // Header rows: `<thead>` rows, and leading rows of `<th>` cells (as the PDF repeats).
+        let leading = table
+            .rows
+            .iter()
+            .take_while(|r| r.header || (!r.cells.is_empty() && r.cells.iter().all(|c| c.header)))
+            .count();
         for r in 0..grid.nrows() {
             self.rev = table.rows[r].rev.or(outer);
             self.out.push_str("<w:tr>");
             let mark = self.rev.map(|rev| self.rev_mark(rev)).unwrap_or_default();
-            if table.rows[r].header || !mark.is_empty() {
-                let header = if table.rows[r].header { "<w:tblHeader/>" } else { "" };
+            let header_row = r < leading && leading < table.rows.len();
+            if header_row || !mark.is_empty() {
+                let header = if header_row { "<w:tblHeader/>" } else { "" };
                 let _ = write!(self.out, "<w:trPr>{header}{mark}</w:trPr>");
             }
             let mut c = 0;
