@@ -113,95 +113,131 @@ fn content(section: &Section) -> String {
     section.html.replacen(&format!(" data-chunk-id=\"{}\"", section.id.as_str()), "", 1)
 }
 
-/// The changes from `doc` to `revised`: sections are aligned by their content (longest
-/// common subsequence); between two kept sections, the old ones are edited into the new ones
-/// in order (the last edit taking the new sections left over), the old ones left over
-/// deleted, and new sections where no old one was are one creation. Each keeps its place
-/// when some are approved and others not.
+/// One step of an alignment: items kept (or paired), deleted, inserted.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Pair(usize, usize),
+    Delete(usize),
+    Insert(usize),
+}
+
+/// A longest common subsequence of `0..n` and `0..m` under `same`, as steps.
+fn align(n: usize, m: usize, same: impl Fn(usize, usize) -> bool) -> Vec<Step> {
+    // lcs[i][j]: the longest common subsequence of the items from i and from j.
+    let w = m + 1;
+    let mut lcs = vec![0u32; (n + 1) * w];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i * w + j] =
+                if same(i, j) { lcs[(i + 1) * w + j + 1] + 1 } else { lcs[(i + 1) * w + j].max(lcs[i * w + j + 1]) };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut steps = Vec::with_capacity(n + m);
+    while i < n || j < m {
+        if i < n && j < m && same(i, j) {
+            steps.push(Step::Pair(i, j));
+            i += 1;
+            j += 1;
+        } else if j == m || (i < n && lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
+            steps.push(Step::Delete(i));
+            i += 1;
+        } else {
+            steps.push(Step::Insert(j));
+            j += 1;
+        }
+    }
+    steps
+}
+
+/// The changes from `doc` to `revised`. Sections are aligned by their content; between two
+/// sections both share, old and new sections of the same element are paired in order (an
+/// edit, keeping the section's id), the old ones left over are deletions, and the new ones
+/// left over are creations after the section before them. Each change applies alone.
 pub(crate) fn revision_changes(
     doc: &Document,
     revised: Vec<Section>,
     explanation: &str,
     fresh: &mut dyn FnMut() -> ChunkId,
 ) -> Vec<Change> {
-    let old: Vec<String> = doc.sections().iter().map(content).collect();
-    let new: Vec<String> = revised.iter().map(content).collect();
-    // lcs[i][j]: the longest common subsequence of old[i..] and new[j..].
-    let w = new.len() + 1;
-    let mut lcs = vec![0u32; (old.len() + 1) * w];
-    for i in (0..old.len()).rev() {
-        for j in (0..new.len()).rev() {
-            lcs[i * w + j] = if old[i] == new[j] {
-                lcs[(i + 1) * w + j + 1] + 1
-            } else {
-                lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
-            };
-        }
-    }
     let sections = doc.sections();
-    let mut changes = Vec::new();
-    let (mut i, mut j) = (0, 0);
+    let old: Vec<String> = sections.iter().map(content).collect();
+    let new: Vec<String> = revised.iter().map(content).collect();
+    let mut out = Changes { doc, explanation, fresh, changes: Vec::new() };
+    let (mut dels, mut ins): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
     let mut before: Option<ChunkId> = None;
-    let make = |op: ChangeOp, chunk: ChunkId, after: Option<ChunkId>, old: Option<String>, new: Vec<Section>| Change {
-        change_id: short_id("chg_"),
-        op,
-        chunk_id: chunk,
-        after,
-        old_html: old,
-        new_sections: new,
-        explanation: Some(explanation.to_owned()),
-        edited: false,
-    };
-    while i < old.len() || j < new.len() {
-        if i < old.len() && j < new.len() && old[i] == new[j] {
-            before = Some(sections[i].id.clone());
-            i += 1;
-            j += 1;
-            continue;
-        }
-        // A stretch between kept sections: old[i..i2] became new[j..j2].
-        let (mut i2, mut j2) = (i, j);
-        while i2 < old.len() || j2 < new.len() {
-            if i2 < old.len() && j2 < new.len() && old[i2] == new[j2] {
-                break;
+    for step in align(old.len(), new.len(), |i, j| old[i] == new[j]) {
+        match step {
+            Step::Pair(i, _) => {
+                out.stretch(&dels, &ins, &revised, before.clone());
+                dels.clear();
+                ins.clear();
+                before = Some(sections[i].id.clone());
             }
-            if j2 == new.len() || (i2 < old.len() && lcs[(i2 + 1) * w + j2] >= lcs[i2 * w + j2 + 1]) {
-                i2 += 1;
-            } else {
-                j2 += 1;
-            }
+            Step::Delete(i) => dels.push(i),
+            Step::Insert(j) => ins.push(j),
         }
-        let olds = &sections[i..i2];
-        let mut news: Vec<Section> = revised[j..j2].to_vec();
-        if olds.is_empty() {
-            doc.settle_ids(&mut news, None, fresh);
-            let first = news[0].id.clone();
-            changes.push(make(ChangeOp::Create, first, before.clone(), None, news));
-        } else {
-            let edits = olds.len().min(news.len());
-            for (k, section) in olds.iter().enumerate() {
-                if k >= edits {
-                    changes.push(make(
-                        ChangeOp::Delete,
-                        section.id.clone(),
-                        None,
-                        Some(section.html.clone()),
-                        Vec::new(),
-                    ));
-                    continue;
-                }
-                // The last edit takes the new sections left over.
-                let take = if k + 1 == edits { news.len() - k } else { 1 };
-                let mut mine: Vec<Section> = news[k..k + take].to_vec();
-                doc.settle_ids(&mut mine, Some(&section.id), fresh);
-                changes.push(make(ChangeOp::Edit, section.id.clone(), None, Some(section.html.clone()), mine));
-            }
-            before = olds.last().map(|s| s.id.clone());
-        }
-        i = i2;
-        j = j2;
     }
-    changes
+    out.stretch(&dels, &ins, &revised, before);
+    out.changes
+}
+
+struct Changes<'d, 'f> {
+    doc: &'d Document,
+    explanation: &'d str,
+    fresh: &'f mut dyn FnMut() -> ChunkId,
+    changes: Vec<Change>,
+}
+
+impl Changes<'_, '_> {
+    fn push(&mut self, op: ChangeOp, chunk: ChunkId, after: Option<ChunkId>, old: Option<String>, new: Vec<Section>) {
+        self.changes.push(Change {
+            change_id: short_id("chg_"),
+            op,
+            chunk_id: chunk,
+            after,
+            old_html: old,
+            new_sections: new,
+            explanation: Some(self.explanation.to_owned()),
+            edited: false,
+        });
+    }
+
+    /// New sections made one creation after `after`.
+    fn create(&mut self, mut run: Vec<Section>, after: Option<ChunkId>) {
+        if run.is_empty() {
+            return;
+        }
+        self.doc.settle_ids(&mut run, None, &mut *self.fresh);
+        let first = run[0].id.clone();
+        self.push(ChangeOp::Create, first, after, None, run);
+    }
+
+    /// The old sections `dels` (indices into the document) became the new ones `ins`
+    /// (indices into `revised`), after the kept section `before`.
+    fn stretch(&mut self, dels: &[usize], ins: &[usize], revised: &[Section], before: Option<ChunkId>) {
+        let sections = self.doc.sections();
+        let mut anchor = before;
+        let mut run: Vec<Section> = Vec::new();
+        for step in align(dels.len(), ins.len(), |a, b| sections[dels[a]].tag == revised[ins[b]].tag) {
+            match step {
+                Step::Pair(a, b) => {
+                    self.create(std::mem::take(&mut run), anchor.clone());
+                    let old = &sections[dels[a]];
+                    let mut mine = vec![revised[ins[b]].clone()];
+                    self.doc.settle_ids(&mut mine, Some(&old.id), &mut *self.fresh);
+                    self.push(ChangeOp::Edit, old.id.clone(), None, Some(old.html.clone()), mine);
+                    anchor = Some(old.id.clone());
+                }
+                Step::Delete(a) => {
+                    let old = &sections[dels[a]];
+                    self.push(ChangeOp::Delete, old.id.clone(), None, Some(old.html.clone()), Vec::new());
+                }
+                Step::Insert(b) => run.push(revised[ins[b]].clone()),
+            }
+        }
+        self.create(run, anchor);
+    }
 }
 
 #[cfg(test)]
@@ -249,7 +285,7 @@ mod tests {
         assert_eq!(apply(&doc, &changes[1..2]), vec!["one", "two, edited", "three", "four"]);
         assert_eq!(apply(&doc, &changes[2..3]), vec!["one", "two", "four"]);
         assert_eq!(changes[1].new_sections[0].id.as_str(), "b2", "an edit keeps its section's id");
-        // More new sections than old in one place: the last edit takes the rest.
+        // More new sections than old in one place: paired in order, the rest created after.
         let revised = vec![
             section("y1", "one"),
             section("y2", "2a"),
@@ -258,10 +294,14 @@ mod tests {
             section("y5", "four"),
         ];
         let changes = revision_changes(&doc, revised, "why", &mut fresh);
-        let ops: Vec<(ChangeOp, &str, usize)> =
-            changes.iter().map(|c| (c.op, c.chunk_id.as_str(), c.new_sections.len())).collect();
-        assert_eq!(ops, vec![(ChangeOp::Edit, "b2", 1), (ChangeOp::Edit, "c3", 2)]);
+        let ops: Vec<(ChangeOp, &str, Option<&str>)> =
+            changes.iter().map(|c| (c.op, c.chunk_id.as_str(), c.after.as_ref().map(ChunkId::as_str))).collect();
+        assert_eq!(
+            ops,
+            vec![(ChangeOp::Edit, "b2", None), (ChangeOp::Edit, "c3", None), (ChangeOp::Create, "y4", Some("c3"))]
+        );
         assert_eq!(apply(&doc, &changes), vec!["one", "2a", "2b", "2c", "four"]);
+        assert_eq!(apply(&doc, &changes[2..]), vec!["one", "two", "three", "2c", "four"]);
         assert!(changes.iter().all(|c| c.explanation.as_deref() == Some("why")));
     }
 
@@ -269,5 +309,39 @@ mod tests {
     fn identical_readings_make_no_change() {
         let doc = Document::new(vec![section("a1", "one")]).expect("doc");
         assert!(revision_changes(&doc, vec![section("zz", "one")], "why", &mut new_chunk_id).is_empty());
+    }
+
+    fn element(id: &str, tag: &str, text: &str) -> Section {
+        let id = ChunkId::parse(id).expect("id");
+        let html = format!("<{tag} data-chunk-id=\"{}\">{text}</{tag}>", id.as_str());
+        Section { id, tag: tag.to_owned(), html, text: text.to_owned() }
+    }
+
+    #[test]
+    fn sections_pair_with_sections_of_their_element() {
+        // A paragraph deleted before a list and a table that changed: the list is paired with
+        // the list, the table with the table, the paragraph deleted.
+        let doc = Document::new(vec![
+            element("a1", "p", "kept"),
+            element("b2", "p", "obsolete"),
+            element("c3", "ul", "<li>apples</li>"),
+            element("d4", "table", "<tr><td>10</td></tr>"),
+            element("e5", "p", "end"),
+        ])
+        .expect("doc");
+        let revised = vec![
+            element("x1", "p", "kept"),
+            element("x2", "h2", "Payment"),
+            element("x3", "ul", "<li>apples</li><li>cherries</li>"),
+            element("x4", "table", "<tr><td>12</td></tr>"),
+            element("x5", "p", "end"),
+        ];
+        let changes = revision_changes(&doc, revised, "why", &mut new_chunk_id);
+        let ops: Vec<(ChangeOp, &str)> = changes.iter().map(|c| (c.op, c.chunk_id.as_str())).collect();
+        assert_eq!(
+            ops,
+            vec![(ChangeOp::Delete, "b2"), (ChangeOp::Create, "x2"), (ChangeOp::Edit, "c3"), (ChangeOp::Edit, "d4")]
+        );
+        assert_eq!(changes[1].after.as_ref().map(ChunkId::as_str), Some("a1"));
     }
 }
