@@ -166,19 +166,25 @@ impl Merger {
         old.iter().zip(new).map(|(a, b)| if a == b { Some(b.clone()) } else { self.block(a, b) }).collect()
     }
 
-    /// Two blocks of the same kind merged, or `None`.
+    /// Two blocks of the same kind and the same block properties merged, or `None` (a
+    /// property that changed, such as a paragraph's alignment or a list's first number, is
+    /// shown by deleting and inserting the block: no revision here says "formatting").
     fn block(&self, old: &Block, new: &Block) -> Option<Block> {
         match (old, new) {
-            (Block::Paragraph { content: a, .. }, Block::Paragraph { align, content: b }) => {
+            (Block::Paragraph { align: aa, content: a }, Block::Paragraph { align, content: b }) if aa == align => {
                 Some(Block::Paragraph { align: *align, content: self.inlines(a, b) })
             }
-            (Block::Heading { level: la, content: a, .. }, Block::Heading { level, align, content: b })
-                if la == level =>
+            (Block::Heading { level: la, align: aa, content: a }, Block::Heading { level, align, content: b })
+                if la == level && aa == align =>
             {
                 Some(Block::Heading { level: *level, align: *align, content: self.inlines(a, b) })
             }
-            (Block::List(a), Block::List(b)) if a.numbering == b.numbering => Some(Block::List(self.list(a, b))),
-            (Block::Table(a), Block::Table(b)) => Some(Block::Table(self.table(a, b))),
+            (Block::List(a), Block::List(b)) if (a.numbering, a.start) == (b.numbering, b.start) => {
+                Some(Block::List(self.list(a, b)))
+            }
+            // Rows are merged into one grid: only tables of the same columns and no cells
+            // spanning rows (a deleted row's span would reach into the inserted ones).
+            (Block::Table(a), Block::Table(b)) if same_grid(a, b) => Some(Block::Table(self.table(a, b))),
             (Block::Quote(a), Block::Quote(b)) => self.flat(a, b).map(Block::Quote),
             _ => None,
         }
@@ -257,7 +263,7 @@ impl Merger {
         }
         let mut cells = Vec::with_capacity(new.cells.len());
         for (a, b) in old.cells.iter().zip(&new.cells) {
-            if (a.colspan, a.rowspan, a.header) != (b.colspan, b.rowspan, b.header) {
+            if (a.colspan, a.rowspan, a.header, a.background) != (b.colspan, b.rowspan, b.header, b.background) {
                 return None;
             }
             cells.push(Cell { blocks: self.flat(&a.blocks, &b.blocks)?, ..b.clone() });
@@ -280,6 +286,18 @@ impl Merger {
         }
         out
     }
+}
+
+/// Whether two tables have the same number of grid columns in every row and no cell that
+/// spans rows.
+fn same_grid(old: &Table, new: &Table) -> bool {
+    let columns = |t: &Table| -> Option<usize> {
+        let mut widths = t.rows.iter().map(|r| r.cells.iter().map(|c| c.colspan).sum::<usize>());
+        let first = widths.next().unwrap_or(0);
+        widths.all(|w| w == first).then_some(first)
+    };
+    let spans = |t: &Table| t.rows.iter().flat_map(|r| &r.cells).any(|c| c.rowspan != 1);
+    columns(old).is_some() && columns(old) == columns(new) && !spans(old) && !spans(new)
 }
 
 /// A word, a run of spaces, a line break or a picture, with its formatting.

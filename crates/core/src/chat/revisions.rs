@@ -44,7 +44,11 @@ impl Chat {
         let (record, doc) = self.documents.current(owner, session).await?;
         let Some(record) = record else { return Err(ChatError::SessionNotFound) };
         let explanation = format!("A tracked change of {file} ({summary}).");
-        let changes = revision_changes(&doc, revised, &explanation, &mut new_chunk_id);
+        // Aligning two long documents is CPU work: on the blocking pool.
+        let changes =
+            tokio::task::spawn_blocking(move || revision_changes(&doc, revised, &explanation, &mut new_chunk_id))
+                .await
+                .map_err(|e| ChatError::Store(redline_ports::StoreError::Other(e.to_string())))?;
         if changes.is_empty() {
             return Ok(None);
         }
@@ -121,32 +125,56 @@ enum Step {
     Insert(usize),
 }
 
-/// A longest common subsequence of `0..n` and `0..m` under `same`, as steps.
+/// The largest alignment table computed (old × new sections left after the common ends);
+/// a larger middle is deleted and inserted whole.
+const MAX_CELLS: usize = 4_000_000;
+
+/// A longest common subsequence of `0..n` and `0..m` under `same`, as steps (the common
+/// start and end first taken as they are, the work bounded by [`MAX_CELLS`]).
 fn align(n: usize, m: usize, same: impl Fn(usize, usize) -> bool) -> Vec<Step> {
-    // lcs[i][j]: the longest common subsequence of the items from i and from j.
-    let w = m + 1;
-    let mut lcs = vec![0u32; (n + 1) * w];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i * w + j] =
-                if same(i, j) { lcs[(i + 1) * w + j + 1] + 1 } else { lcs[(i + 1) * w + j].max(lcs[i * w + j + 1]) };
+    let mut head = 0;
+    while head < n && head < m && same(head, head) {
+        head += 1;
+    }
+    let mut tail = 0;
+    while tail < n - head && tail < m - head && same(n - 1 - tail, m - 1 - tail) {
+        tail += 1;
+    }
+    let (n2, m2) = (n - head - tail, m - head - tail);
+    let mut steps: Vec<Step> = (0..head).map(|k| Step::Pair(k, k)).collect();
+    if n2.saturating_mul(m2) > MAX_CELLS {
+        steps.extend((head..head + n2).map(Step::Delete));
+        steps.extend((head..head + m2).map(Step::Insert));
+    } else {
+        // lcs[i][j]: the longest common subsequence of the middle items from i and from j.
+        let same = |i: usize, j: usize| same(head + i, head + j);
+        let w = m2 + 1;
+        let mut lcs = vec![0u32; (n2 + 1) * w];
+        for i in (0..n2).rev() {
+            for j in (0..m2).rev() {
+                lcs[i * w + j] = if same(i, j) {
+                    lcs[(i + 1) * w + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n2 || j < m2 {
+            if i < n2 && j < m2 && same(i, j) {
+                steps.push(Step::Pair(head + i, head + j));
+                i += 1;
+                j += 1;
+            } else if j == m2 || (i < n2 && lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
+                steps.push(Step::Delete(head + i));
+                i += 1;
+            } else {
+                steps.push(Step::Insert(head + j));
+                j += 1;
+            }
         }
     }
-    let (mut i, mut j) = (0, 0);
-    let mut steps = Vec::with_capacity(n + m);
-    while i < n || j < m {
-        if i < n && j < m && same(i, j) {
-            steps.push(Step::Pair(i, j));
-            i += 1;
-            j += 1;
-        } else if j == m || (i < n && lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
-            steps.push(Step::Delete(i));
-            i += 1;
-        } else {
-            steps.push(Step::Insert(j));
-            j += 1;
-        }
-    }
+    steps.extend((0..tail).map(|k| Step::Pair(n - tail + k, m - tail + k)));
     steps
 }
 

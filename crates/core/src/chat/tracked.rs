@@ -69,7 +69,13 @@ pub(crate) fn tracked_parts(doc: &Document, changes: &[Change], at_ms: Millis) -
     for section in doc.sections() {
         let change = changes.iter().find(|c| c.op != ChangeOp::Create && c.chunk_id == section.id && c.is_current(doc));
         match change {
-            Some(c) => parts.change(section.html.clone(), c.new_html().unwrap_or_default(), c, at_ms),
+            Some(c) => {
+                parts.change(section.html.clone(), c.new_html().unwrap_or_default(), c, at_ms);
+                // New sections may go after any of the sections an edit makes.
+                for made in c.new_sections.iter().skip(1) {
+                    parts.creates_after(Some(&made.id), &creates, at_ms);
+                }
+            }
             None => {
                 parts.same.push_str(&section.html);
                 parts.same.push('\n');
@@ -175,6 +181,29 @@ mod tests {
                 format!("{} -> {} (because ch1)", b.html, b2.html),
                 format!("{} ->  (because ch2)", c.html),
             ]
+        );
+    }
+
+    #[test]
+    fn a_new_section_after_the_second_section_of_an_edit_follows_it() {
+        let (a, b) = (section("a1", "one"), section("b2", "two"));
+        let doc = Document::new(vec![a.clone(), b.clone()]).expect("doc");
+        let (a1, x9, n3) = (section("a1", "ONE"), section("x9", "one and a half"), section("n3", "new"));
+        let mut edit = change("ch1", ChangeOp::Edit, &a, None, Some(&a1));
+        edit.new_sections.push(x9);
+        let create = change("ch2", ChangeOp::Create, &n3, Some("x9"), Some(&n3));
+        let (parts, shown) = tracked_parts(&doc, &[create, edit], 7);
+        assert_eq!(shown, 2);
+        let news: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| match p {
+                TrackedPart::Changed(c) => Some(c.new.as_str()),
+                TrackedPart::Same(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            news,
+            vec![format!("{}{}", a1.html, section("x9", "one and a half").html).as_str(), n3.html.as_str()]
         );
     }
 

@@ -168,6 +168,23 @@ fn tables_change_row_by_row() {
 }
 
 #[test]
+fn changed_block_properties_and_table_grids_are_whole_revisions() {
+    for (old, new) in [
+        ("<p>same words</p>", "<p style=\"text-align: center\">same words</p>"),
+        ("<ol><li>a</li></ol>", "<ol start=\"3\"><li>a</li></ol>"),
+        ("<table><tr><td>a</td></tr></table>", "<table><tr><td>a</td><td>b</td></tr></table>"),
+        (
+            "<table><tr><td rowspan=\"2\">a</td><td>b</td></tr><tr><td>c</td></tr></table>",
+            "<table><tr><td rowspan=\"2\">a</td><td>b</td></tr><tr><td>d</td></tr></table>",
+        ),
+    ] {
+        let merged = check(old, new);
+        let revs: Vec<_> = merged.iter().map(|(r, _)| r.map(|r| r.kind)).collect();
+        assert_eq!(revs, vec![Some(RevKind::Deleted), Some(RevKind::Inserted)], "{old} → {new}");
+    }
+}
+
+#[test]
 fn links_pictures_breaks_and_right_to_left_text() {
     check(
         "<p>see <a href=\"https://a.example\">the site</a></p>",

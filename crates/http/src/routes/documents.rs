@@ -309,8 +309,15 @@ pub async fn upload(
     let mut warnings = out.warnings;
     let mut review_job_id = None;
     if let Some((sections, summary)) = out.revised {
-        let said = match state.chat.propose_revisions(owner, &session, sections, &filename, &summary).await? {
-            Some(job) => {
+        let said = match state.chat.propose_revisions(owner, &session, sections, &filename, &summary).await {
+            // The document is loaded: a review that could not be made is said, not a failure.
+            Err(e) => {
+                tracing::warn!(error = %e, "an upload's tracked changes could not be proposed for review");
+                format!(
+                    "The file has tracked changes ({summary}): the document is as it was before them, but they could not be proposed for review. Upload it again with track_changes=review, or with track_changes=accept to take them."
+                )
+            }
+            Ok(Some(job)) => {
                 let n = redline_core::chat::record::TurnState::read(&job.state)
                     .ok()
                     .and_then(|s| s.pending)
@@ -323,7 +330,7 @@ pub async fn upload(
                 review_job_id = Some(job.job_id);
                 said
             }
-            None => format!("The file has tracked changes ({summary}), but accepting them changes no section: there is nothing to review."),
+            Ok(None) => format!("The file has tracked changes ({summary}), but accepting them changes no section: there is nothing to review."),
         };
         warnings.push(said);
     }
