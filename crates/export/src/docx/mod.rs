@@ -80,16 +80,20 @@ pub(crate) fn export_tracked(
     body.set_notes(&notes);
     let mut comments = String::new();
     for (blocks, comment) in &parts {
-        let start = body.out.len();
+        // Each part is written apart, so that its comment's anchors go into the part alone
+        // (inserting into the whole body per change would copy it once per change).
+        let written = std::mem::take(&mut body.out);
         for (rev, block) in blocks {
             body.tracked_block(block, *rev);
         }
+        let mut part = std::mem::replace(&mut body.out, written);
         if let Some((change, text)) = comment {
             let id = body.annotation_id();
-            if anchor_comment(&mut body.out, start, id) {
+            if anchor_comment(&mut part, id) {
                 comments.push_str(&comment_xml(id, &body.author, &body.dates[*change], text));
             }
         }
+        body.out.push_str(&part);
     }
     if body.out.is_empty() {
         body.out.push_str("<w:p/>");
@@ -97,10 +101,11 @@ pub(crate) fn export_tracked(
     package(body, &notes, title, Some(comments))
 }
 
-/// Puts a comment's range around the paragraphs written from `start` on: its start after
-/// the first paragraph's properties, its end and reference run at the end of the last.
-fn anchor_comment(out: &mut String, start: usize, id: u32) -> bool {
-    let Some(end) = out.rfind("</w:p>").filter(|at| *at >= start) else { return false };
+/// Puts a comment's range around a part's paragraphs: its start after the first
+/// paragraph's properties, its end and reference run at the end of the last.
+fn anchor_comment(out: &mut String, id: u32) -> bool {
+    // The first paragraph that has content (`<w:p>…</w:p>`) and the end of the last one.
+    let (Some(first), Some(end)) = (out.find("<w:p>"), out.rfind("</w:p>")) else { return false };
     out.insert_str(
         end,
         &format!(
@@ -108,12 +113,9 @@ fn anchor_comment(out: &mut String, start: usize, id: u32) -> bool {
         ),
     );
     let range_start = format!("<w:commentRangeStart w:id=\"{id}\"/>");
-    let Some(p) = out[start..].find("<w:p>").or_else(|| out[start..].find("<w:p/>")).map(|at| at + start) else {
-        return false;
-    };
-    match out[p..].find("</w:pPr>").filter(|at| !out[p..p + at].contains("</w:p>")) {
-        Some(at) => out.insert_str(p + at + "</w:pPr>".len(), &range_start),
-        None => out.insert_str(p + "<w:p>".len(), &range_start),
+    match out[first..].find("</w:pPr>").filter(|at| !out[first..first + at].contains("</w:p>")) {
+        Some(at) => out.insert_str(first + at + "</w:pPr>".len(), &range_start),
+        None => out.insert_str(first + "<w:p>".len(), &range_start),
     }
     true
 }
