@@ -2,10 +2,16 @@
 """LibreOffice's own verdict on a DOCX's tracked changes, for the tests.
 
     lo-revisions.py accept|reject|list IN.docx OUT
+    lo-revisions.py decide IN.docx OUT.docx [WORDS=DECISION ...] [+TEXT]
 
 accept / reject: opens IN in a headless LibreOffice, runs "Accept All" or "Reject All"
 (Edit > Track Changes) and stores the result as UTF-8 text in OUT.
 list: writes one line per revision LibreOffice reads (type, author, date, text) to OUT.
+decide: a reviewer's pass, saved as a DOCX in OUT: each revision in a paragraph whose text
+holds WORDS is accepted or rejected (Edit > Track Changes > Accept / Reject) as DECISION says:
+`accept`, `reject`, or `mixed` (insertions accepted, deletions rejected); revisions of other
+paragraphs are left as they are. `+TEXT` then types a new last paragraph TEXT with changes
+recorded: a tracked insertion of the reviewer's own.
 
 Needs Debian's libreoffice-writer-nogui and python3-uno (scripts/setup-tests.sh installs
 them). Each run starts its own soffice with its own profile, so runs may overlap.
@@ -52,6 +58,61 @@ def without_comments(source, copy):
             zout.writestr(item, data)
 
 
+def paragraph_of(redline):
+    """The text of the paragraph a revision starts in."""
+    cursor = redline.RedlineStart.getText().createTextCursorByRange(redline.RedlineStart)
+    cursor.gotoStartOfParagraph(False)
+    cursor.gotoEndOfParagraph(True)
+    return cursor.getString()
+
+
+def decide(doc, smgr, context, target, rules):
+    """Accepts or rejects revisions by the paragraph they are in, types `+TEXT`, saves as DOCX."""
+    decisions = [r.split("=", 1) for r in rules if "=" in r]
+    added = [r[1:] for r in rules if r.startswith("+")]
+    dispatcher = smgr.createInstanceWithContext("com.sun.star.frame.DispatchHelper", context)
+    controller = doc.getCurrentController()
+    frame = controller.getFrame()
+    skipped = set()
+    for _ in range(500):
+        chosen = None
+        for i in range(doc.Redlines.Count):
+            r = doc.Redlines.getByIndex(i)
+            if i in skipped:
+                continue
+            para = paragraph_of(r)
+            for words, decision in decisions:
+                if words in para:
+                    if decision == "mixed":
+                        decision = "accept" if r.RedlineType == "Insert" else "reject"
+                    chosen = (i, r, decision)
+                    break
+            if chosen:
+                break
+            skipped.add(i)
+        if chosen is None:
+            break
+        _, r, decision = chosen
+        before = doc.Redlines.Count
+        cursor = r.RedlineStart.getText().createTextCursorByRange(r.RedlineStart)
+        cursor.gotoRange(r.RedlineEnd, True)
+        controller.select(cursor)
+        command = {"accept": ".uno:AcceptTrackedChange", "reject": ".uno:RejectTrackedChange"}[decision]
+        dispatcher.executeDispatch(frame, command, "", 0, ())
+        if doc.Redlines.Count >= before:
+            sys.exit("LibreOffice did not %s the revision in: %s" % (decision, paragraph_of(r)))
+        skipped = set()
+    if added:
+        doc.RecordChanges = True
+        text = doc.Text
+        for line in added:
+            end = text.createTextCursor()
+            end.gotoEnd(False)
+            text.insertControlCharacter(end, 0, False)  # PARAGRAPH_BREAK
+            text.insertString(end, line, False)
+    doc.storeToURL(uno.systemPathToFileUrl(target), (prop("FilterName", "MS Word 2007 XML"),))
+
+
 def main():
     action, source, target = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     with tempfile.TemporaryDirectory(prefix="lo-revisions-") as tmp:
@@ -89,7 +150,9 @@ def main():
             doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(copy), "_blank", 0, (prop("Hidden", True),))
             if doc is None:
                 sys.exit("LibreOffice could not open %s" % source)
-            if action == "list":
+            if action == "decide":
+                decide(doc, smgr, context, target, sys.argv[4:])
+            elif action == "list":
                 lines = []
                 for i in range(doc.Redlines.Count):
                     r = doc.Redlines.getByIndex(i)

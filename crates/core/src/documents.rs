@@ -284,16 +284,33 @@ impl Documents {
         bytes: Vec<u8>,
         options: UploadOptions,
     ) -> DocumentResult<Uploaded> {
-        let UploadOptions { mode, index, tracked } = options;
+        let converted = self.convert(filename, bytes).await?;
+        self.load(owner, session, filename, converted, options).await
+    }
+
+    /// Converts an uploaded file on the blocking pool; nothing is stored.
+    pub async fn convert(&self, filename: &str, bytes: Vec<u8>) -> DocumentResult<Converted> {
         let format = SourceFormat::from_filename(filename)?;
         let converter = self.converter.clone();
-        let mut converted = tokio::task::spawn_blocking(move || {
+        Ok(tokio::task::spawn_blocking(move || {
             let converted = converter.convert(format, &bytes);
             drop(bytes);
             converted
         })
         .await
-        .map_err(|e| DocumentError::Worker(e.to_string()))??;
+        .map_err(|e| DocumentError::Worker(e.to_string()))??)
+    }
+
+    /// Loads a converted upload into the session's document ([`Documents::upload`]).
+    pub async fn load(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        filename: &str,
+        mut converted: Converted,
+        options: UploadOptions,
+    ) -> DocumentResult<Uploaded> {
+        let UploadOptions { mode, index, tracked } = options;
         // Never a silent merge: what the tracked changes were, and which reading was loaded.
         let mut said = None;
         let mut revised = None;
@@ -378,6 +395,92 @@ impl Documents {
             return Err(e.into());
         }
         Ok(Uploaded { document, images, warnings, blocks, revised })
+    }
+
+    /// Both readings of a converted DOCX reviewed in Word (its remaining tracked changes
+    /// rejected, and accepted), sectioned; its pictures that are the bytes of one the session's
+    /// document `doc` shows take that picture's id. Nothing is stored: [`Documents::keep_images`]
+    /// stores the new pictures once the readings are used.
+    pub async fn readings(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        doc: &Document,
+        converted: Converted,
+    ) -> DocumentResult<Readings> {
+        let mut known = Vec::new();
+        for image_id in crate::exports::referenced_image_ids(&doc.to_html()) {
+            let Some(record) = self.images.files.image(&image_id).await? else { continue };
+            if record.owner != owner || record.session_id != *session {
+                continue;
+            }
+            match self.images.blobs.get(&image_key(&image_id)).await {
+                Ok(bytes) => known.push(PendingImage { image_id, content_type: record.content_type, bytes }),
+                Err(BlobError::NotFound) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let shown = known.len();
+        let images = converted
+            .images
+            .iter()
+            .map(|i| ImageInfo { content_type: i.content_type.clone(), size_bytes: i.bytes.len() })
+            .collect();
+        let (mut accepted, tracked) = {
+            let mut c = converted;
+            let t = c.tracked.take();
+            (c, t)
+        };
+        let (original, summary) = match tracked {
+            Some(t) => (Some(*t.original), Some(t.summary)),
+            None => (None, None),
+        };
+        let warnings = std::mem::take(&mut accepted.warnings);
+        let (accepted, pending) = link_images(accepted, known);
+        let (original, pending) = match original {
+            Some(o) => {
+                let (o, p) = link_images(o, pending);
+                (Some(o), p)
+            }
+            None => (None, pending),
+        };
+        let (accepted, _) = self.sectionize_reported(accepted.html).await?;
+        let original = match original {
+            Some(o) if !o.html.trim().is_empty() => self.sectionize_reported(o.html).await?.0,
+            Some(_) => Vec::new(),
+            None => accepted.clone(),
+        };
+        Ok(Readings {
+            original,
+            accepted,
+            summary,
+            images,
+            warnings,
+            new_images: pending.into_iter().skip(shown).collect(),
+        })
+    }
+
+    /// Stores the new pictures of `readings` for the session (before a version shows them).
+    pub async fn keep_images(&self, owner: Owner, session: &SessionId, readings: &Readings) -> DocumentResult<()> {
+        let pending = &readings.new_images;
+        self.put_images(pending).await?;
+        let now = self.clock.now_ms();
+        let records: Vec<ImageRecord> = pending
+            .iter()
+            .map(|p| ImageRecord {
+                image_id: p.image_id.clone(),
+                owner,
+                session_id: session.clone(),
+                content_type: p.content_type.clone(),
+                size_bytes: i64::try_from(p.bytes.len()).unwrap_or(i64::MAX),
+                created_at: now,
+            })
+            .collect();
+        if let Err(e) = self.images.files.insert_images(&records).await {
+            self.discard_images(pending).await;
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     fn upload_version(&self, html: String, count: usize, title: Option<&str>) -> NewVersion {
@@ -616,6 +719,30 @@ impl Documents {
         }
     }
 
+    /// Commits `doc` as a new version made by `source`, only over the version `base` (409
+    /// otherwise).
+    pub async fn commit_over(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        doc: &Document,
+        base: Option<String>,
+        source: &str,
+    ) -> DocumentResult<DocumentRecord> {
+        let version = NewVersion {
+            version_id: new_version_id(),
+            html: doc.to_html(),
+            section_count: i64::try_from(doc.len()).unwrap_or(i64::MAX),
+            source: source.to_owned(),
+            title: None,
+            now: self.clock.now_ms(),
+        };
+        match self.store.commit_version(owner, session, Some(base), &version).await? {
+            CommitOutcome::Committed(document) => Ok(document),
+            CommitOutcome::Stale { current_version } => Err(DocumentError::Stale { current_version }),
+        }
+    }
+
     /// One page of the document's versions, newest first (404 when the session does not
     /// exist).
     pub async fn versions(
@@ -734,6 +861,23 @@ fn sanitize_warning(report: SanitizeReport) -> Option<String> {
 }
 
 /// An extracted image given its id and URL, not yet stored.
+/// The two readings of a DOCX reviewed in Word ([`Documents::readings`]).
+#[derive(Debug)]
+pub struct Readings {
+    /// The file with its remaining tracked changes rejected: what the reviewer decided.
+    pub original: Vec<Section>,
+    /// The file with its remaining tracked changes accepted.
+    pub accepted: Vec<Section>,
+    /// What the remaining tracked changes are, in words; `None` when none remain.
+    pub summary: Option<String>,
+    /// The file's pictures, in document order.
+    pub images: Vec<ImageInfo>,
+    /// What the conversion could not keep.
+    pub warnings: Vec<String>,
+    new_images: Vec<PendingImage>,
+}
+
+#[derive(Debug)]
 struct PendingImage {
     image_id: String,
     content_type: String,
@@ -777,8 +921,7 @@ mod tests {
             html: r#"<img src="redline-image:1"><img src="redline-image:10"><p>redline-image:1</p>"#.into(),
             images: (0..11).map(image).collect(),
             warnings: vec![],
-            title: None,
-            tracked: None,
+            ..Converted::default()
         };
         let (converted, pending) = link_images(converted, Vec::new());
         let html = converted.html;

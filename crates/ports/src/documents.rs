@@ -227,6 +227,10 @@ pub struct Converted {
     /// The file's tracked changes (DOCX revisions), when it has any: `html` and `images` are
     /// the document with all of them accepted, this the other reading.
     pub tracked: Option<TrackedChanges>,
+    /// The Redline job whose pending changes this file is the tracked export of (the DOCX
+    /// custom property `RedlineJobId`, docs/api.md, "The Word round trip"): uploaded back, it
+    /// settles that job.
+    pub origin_job: Option<String>,
 }
 
 /// A file's tracked changes, read the other way (docs/conversion.md, "Tracked changes").

@@ -55,6 +55,9 @@ pub struct TrackedDocument {
     pub parts: Vec<TrackedPart>,
     /// Who the revisions and their comments are credited to.
     pub author: String,
+    /// The job whose changes these are, written into the file (the custom property
+    /// `RedlineJobId`) so that the file reviewed in Word and uploaded back settles it.
+    pub job_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

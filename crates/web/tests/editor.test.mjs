@@ -6,6 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeLlm, Service, assertAccessible, email, launch, mailedLink, openPage, repo, screenshot, watchOrigins } from './support.mjs';
 
@@ -447,6 +449,42 @@ describe('the editor with the builtin model', () => {
     await page.getByLabel('PDF').check();
     assert.equal(await page.getByLabel(/as tracked changes/).count(), 0);
     await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor();
+    guard.check();
+    await context.close();
+  });
+
+  test('a tracked export accepted in Word and uploaded back settles the review', async () => {
+    const { page, context, guard } = await openPage(browser);
+    const { call } = await account(service, context);
+    await createDocument(call, 'memo-back', ['<h1>Memo</h1>', '<p>The fox runs home.</p>']);
+    await openEditor(page, service, 'memo-back', 'Memo');
+    await page.getByLabel('Message to the AI').fill('replace "fox" with "cat"');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('group', { name: 'Proposed edit to section 2' }).waitFor();
+    await page.getByRole('tab', { name: 'Export' }).click();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+    // The reviewer accepts every revision, as Word's Accept All does, and saves.
+    const reviewed = join(await mkdtemp(join(tmpdir(), 'redline-reviewed-')), 'memo-reviewed.docx');
+    const acceptAll = [
+      'import re, sys, zipfile',
+      'src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED)',
+      'for item in src.infolist():',
+      '    data = src.read(item.filename)',
+      '    if item.filename == "word/document.xml":',
+      '        text = re.sub(r"<w:del [^>]*>.*?</w:del>", "", data.decode(), flags=re.S)',
+      '        data = re.sub(r"<w:ins [^>]*>|</w:ins>", "", text).encode()',
+      '    dst.writestr(item, data)',
+      'dst.close()',
+    ].join('\n');
+    execFileSync('python3', ['-c', acceptAll, await download.path(), reviewed]);
+    await page.getByText('Upload the reviewed file').waitFor();
+    await assertAccessible(page, 'export with a review to settle');
+    await page.locator('#reviewed-file').setInputFiles(reviewed);
+    await page.getByText(/memo-reviewed\.docx: the review is settled as decided in the file\. Changes: 1 accepted, 0 rejected\./).waitFor();
+    await page.getByRole('region', { name: "Review of the AI's changes" }).waitFor({ state: 'detached' });
+    assert.match(await storedText(call, 'memo-back'), /The cat runs home\./);
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.locator('.message.assistant', { hasText: 'Settled by the reviewed file memo-reviewed.docx: 1 accepted, 0 rejected.' }).waitFor();
     guard.check();
     await context.close();
   });

@@ -28,6 +28,7 @@ mod protocols;
 mod relevance;
 mod replicas;
 mod review;
+mod roundtrip;
 mod scans;
 mod sign_in;
 mod streams;

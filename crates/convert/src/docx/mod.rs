@@ -203,6 +203,13 @@ fn convert_view(bytes: &[u8], limits: Limits, view: View) -> Result<(Converted, 
         },
         None => None,
     };
+    let origin_job = match root.first_of("custom-properties").map(str::to_owned) {
+        Some(part) => match pkg.read_xml(&part) {
+            Ok(Some(custom)) => custom_property(&custom, &part, JOB_PROPERTY, limits.max_depth),
+            _ => None,
+        },
+        None => None,
+    };
 
     let styles_part = rels.first_of("styles").unwrap_or("word/styles.xml").to_owned();
     let styles = match pkg.read_xml(&styles_part)? {
@@ -271,7 +278,32 @@ fn convert_view(bytes: &[u8], limits: Limits, view: View) -> Result<(Converted, 
     if html.trim().is_empty() && images.is_empty() {
         return Err(ConvertError::Empty);
     }
-    Ok((Converted { html, images, warnings: ctx.warnings.0, title, tracked: None }, revisions))
+    Ok((Converted { html, images, warnings: ctx.warnings.0, title, tracked: None, origin_job }, revisions))
+}
+
+/// The custom document property that names the Redline job a tracked export shows
+/// (docs/api.md, "The Word round trip").
+const JOB_PROPERTY: &str = "RedlineJobId";
+
+/// The text of the custom property `name` (`docProps/custom.xml`, File › Properties ›
+/// Custom), trimmed and at most 200 characters; none when the part cannot be read.
+fn custom_property(text: &str, part: &str, name: &str, max_depth: usize) -> Option<String> {
+    let mut x = Xml::new(text, part, max_depth);
+    let mut inside = false;
+    loop {
+        match x.next().ok()? {
+            Ev::Start(e) if local(&e) == "property" => inside = xml::attr(&e, "name").as_deref() == Some(name),
+            // A property's value is its one child (`vt:lpwstr`), read before the next property.
+            Ev::Start(_) if inside => {
+                let mut value = String::new();
+                x.text(|t| value.push_str(t)).ok()?;
+                let value = value.trim();
+                return (!value.is_empty() && value.len() <= 200).then(|| value.to_owned());
+            }
+            Ev::Eof => return None,
+            _ => {}
+        }
+    }
 }
 
 /// The `dc:title` of the core properties (`docProps/core.xml`), the title Word's File ›

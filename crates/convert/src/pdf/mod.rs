@@ -127,7 +127,7 @@ pub(crate) fn convert_with(bytes: &[u8], ocr: Option<&dyn Ocr>) -> Result<Conver
     }
     warnings.extend(pictures.warnings.iter().cloned());
     let (html, images) = compose(&collector.lines, &rules, pictures, ocr, &mut warnings);
-    Ok(Converted { html, images, warnings, title: None, tracked: None })
+    Ok(Converted { html, images, warnings, title: None, tracked: None, origin_job: None })
 }
 
 /// A picture in the flow.

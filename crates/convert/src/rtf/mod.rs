@@ -45,7 +45,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     if !has_text {
         return Err(ConvertError::NoText("the RTF document has no text".into()));
     }
-    Ok(Converted { html, images, warnings, title: None, tracked: None })
+    Ok(Converted { html, images, warnings, title: None, tracked: None, origin_job: None })
 }
 
 #[cfg(test)]

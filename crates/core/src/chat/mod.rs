@@ -12,6 +12,7 @@
 mod approval;
 mod blocks;
 mod commit;
+mod decide;
 mod edit;
 mod finished;
 mod focus;
@@ -26,6 +27,7 @@ mod rewrite;
 mod takeover;
 pub use takeover::RUN_START;
 pub mod revisions;
+pub mod settle;
 mod textcalls;
 pub mod tools;
 pub mod tracked;

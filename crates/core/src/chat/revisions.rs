@@ -52,14 +52,30 @@ impl Chat {
         if changes.is_empty() {
             return Ok(None);
         }
-        let now = self.now();
         let n = changes.len();
-        let message = format!("Review the tracked changes of {file}");
         let response = format!(
             "{file} has tracked changes ({summary}). The document is as it was before them; {n} change{} await{} your review.",
             if n == 1 { "" } else { "s" },
             if n == 1 { "s" } else { "" },
         );
+        let message = format!("Review the tracked changes of {file}");
+        let job = self.insert_review(owner, session, record.version_id, changes, message, response).await?;
+        Ok(Some(job))
+    }
+
+    /// Stores `changes` (against the version `base_version`) as one turn awaiting approval
+    /// that no model made: `message` is its request, `response` its answer.
+    pub(super) async fn insert_review(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        base_version: Option<String>,
+        changes: Vec<Change>,
+        message: String,
+        response: String,
+    ) -> ChatResult<JobRecord> {
+        let now = self.now();
+        let n = changes.len();
         let job = JobRecord {
             job_id: uuid::Uuid::now_v7().to_string(),
             owner,
@@ -90,7 +106,7 @@ impl Chat {
             .to_value(),
             state: TurnState {
                 pending: Some(StoredChange::list(&changes)),
-                base_version: record.version_id,
+                base_version,
                 response: Some(response),
                 ..TurnState::new()
             }
@@ -108,18 +124,18 @@ impl Chat {
         )
         .await;
         self.ports.bus.publish(Signal::Job(job.job_id.clone())).await;
-        Ok(Some(job))
+        Ok(job)
     }
 }
 
 /// The section html without its id, to compare sections of two readings.
-fn content(section: &Section) -> String {
+pub(super) fn content(section: &Section) -> String {
     section.html.replacen(&format!(" data-chunk-id=\"{}\"", section.id.as_str()), "", 1)
 }
 
 /// One step of an alignment: items kept (or paired), deleted, inserted.
 #[derive(Debug, Clone, Copy)]
-enum Step {
+pub(super) enum Step {
     Pair(usize, usize),
     Delete(usize),
     Insert(usize),
@@ -131,7 +147,7 @@ const MAX_CELLS: usize = 4_000_000;
 
 /// A longest common subsequence of `0..n` and `0..m` under `same`, as steps (the common
 /// start and end first taken as they are, the work bounded by [`MAX_CELLS`]).
-fn align(n: usize, m: usize, same: impl Fn(usize, usize) -> bool) -> Vec<Step> {
+pub(super) fn align(n: usize, m: usize, same: impl Fn(usize, usize) -> bool) -> Vec<Step> {
     let mut head = 0;
     while head < n && head < m && same(head, head) {
         head += 1;

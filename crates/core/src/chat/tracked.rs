@@ -43,7 +43,7 @@ impl Chat {
         let Some(job) = page.items.into_iter().next() else {
             let parts = vec![TrackedPart::Same(doc.to_html())];
             return Ok(Pending {
-                document: TrackedDocument { parts, author: String::new() },
+                document: TrackedDocument { parts, author: String::new(), job_id: None },
                 job_id: None,
                 changes: 0,
             });
@@ -51,7 +51,7 @@ impl Chat {
         let changes = Turn::read(&job)?.state.pending_changes()?;
         let (parts, shown) = tracked_parts(&doc, &changes, job.updated_at);
         Ok(Pending {
-            document: TrackedDocument { parts, author: String::new() },
+            document: TrackedDocument { parts, author: String::new(), job_id: Some(job.job_id.clone()) },
             job_id: Some(job.job_id),
             changes: shown,
         })

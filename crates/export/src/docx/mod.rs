@@ -33,7 +33,7 @@ pub(crate) fn export(doc: &Doc, title: &str, images: &dyn ImageSource) -> Result
     let mut body = Body::new(images);
     body.set_notes(&doc.notes);
     body.document(&doc.blocks);
-    package(body, &doc.notes, title, None)
+    package(body, &doc.notes, title, None, None)
 }
 
 /// A DOCX whose changes are revisions (`w:ins`/`w:del` runs, paragraph marks and table
@@ -98,7 +98,7 @@ pub(crate) fn export_tracked(
     if body.out.is_empty() {
         body.out.push_str("<w:p/>");
     }
-    package(body, &notes, title, Some(comments))
+    package(body, &notes, title, Some(comments), document.job_id.as_deref())
 }
 
 /// Puts a comment's range around a part's paragraphs: its start after the first
@@ -144,9 +144,15 @@ fn initials(author: &str) -> String {
     author.split_whitespace().filter_map(|w| w.chars().next()).flat_map(char::to_uppercase).take(4).collect()
 }
 
-/// Writes the package: the body's document part, its media, the fixed parts, and the
-/// comments when there are some.
-fn package(mut body: Body<'_>, notes: &[Note], title: &str, comments: Option<String>) -> Result<Vec<u8>, String> {
+/// Writes the package: the body's document part, its media, the fixed parts, the comments
+/// when there are some, and the job whose changes the revisions are (`RedlineJobId`).
+fn package(
+    mut body: Body<'_>,
+    notes: &[Note],
+    title: &str,
+    comments: Option<String>,
+    job: Option<&str>,
+) -> Result<Vec<u8>, String> {
     let (footnotes, footnote_rels) = body.footnotes(notes);
     let comments = comments.filter(|c| !c.is_empty());
     if comments.is_some() {
@@ -173,8 +179,8 @@ fn package(mut body: Body<'_>, notes: &[Note], title: &str, comments: Option<Str
         }
     }
     let mut text_parts = vec![
-        ("[Content_Types].xml", parts::content_types(&extensions, comments.is_some())),
-        ("_rels/.rels", parts::package_rels()),
+        ("[Content_Types].xml", parts::content_types(&extensions, comments.is_some(), job.is_some())),
+        ("_rels/.rels", parts::package_rels(job.is_some())),
         ("docProps/core.xml", parts::core(title)),
         ("docProps/app.xml", parts::app()),
         ("word/document.xml", document),
@@ -187,6 +193,9 @@ fn package(mut body: Body<'_>, notes: &[Note], title: &str, comments: Option<Str
     ];
     if let Some(comments) = comments {
         text_parts.push(("word/comments.xml", parts::comments(&comments)));
+    }
+    if let Some(job) = job {
+        text_parts.push(("docProps/custom.xml", parts::custom(job)));
     }
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
     let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);

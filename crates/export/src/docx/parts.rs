@@ -25,7 +25,7 @@ pub(crate) const TEXT_H: i64 = PAGE_H - 2 * MARGIN;
 /// `w:numId` of every bulleted list (ordered lists get a `w:num` each, from 2 on).
 pub(crate) const BULLET_NUM: usize = 1;
 
-pub(crate) fn content_types(image_extensions: &[&str], comments: bool) -> String {
+pub(crate) fn content_types(image_extensions: &[&str], comments: bool, custom: bool) -> String {
     let mut s = String::from(XML_HEAD);
     s.push_str("<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">");
     s.push_str(
@@ -51,8 +51,9 @@ pub(crate) fn content_types(image_extensions: &[&str], comments: bool) -> String
         ("/word/comments.xml", format!("{wml}.comments+xml")),
         ("/docProps/core.xml", "application/vnd.openxmlformats-package.core-properties+xml".to_string()),
         ("/docProps/app.xml", "application/vnd.openxmlformats-officedocument.extended-properties+xml".to_string()),
+        ("/docProps/custom.xml", "application/vnd.openxmlformats-officedocument.custom-properties+xml".to_string()),
     ] {
-        if part == "/word/comments.xml" && !comments {
+        if (part == "/word/comments.xml" && !comments) || (part == "/docProps/custom.xml" && !custom) {
             continue;
         }
         s.push_str(&format!("<Override PartName=\"{part}\" ContentType=\"{ct}\"/>"));
@@ -61,13 +62,35 @@ pub(crate) fn content_types(image_extensions: &[&str], comments: bool) -> String
     s
 }
 
-pub(crate) fn package_rels() -> String {
+/// The package's relationships; `custom`: with the custom properties part.
+pub(crate) fn package_rels(custom: bool) -> String {
+    let custom = if custom {
+        format!("<Relationship Id=\"rId4\" Type=\"{REL}/custom-properties\" Target=\"docProps/custom.xml\"/>")
+    } else {
+        String::new()
+    };
     format!(
         "{XML_HEAD}<Relationships xmlns=\"{PKG_REL}\">\
          <Relationship Id=\"rId1\" Type=\"{REL}/officeDocument\" Target=\"word/document.xml\"/>\
          <Relationship Id=\"rId2\" Type=\"http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties\" Target=\"docProps/core.xml\"/>\
-         <Relationship Id=\"rId3\" Type=\"{REL}/extended-properties\" Target=\"docProps/app.xml\"/>\
+         <Relationship Id=\"rId3\" Type=\"{REL}/extended-properties\" Target=\"docProps/app.xml\"/>{custom}\
          </Relationships>"
+    )
+}
+
+/// The name of the custom document property that names the job whose pending changes a
+/// tracked export shows (read back on upload by the converter).
+pub(crate) const JOB_PROPERTY: &str = "RedlineJobId";
+
+/// The custom properties part: the job whose changes the file's revisions are. Word and
+/// LibreOffice keep custom properties when they save (File › Properties › Custom).
+pub(crate) fn custom(job: &str) -> String {
+    format!(
+        "{XML_HEAD}<Properties xmlns=\"http://schemas.openxmlformats.org/officeDocument/2006/custom-properties\" \
+         xmlns:vt=\"http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes\">\
+         <property fmtid=\"{{D5CDD505-2E9C-101B-9397-08002B2CF9AE}}\" pid=\"2\" name=\"{JOB_PROPERTY}\">\
+         <vt:lpwstr>{}</vt:lpwstr></property></Properties>",
+        escape_xml(job)
     )
 }
 

@@ -73,7 +73,7 @@ fn document_with(new_list: &str) -> TrackedDocument {
         ),
         same("<p data-chunk-id=\"i\">The end.</p>"),
     ];
-    TrackedDocument { parts, author: "Redline AI".to_owned() }
+    TrackedDocument { parts, author: "Redline AI".to_owned(), job_id: Some("job-1".to_owned()) }
 }
 
 /// The document with every change made (`new`) or none (`old`).
@@ -155,15 +155,23 @@ fn revisions_comments_and_authors_are_in_the_package() {
     assert!(comments.contains("w:initials=\"RA\""));
     let types = String::from_utf8(parts["[Content_Types].xml"].clone()).expect("utf-8");
     assert!(types.contains("/word/comments.xml"));
+    // The file names its turn, for the way back (docs/api.md, "The Word round trip").
+    let custom = String::from_utf8(parts["docProps/custom.xml"].clone()).expect("utf-8");
+    assert!(custom.contains("name=\"RedlineJobId\"><vt:lpwstr>job-1</vt:lpwstr>"), "{custom}");
+    assert!(types.contains("/docProps/custom.xml"));
+    let rels = String::from_utf8(parts["_rels/.rels"].clone()).expect("utf-8");
+    assert!(rels.contains("Target=\"docProps/custom.xml\""), "{rels}");
 }
 
 #[test]
 fn without_changes_the_tracked_export_is_the_plain_one() {
     let html = resolved(&document(), false);
-    let tracked = unzip(&tracked_docx(&TrackedDocument { parts: vec![same(&html)], author: "x".to_owned() }));
+    let tracked =
+        unzip(&tracked_docx(&TrackedDocument { parts: vec![same(&html)], author: "x".to_owned(), job_id: None }));
     let plain = unzip(&plain_docx(&html));
     assert_eq!(tracked["word/document.xml"], plain["word/document.xml"]);
     assert!(!tracked.contains_key("word/comments.xml"));
+    assert!(!tracked.contains_key("docProps/custom.xml"), "no turn, no name");
 }
 
 /// pandoc's plain text of a DOCX, with its reading of tracked changes.

@@ -72,6 +72,10 @@ pub struct UploadBody {
     /// tracked changes, awaiting approval (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review_job_id: Option<String>,
+    /// The turn awaiting approval that this file — its tracked export, reviewed in Word and
+    /// uploaded back — settled (docs/api.md, "The Word round trip"); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled_job_id: Option<String>,
 }
 
 /// An image extracted from an uploaded file. The HTML shows it from
@@ -134,6 +138,10 @@ pub struct DocumentUploadForm {
     /// before them, and the changes a chat job awaiting approval: `review_job_id`; with
     /// `open_mode=replace` only). Either way a warning names them.
     track_changes: Option<TrackChangesField>,
+    /// The chat turn awaiting approval that this reviewed DOCX settles (`open_mode=replace`
+    /// only). By default the turn the file names itself: a DOCX exported with
+    /// `track_changes` does (docs/api.md, "The Word round trip").
+    job_id: Option<String>,
 }
 
 /// What an upload does with the file's tracked changes.
@@ -223,6 +231,7 @@ fn form_choice<T: Copy>(raw: Option<&str>, field: &str, values: &[(&str, T)], er
         (status = 200, body = UploadBody),
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 413, description = "File above the upload limit", body = crate::openapi::RequestTooLargeBody),
+        (status = 409, description = "A review while a turn of the session runs or awaits review, `job_id` naming no turn of the session awaiting approval, or a settled change whose section changed since", body = crate::openapi::ErrorBody),
         (status = 415, description = "Unsupported extension", body = crate::openapi::ErrorBody),
         (status = 422, description = "Missing fields, or a corrupt, encrypted or empty file", body = crate::openapi::ValidationErrorBody),
     ))]
@@ -277,35 +286,52 @@ pub async fn upload(
     if form.file.is_none() {
         errors.push(ValidationItem::new("missing", vec![json!("body"), json!("file")], "Field required", Value::Null));
     }
+    // The turn the file settles, named by the caller (else by the file itself).
+    let named_job = form.text("job_id").map(str::trim).filter(|j| !j.is_empty()).map(str::to_owned);
+    if named_job.is_some() && mode == OpenMode::Append {
+        errors.push(ValidationItem::new(
+            "value_error",
+            vec![json!("body"), json!("job_id")],
+            "Value error, job_id needs open_mode=replace: the reviewed file settles the turn with the whole document",
+            json!(named_job),
+        ));
+    }
     let (Some(session), Some(file), true) = (session, form.file, errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
+    if let Some(job) = &named_job {
+        if !state.chat.awaits_review(principal.0.owner, &session, job).await? {
+            return Err(ApiError::from(redline_core::chat::ChatError::Conflict(format!(
+                "No job awaiting approval in session {}: job {job} is not one of its turns awaiting approval.",
+                session.as_str()
+            ))));
+        }
+    }
     // The name as given is data: shown, echoed and used for the title only once neutralised
     // (no folders, control or invisible characters, at most 255 characters), as an
     // attachment's is.
     let filename = redline_domain::attachment::neutralise_filename(&file.filename);
     let size = file.bytes.len() as u64;
     let owner = principal.0.owner;
+    let converted = state.documents.convert(&filename, file.bytes).await.map_err(upload_error)?;
+    // The tracked export of a turn awaiting approval, come back from review, settles it
+    // (docs/api.md, "The Word round trip").
+    let settles = match (mode, named_job.or_else(|| converted.origin_job.clone())) {
+        (OpenMode::Replace, Some(job)) if state.chat.awaits_review(owner, &session, &job).await? => Some(job),
+        _ => None,
+    };
+    if let Some(job_id) = settles {
+        return settle(&state, owner, &session, &job_id, converted, tracked, filename, index).await;
+    }
     // Only a DOCX has tracked changes: another file loads whatever turn runs.
     if tracked == TrackedChoice::Review && filename.to_ascii_lowercase().ends_with(".docx") {
         state.chat.ensure_no_turn(owner, &session).await?;
     }
     let out = state
         .documents
-        .upload(owner, &session, &filename, file.bytes, UploadOptions { mode, index, tracked })
+        .load(owner, &session, &filename, converted, UploadOptions { mode, index, tracked })
         .await
-        .map_err(|e| {
-            match e {
-                // What is nested too deeply is the file's content, not an `html` field.
-                DocumentError::TooDeep => ApiError::Validation(vec![ValidationItem::new(
-                    "file_invalid",
-                    vec![json!("body"), json!("file")],
-                    "The file could not be converted: its content is nested too deeply to process.",
-                    Value::Null,
-                )]),
-                e => ApiError::from(e),
-            }
-        })?;
+        .map_err(upload_error)?;
     let mut warnings = out.warnings;
     let mut review_job_id = None;
     if let Some((sections, summary)) = out.revised {
@@ -362,6 +388,70 @@ pub async fn upload(
         indexed: attachment_id.is_some(),
         attachment_id,
         review_job_id,
+        settled_job_id: None,
+    }))
+}
+
+/// An upload's conversion or loading failure as the API answers it.
+fn upload_error(e: DocumentError) -> ApiError {
+    match e {
+        // What is nested too deeply is the file's content, not an `html` field.
+        DocumentError::TooDeep => ApiError::Validation(vec![ValidationItem::new(
+            "file_invalid",
+            vec![json!("body"), json!("file")],
+            "The file could not be converted: its content is nested too deeply to process.",
+            Value::Null,
+        )]),
+        e => ApiError::from(e),
+    }
+}
+
+/// The upload of a reviewed tracked export: settles the turn `job_id` from it.
+#[allow(clippy::too_many_arguments)]
+async fn settle(
+    state: &AppState,
+    owner: redline_domain::Owner,
+    session: &redline_domain::SessionId,
+    job_id: &str,
+    converted: redline_ports::documents::Converted,
+    tracked: TrackedChoice,
+    filename: String,
+    index: bool,
+) -> ApiResult<HttpResponse> {
+    let (_, doc) = state.documents.current(owner, session).await?;
+    let readings = state.documents.readings(owner, session, &doc, converted).await.map_err(upload_error)?;
+    state.documents.keep_images(owner, session, &readings).await?;
+    let settled = state.chat.settle_from_file(owner, session, job_id, &readings, tracked, &filename).await?;
+    let mut warnings = readings.warnings.clone();
+    warnings.push(settled.said);
+    let (record, doc) = state.documents.current(owner, session).await?;
+    let Some(d) = record else { return Err(ApiError::from(DocumentError::NotFound)) };
+    let mut attachment_id = None;
+    if index {
+        let blocks = redline_domain::attachment::TextBlock::of_sections(doc.sections());
+        let size = d.html.len() as u64;
+        match state.attachments.index_document(owner, session, &filename, size, blocks).await {
+            Ok(a) => attachment_id = Some(a.attachment_id),
+            Err(e) => warnings.push(format!("The document was loaded but could not be indexed for search: {e}.")),
+        }
+    }
+    Ok(json_streaming_html(UploadBody {
+        session_id: d.session_id.to_string(),
+        html: public_html::html(d.html, &state.config.public_base_url),
+        version_id: d.version_id,
+        filename,
+        title: d.title,
+        section_count: d.section_count,
+        images: readings
+            .images
+            .into_iter()
+            .map(|i| ImageBody { content_type: i.content_type, size_bytes: i.size_bytes })
+            .collect(),
+        warnings,
+        indexed: attachment_id.is_some(),
+        attachment_id,
+        review_job_id: settled.review.map(|j| j.job_id),
+        settled_job_id: Some(settled.job.job_id),
     }))
 }
 
@@ -447,6 +537,7 @@ mod streamed_json_tests {
             indexed: false,
             attachment_id: None,
             review_job_id: None,
+            settled_job_id: None,
         }
     }
 

@@ -284,6 +284,24 @@ export function Editor({ sessionId, me, org }) {
     onResumed: () => setChatNotice('The connection dropped and came back: the AI’s progress picked up where it left off.'),
   });
 
+  /** A reviewed file came back (docs/api.md, "The Word round trip"): the review it settled
+   * ends, the document and the history are read again, and what the file still changes is
+   * the review now. @param {any} body the upload's answer */
+  const returned = async (body) => {
+    if (body.settled_job_id) {
+      job.forget();
+      setReview(null);
+      storeDecisions(sessionId, null);
+    }
+    await reload();
+    await loadHistory();
+    if (body.review_job_id) {
+      const full = await api('GET', `/v1/jobs/${encodeURIComponent(body.review_job_id)}`);
+      job.follow(full);
+      startReview(full.job_id, full.metadata?.pending_changes || []);
+    }
+  };
+
   // What ran when the page opened: the history, and a job still running or waiting for review.
   useEffect(() => {
     (async () => {
@@ -497,7 +515,7 @@ export function Editor({ sessionId, me, org }) {
           ${tab === 'versions' && html`<${VersionsPanel} sessionId=${sessionId} versionId=${doc ? doc.versionId : null} turns=${turns}
             onRestored=${(/** @type {any} */ body) => setDoc(docOf(body))} />`}
           ${tab === 'attachments' && html`<${AttachmentsPanel} sessionId=${sessionId} />`}
-          ${tab === 'export' && html`<${ExportPanel} sessionId=${sessionId} hasEmail=${Boolean(me.email) && !org} unsaved=${unsaved} pending=${review ? review.changes.length : 0} />`}
+          ${tab === 'export' && html`<${ExportPanel} sessionId=${sessionId} hasEmail=${Boolean(me.email) && !org} unsaved=${unsaved} pending=${review ? review.changes.length : 0} onReturned=${returned} />`}
         </div>
       </aside>
     </div>

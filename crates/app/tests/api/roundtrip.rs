@@ -1,0 +1,200 @@
+//! The Word round trip (docs/api.md, "The Word round trip"): the tracked export of a turn
+//! awaiting approval, reviewed in LibreOffice (some revisions accepted, some rejected, some
+//! changed, some left, one of the reviewer's own added) and uploaded back into the session,
+//! settles the turn as the reviewer decided, and what the file still changes awaits review.
+
+use serde_json::{json, Value};
+
+use crate::chat::{seed, start, wait_for};
+use crate::files::upload_with;
+use crate::helpers::*;
+
+async fn html(app: &TestApp, key: &str, sid: &str) -> String {
+    let r = app.send(app.get(&format!("/v1/documents/{sid}")).bearer_auth(key)).await;
+    r.expect_status(200);
+    r.json["html"].as_str().unwrap_or_default().to_owned()
+}
+
+/// A turn of `sid` awaiting approval of `message` on `paragraphs`, and its tracked export.
+async fn exported_proposal(
+    app: &TestApp,
+    key: &str,
+    sid: &str,
+    paragraphs: &[&str],
+    message: &str,
+) -> (String, Vec<u8>) {
+    seed(app, key, sid, paragraphs).await;
+    let job = start(app, key, json!({"session_id": sid, "message": message, "require_approval": true})).await;
+    let id = job["job_id"].as_str().unwrap_or_default().to_owned();
+    wait_for(app, key, &id, &["awaiting_approval"]).await;
+    let body = json!({"session_id": sid, "format": "docx", "track_changes": true});
+    let resp = app.post("/v1/documents/export").bearer_auth(key).json(&body).send().await.expect("export");
+    assert_eq!(resp.status().as_u16(), 200);
+    (id, resp.bytes().await.expect("body").to_vec())
+}
+
+/// A reviewer's pass over `docx` in LibreOffice (scripts/lo-revisions.py `decide`): the file
+/// they save, or `None` (and a skip, outside CI) when LibreOffice is missing.
+fn libreoffice_decides(docx: &[u8], decisions: &[&str]) -> Option<Vec<u8>> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (input, output) = (dir.path().join("in.docx"), dir.path().join("out.docx"));
+    std::fs::write(&input, docx).expect("write");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/lo-revisions.py");
+    let out = std::process::Command::new("/usr/bin/python3")
+        .arg(script)
+        .arg("decide")
+        .arg(&input)
+        .arg(&output)
+        .args(decisions)
+        .output();
+    match out {
+        Ok(out) if out.status.success() => Some(std::fs::read(&output).expect("the script's file")),
+        Ok(out) if !String::from_utf8_lossy(&out.stderr).contains("No module named 'uno'") => {
+            panic!("the script failed: {}", String::from_utf8_lossy(&out.stderr))
+        }
+        _ => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "LibreOffice is missing: run scripts/setup-tests.sh");
+            eprintln!("\n!! SKIPPED: LibreOffice and python3-uno are not installed (scripts/setup-tests.sh)\n");
+            None
+        }
+    }
+}
+
+fn changes(job: &Value) -> Vec<Value> {
+    job["result"]["document_changes"]["changes"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_tracked_export_reviewed_in_libreoffice_settles_its_turn_when_it_comes_back() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let paragraphs = ["alpha one", "alpha two", "alpha three", "alpha four", "kept five"];
+    let (job_id, docx) = exported_proposal(&app, &key, "trip", &paragraphs, "replace \"alpha\" with \"omega\"").await;
+    let waiting = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    let proposed = waiting.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(proposed.len(), 4, "{proposed:?}");
+    let why_four = proposed[3]["ai_explanation"].clone();
+    // The reviewer, in LibreOffice: accepts the change of "one", rejects that of "two", takes
+    // the new word of "three" but keeps the old one too, leaves "four" alone, and types a
+    // paragraph of their own with changes tracked.
+    let decisions = ["one=accept", "two=reject", "three=mixed", "+Added by the reviewer."];
+    let Some(reviewed) = libreoffice_decides(&docx, &decisions) else { return };
+    let fields = [("session_id", "trip"), ("track_changes", "review")];
+    let r = upload_with(&app, &key, &fields, "reviewed.docx", &reviewed).await;
+    r.expect_status(200);
+    assert_eq!(r.json["settled_job_id"], job_id.as_str(), "the file names its turn: {:?}", r.json);
+    let warnings = r.json["warnings"].to_string();
+    assert!(warnings.contains(&format!("tracked export of job {job_id}")), "{warnings}");
+    // The turn is settled as the reviewer decided.
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "completed", "{:?}", job.json);
+    let response = job.json["result"]["response"].as_str().unwrap_or_default();
+    assert!(
+        response.contains(
+            "Settled by the reviewed file reviewed.docx: 2 accepted (1 with the reviewer's corrections), 1 rejected, 1 left undecided."
+        ),
+        "{response}"
+    );
+    let applied = changes(&job.json);
+    assert_eq!(applied.len(), 2, "{applied:?}");
+    assert_eq!(applied[0]["change_id"], proposed[0]["change_id"]);
+    assert!(applied[0].get("edited_by_reviewer").is_none(), "{applied:?}");
+    assert_eq!(applied[1]["change_id"], proposed[2]["change_id"]);
+    assert_eq!(applied[1]["edited_by_reviewer"], true, "{applied:?}");
+    let now = html(&app, &key, "trip").await;
+    assert!(now.contains("omega one") && now.contains("alpha two") && now.contains("alpha four"), "{now}");
+    let three = now.split("</p>").find(|p| p.contains("three")).unwrap_or_default();
+    assert!(three.contains("alpha") && three.contains("omega"), "the reviewer's words: {three}");
+    assert!(!now.contains("Added by the reviewer"), "the reviewer's own change awaits review: {now}");
+    // What the file still changes awaits review: the proposal left undecided, with its
+    // explanation, and the reviewer's paragraph.
+    let next = r.json["review_job_id"].as_str().unwrap_or_default().to_owned();
+    let next_job = app.send(app.get(&format!("/v1/jobs/{next}")).bearer_auth(&key)).await;
+    assert_eq!(next_job.json["status"], "awaiting_approval");
+    let rest = next_job.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert_eq!(rest[0]["ai_explanation"], why_four, "{rest:?}");
+    assert_eq!(rest[1]["operation"], "create");
+    assert!(rest[1]["new_html"].as_str().unwrap_or_default().contains("Added by the reviewer."), "{rest:?}");
+    let r = app
+        .send(app.post("/v1/chat/trip/approve").bearer_auth(&key).json(&json!({"job_id": next, "approve_all": true})))
+        .await;
+    r.expect_status(200);
+    let now = html(&app, &key, "trip").await;
+    assert!(now.contains("omega four") && now.contains("Added by the reviewer."), "{now}");
+    // The history says what the file did.
+    let history = app.send(app.get("/v1/sessions/trip/history").bearer_auth(&key)).await;
+    assert!(history.json.to_string().contains("Settled by the reviewed file reviewed.docx"), "{:?}", history.json);
+}
+
+#[tokio::test]
+async fn a_tracked_export_sent_back_undecided_settles_as_the_upload_asks() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let paragraphs = ["alpha one", "beta two", "alpha three"];
+    let ask = "replace \"alpha\" with \"omega\"";
+    // Taken as it is: every proposal approved, no other turn.
+    let (job_id, docx) = exported_proposal(&app, &key, "take", &paragraphs, ask).await;
+    let r = upload_with(&app, &key, &[("session_id", "take"), ("track_changes", "accept")], "t.docx", &docx).await;
+    r.expect_status(200);
+    assert_eq!(r.json["settled_job_id"], job_id.as_str());
+    assert!(r.json.get("review_job_id").is_none(), "{:?}", r.json);
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    assert_eq!(changes(&job.json).len(), 2);
+    let now = html(&app, &key, "take").await;
+    assert!(now.contains("omega one") && now.contains("beta two") && now.contains("omega three"), "{now}");
+    // Rejected as it is: none approved, the document unchanged.
+    let (job_id, docx) = exported_proposal(&app, &key, "drop", &paragraphs, ask).await;
+    let before = html(&app, &key, "drop").await;
+    let r = upload_with(&app, &key, &[("session_id", "drop"), ("track_changes", "reject")], "d.docx", &docx).await;
+    r.expect_status(200);
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "completed");
+    assert!(changes(&job.json).is_empty(), "{:?}", job.json);
+    assert_eq!(html(&app, &key, "drop").await, before);
+    // Sent back for review undecided: the turn is settled with nothing decided, and its
+    // proposals, explanations and all, await review again.
+    let (job_id, docx) = exported_proposal(&app, &key, "again", &paragraphs, ask).await;
+    let old = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    let why: Vec<Value> = old.json["metadata"]["pending_changes"]
+        .as_array()
+        .map(|p| p.iter().map(|c| c["ai_explanation"].clone()).collect())
+        .unwrap_or_default();
+    let r = upload_with(&app, &key, &[("session_id", "again"), ("track_changes", "review")], "a.docx", &docx).await;
+    r.expect_status(200);
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    let response = job.json["result"]["response"].as_str().unwrap_or_default();
+    assert!(response.contains("0 accepted, 0 rejected, 2 left undecided."), "{response}");
+    let next = r.json["review_job_id"].as_str().unwrap_or_default();
+    let next = app.send(app.get(&format!("/v1/jobs/{next}")).bearer_auth(&key)).await;
+    let rest: Vec<Value> = next.json["metadata"]["pending_changes"]
+        .as_array()
+        .map(|p| p.iter().map(|c| c["ai_explanation"].clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(rest, why);
+}
+
+#[tokio::test]
+async fn a_job_named_for_settling_must_be_a_turn_of_the_session_awaiting_approval() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (job_id, docx) =
+        exported_proposal(&app, &key, "named", &["alpha one"], "replace \"alpha\" with \"omega\"").await;
+    let fields = [("session_id", "named"), ("open_mode", "append"), ("job_id", job_id.as_str())];
+    let r = upload_with(&app, &key, &fields, "n.docx", &docx).await;
+    r.expect_status(422);
+    assert_eq!(r.json["detail"][0]["loc"], json!(["body", "job_id"]));
+    // Another session's turn, or one that does not exist: 409, nothing loaded.
+    seed(&app, &key, "other", &["x"]).await;
+    for job in [job_id.as_str(), "0190a0a0-0000-7000-8000-000000000000"] {
+        let r = upload_with(&app, &key, &[("session_id", "other"), ("job_id", job)], "n.docx", &docx).await;
+        r.expect_status(409);
+        assert!(r.json["detail"].as_str().unwrap_or_default().contains("No job awaiting approval"), "{:?}", r.json);
+    }
+    assert!(html(&app, &key, "other").await.contains(">x<"));
+    // Into another session without naming it, the file names a turn that is not that
+    // session's: it uploads as any DOCX does.
+    let r = upload_with(&app, &key, &[("session_id", "copy")], "n.docx", &docx).await;
+    r.expect_status(200);
+    assert!(r.json.get("settled_job_id").is_none(), "{:?}", r.json);
+}
