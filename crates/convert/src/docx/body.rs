@@ -503,6 +503,8 @@ impl<'b> Ctx<'b> {
     fn graphic_inner(&mut self, x: &mut Xml<'_>, p: &mut Para) -> Result<(), ConvertError> {
         let base = x.depth();
         let mut alt = String::new();
+        // The size the picture is shown at, in CSS pixels (`wp:extent`, a VML shape's style).
+        let mut size: Option<(u32, u32)> = None;
         // A drawn shape (DrawingML `wps:wsp`, VML `v:rect`, …) that holds no picture, text
         // box, chart or diagram is lost: said in a warning.
         let mut shape = false;
@@ -534,14 +536,23 @@ impl<'b> Ctx<'b> {
                         alt = a.into_owned();
                     }
                 }
+                "extent" => {
+                    let emu = |name: &str| attr(&e, name).and_then(|v| v.trim().parse::<u64>().ok());
+                    if let (Some(cx), Some(cy)) = (emu("cx"), emu("cy")) {
+                        size = px_size(cx as f64 / EMU_PER_PX, cy as f64 / EMU_PER_PX);
+                    }
+                }
                 "shape" => {
                     if let Some(a) = attr(&e, "alt").filter(|a| !a.trim().is_empty()) {
                         alt = a.into_owned();
                     }
+                    if let Some(style) = attr(&e, "style") {
+                        size = vml_size(&style).or(size);
+                    }
                 }
                 "blip" => {
                     if let Some(id) = attr(&e, "embed") {
-                        self.image(p, &id, &alt)?;
+                        self.image(p, &id, &alt, size)?;
                     } else if attr(&e, "link").is_some() {
                         self.linked_picture(p, &alt);
                     }
@@ -553,7 +564,7 @@ impl<'b> Ctx<'b> {
                                 alt = t.into_owned();
                             }
                         }
-                        self.image(p, &id, &alt)?;
+                        self.image(p, &id, &alt, size)?;
                     }
                 }
                 "txbxContent" if is_start => {
@@ -570,7 +581,7 @@ impl<'b> Ctx<'b> {
         }
     }
 
-    fn image(&mut self, p: &mut Para, rel_id: &str, alt: &str) -> Result<(), ConvertError> {
+    fn image(&mut self, p: &mut Para, rel_id: &str, alt: &str, size: Option<(u32, u32)>) -> Result<(), ConvertError> {
         let Some(rel) = self.rels.get(rel_id) else { return Ok(()) };
         if rel.external {
             self.linked_picture(p, alt);
@@ -587,7 +598,7 @@ impl<'b> Ctx<'b> {
         };
         if let Some(placeholder) = placeholder {
             let link = p.link.clone().or_else(|| self.field_link().map(str::to_owned));
-            p.inline.image(&placeholder, alt, link.as_deref());
+            p.inline.image(&placeholder, alt, link.as_deref(), size);
         } else if is_metafile(&target) {
             p.inline.text(&crate::images::not_shown(alt), None, &Format::default());
         }
@@ -849,6 +860,44 @@ fn first_row_look(e: &quick_xml::events::BytesStart<'_>) -> bool {
     }
 }
 
+/// English Metric Units in a CSS pixel (914,400 to the inch, 96 pixels to the inch).
+const EMU_PER_PX: f64 = 9525.0;
+
+/// A picture's size in whole CSS pixels; none when either is not a positive size.
+fn px_size(w: f64, h: f64) -> Option<(u32, u32)> {
+    let px = |v: f64| (v.is_finite() && v >= 0.5).then(|| v.round().min(f64::from(u32::MAX)) as u32);
+    Some((px(w)?, px(h)?))
+}
+
+/// The size in a VML shape's style (`width:120pt;height:90pt`), in CSS pixels.
+fn vml_size(style: &str) -> Option<(u32, u32)> {
+    let mut get = |name: &str| {
+        style.split(';').find_map(|decl| {
+            let (k, v) = decl.split_once(':')?;
+            (k.trim().eq_ignore_ascii_case(name)).then(|| length_px(v.trim())).flatten()
+        })
+    };
+    let (w, h) = (get("width")?, get("height")?);
+    px_size(w, h)
+}
+
+/// A CSS length in pixels (`pt`, `in`, `cm`, `mm`, `px`; a bare number is pixels).
+fn length_px(v: &str) -> Option<f64> {
+    let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
+    let (n, unit) = v.split_at(split);
+    let n: f64 = n.trim().parse().ok()?;
+    let per = match unit.trim().to_ascii_lowercase().as_str() {
+        "pt" => 96.0 / 72.0,
+        "in" => 96.0,
+        "cm" => 96.0 / 2.54,
+        "mm" => 96.0 / 25.4,
+        "px" | "" => 1.0,
+        _ => return None,
+    };
+    Some(n * per)
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -875,3 +924,4 @@ mod tests {
         assert_eq!(symbol_char("Arial", 0x263A), Some('☺'));
     }
 }
+

@@ -202,13 +202,18 @@ impl Inline {
         }
     }
 
-    pub(super) fn image(&mut self, placeholder: &str, alt: &str, link: Option<&str>) {
+    /// A picture; `size`: the width and height it is shown at, in CSS pixels.
+    pub(super) fn image(&mut self, placeholder: &str, alt: &str, link: Option<&str>, size: Option<(u32, u32)>) {
         self.switch(link, &Format::default());
         self.html.push_str("<img src=\"");
         escape_into(&mut self.html, placeholder);
         self.html.push_str("\" alt=\"");
         escape_into(&mut self.html, alt);
-        self.html.push_str("\">");
+        self.html.push('"');
+        if let Some((w, h)) = size {
+            let _ = write!(self.html, " width=\"{w}\" height=\"{h}\"");
+        }
+        self.html.push('>');
         self.content = true;
     }
 

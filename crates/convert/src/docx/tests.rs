@@ -377,6 +377,28 @@ fn embedded_pictures_are_extracted_once() {
     assert_eq!(out.html, "<p><img src=\"redline-image:0\" alt=\"\"></p>\n");
 }
 
+/// A picture is shown at the size the document gives it (`wp:extent` in EMU, a VML shape's
+/// style in points or inches), in CSS pixels, not at its pixel size.
+#[test]
+fn pictures_keep_the_size_the_document_shows_them_at() {
+    let sized = |cx: &str, cy: &str| drawing("rIdImg", "logo").replace(r#"cx="1" cy="1""#, &format!(r#"cx="{cx}" cy="{cy}""#));
+    let body = format!(
+        "<w:p>{}</w:p><w:p>{}</w:p>\
+         <w:p><w:r><w:pict><v:shape style=\"position:absolute;width:75pt;height:0.5in\"><v:imagedata r:id=\"rIdImg\"/></v:shape></w:pict></w:r></w:p>",
+        sized("1905000", "952500"),
+        sized("0", "952500"),
+    );
+    let mut d = Docx::new(&body).rel("rIdImg", "image", "media/image1.png", false);
+    d.media = vec![("word/media/image1.png".into(), PNG.to_vec())];
+    let out = d.convert().unwrap();
+    assert_eq!(
+        out.html,
+        "<p><img src=\"redline-image:0\" alt=\"logo\" width=\"200\" height=\"100\"></p>\n\
+         <p><img src=\"redline-image:0\" alt=\"logo\"></p>\n\
+         <p><img src=\"redline-image:0\" alt=\"\" width=\"100\" height=\"48\"></p>\n"
+    );
+}
+
 #[test]
 fn breaks_tabs_hyphens_content_controls_text_boxes_and_tracked_changes() {
     let body = r#"<w:p><w:r><w:t>a</w:t><w:br/><w:t>b</w:t><w:tab/><w:t>c</w:t><w:softHyphen/><w:t>d</w:t><w:noBreakHyphen/><w:t>e</w:t><w:br w:type="page"/></w:r></w:p>
