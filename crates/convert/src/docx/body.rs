@@ -251,10 +251,14 @@ impl<'b> Ctx<'b> {
         };
         p.base = self.styles.defaults.clone();
         p.base.style = None;
-        if p.heading.is_none() {
-            if let Some(s) = style {
-                p.base.apply(&s.rpr);
+        match style {
+            Some(s) if p.heading.is_none() => p.base.apply(&s.rpr),
+            // A heading's weight and size are the heading's own; its style's colour (Word's
+            // blue headings) is kept, black is no colour.
+            Some(s) if s.rpr.color.is_some_and(|c| c.is_some_and(|rgb| rgb != [0, 0, 0])) => {
+                p.base.color = s.rpr.color;
             }
+            _ => {}
         }
         p.props = props;
     }
@@ -871,7 +875,7 @@ fn px_size(w: f64, h: f64) -> Option<(u32, u32)> {
 
 /// The size in a VML shape's style (`width:120pt;height:90pt`), in CSS pixels.
 fn vml_size(style: &str) -> Option<(u32, u32)> {
-    let mut get = |name: &str| {
+    let get = |name: &str| {
         style.split(';').find_map(|decl| {
             let (k, v) = decl.split_once(':')?;
             (k.trim().eq_ignore_ascii_case(name)).then(|| length_px(v.trim())).flatten()
