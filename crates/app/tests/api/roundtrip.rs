@@ -198,3 +198,43 @@ async fn a_job_named_for_settling_must_be_a_turn_of_the_session_awaiting_approva
     r.expect_status(200);
     assert!(r.json.get("settled_job_id").is_none(), "{:?}", r.json);
 }
+
+/// The text of a change's new HTML, without its section ids.
+fn new_text(change: &Value) -> String {
+    let html = change["new_html"].as_str().unwrap_or_default();
+    let mut text = String::new();
+    let mut inside = false;
+    for c in html.chars() {
+        match c {
+            '<' => inside = true,
+            '>' => inside = false,
+            c if !inside => text.push(c),
+            _ => {}
+        }
+    }
+    text
+}
+
+#[tokio::test]
+async fn revisions_libreoffice_wrote_import_as_the_same_pending_changes() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let paragraphs = ["alpha one", "beta two", "alpha three"];
+    let (job_id, docx) = exported_proposal(&app, &key, "lo-out", &paragraphs, "replace \"alpha\" with \"omega\"").await;
+    // LibreOffice opens the tracked export and saves it: the revisions are its own writing.
+    let Some(saved) = libreoffice_decides(&docx, &[]) else { return };
+    let r = upload_with(&app, &key, &[("session_id", "lo-in"), ("track_changes", "review")], "lo.docx", &saved).await;
+    r.expect_status(200);
+    let loaded = r.json["html"].as_str().unwrap_or_default();
+    assert!(loaded.contains("alpha one") && loaded.contains("alpha three") && !loaded.contains("omega"), "{loaded}");
+    let proposed = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    let proposed = proposed.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    let review = r.json["review_job_id"].as_str().unwrap_or_default().to_owned();
+    let imported = app.send(app.get(&format!("/v1/jobs/{review}")).bearer_auth(&key)).await;
+    let imported = imported.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    let texts = |changes: &[Value]| -> Vec<(String, String)> {
+        changes.iter().map(|c| (c["operation"].as_str().unwrap_or_default().to_owned(), new_text(c))).collect()
+    };
+    assert_eq!(texts(&imported), texts(&proposed));
+    assert!(imported.iter().all(|c| c["ai_explanation"].as_str().unwrap_or_default().contains("lo.docx")));
+}

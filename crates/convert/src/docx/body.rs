@@ -901,7 +901,6 @@ fn length_px(v: &str) -> Option<f64> {
     Some(n * per)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -928,4 +927,3 @@ mod tests {
         assert_eq!(symbol_char("Arial", 0x263A), Some('☺'));
     }
 }
-

@@ -382,7 +382,8 @@ fn embedded_pictures_are_extracted_once() {
 /// style in points or inches), in CSS pixels, not at its pixel size.
 #[test]
 fn pictures_keep_the_size_the_document_shows_them_at() {
-    let sized = |cx: &str, cy: &str| drawing("rIdImg", "logo").replace(r#"cx="1" cy="1""#, &format!(r#"cx="{cx}" cy="{cy}""#));
+    let sized =
+        |cx: &str, cy: &str| drawing("rIdImg", "logo").replace(r#"cx="1" cy="1""#, &format!(r#"cx="{cx}" cy="{cy}""#));
     let body = format!(
         "<w:p>{}</w:p><w:p>{}</w:p>\
          <w:p><w:r><w:pict><v:shape style=\"position:absolute;width:75pt;height:0.5in\"><v:imagedata r:id=\"rIdImg\"/></v:shape></w:pict></w:r></w:p>",
