@@ -152,7 +152,8 @@ async fn a_tracked_export_sent_back_undecided_settles_as_the_upload_asks() {
     assert_eq!(job.json["status"], "completed");
     assert!(changes(&job.json).is_empty(), "{:?}", job.json);
     assert_eq!(html(&app, &key, "drop").await, before);
-    // Sent back for review undecided: the turn is settled with nothing decided, and its
+    // Sent back undecided, without saying what to do with its tracked changes: they are
+    // reviewed, never approved by default. The turn is settled with nothing decided, and its
     // proposals, explanations and all, await review again.
     let (job_id, docx) = exported_proposal(&app, &key, "again", &paragraphs, ask).await;
     let old = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
@@ -160,7 +161,7 @@ async fn a_tracked_export_sent_back_undecided_settles_as_the_upload_asks() {
         .as_array()
         .map(|p| p.iter().map(|c| c["ai_explanation"].clone()).collect())
         .unwrap_or_default();
-    let r = upload_with(&app, &key, &[("session_id", "again"), ("track_changes", "review")], "a.docx", &docx).await;
+    let r = upload_with(&app, &key, &[("session_id", "again")], "a.docx", &docx).await;
     r.expect_status(200);
     let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
     let response = job.json["result"]["response"].as_str().unwrap_or_default();
@@ -172,6 +173,19 @@ async fn a_tracked_export_sent_back_undecided_settles_as_the_upload_asks() {
         .map(|p| p.iter().map(|c| c["ai_explanation"].clone()).collect())
         .unwrap_or_default();
     assert_eq!(rest, why);
+    // Taken whole after the document changed since the proposal: 409, nothing settled (the
+    // file would undo the edit).
+    let (job_id, docx) = exported_proposal(&app, &key, "moved", &paragraphs, ask).await;
+    let doc = app.send(app.get("/v1/documents/moved").bearer_auth(&key)).await;
+    let html_now = doc.json["html"].as_str().unwrap_or_default().replace("beta two", "beta two, edited");
+    let saved = app.send(app.put("/v1/documents/moved").bearer_auth(&key).json(&json!({"html": html_now}))).await;
+    saved.expect_status(200);
+    let r = upload_with(&app, &key, &[("session_id", "moved"), ("track_changes", "accept")], "m.docx", &docx).await;
+    r.expect_status(409);
+    assert!(r.json["detail"].as_str().unwrap_or_default().contains("track_changes=review"), "{:?}", r.json);
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "awaiting_approval");
+    assert!(html(&app, &key, "moved").await.contains("beta two, edited"));
 }
 
 #[tokio::test]

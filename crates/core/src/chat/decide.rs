@@ -28,9 +28,10 @@ pub(crate) enum Decision {
     Edited(Vec<Section>),
 }
 
-/// The largest match table of one region (pieces × reading sections²); a larger region is
-/// matched exactly or not at all.
-const MAX_WORK: usize = 20_000_000;
+/// The largest match work of one region (pieces × reading sections², each cell 32 bytes when
+/// only exact matches are tried); a larger region is matched exactly or, past this many cells,
+/// not at all.
+const MAX_WORK: usize = 2_000_000;
 
 /// One piece of a region: a change, or a section no change touches (`change: None`).
 struct Piece {

@@ -129,8 +129,30 @@ impl Chat {
 }
 
 /// The section html without its id, to compare sections of two readings.
+/// Pictures' `width` and `height` are left out: a picture stored without them comes back from
+/// a DOCX with the size the export gave it, and is the same picture.
 pub(super) fn content(section: &Section) -> String {
-    section.html.replacen(&format!(" data-chunk-id=\"{}\"", section.id.as_str()), "", 1)
+    let html = section.html.replacen(&format!(" data-chunk-id=\"{}\"", section.id.as_str()), "", 1);
+    if !html.contains("<img ") {
+        return html;
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html.as_str();
+    while let Some(at) = rest.find("<img ") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find('>').map_or(rest.len(), |e| at + e + 1);
+        let mut tag = rest[at..end].to_owned();
+        for name in [" width=\"", " height=\""] {
+            if let Some(start) = tag.find(name) {
+                let close = tag[start + name.len()..].find('"').map_or(tag.len(), |c| start + name.len() + c + 1);
+                tag.replace_range(start..close, "");
+            }
+        }
+        out.push_str(&tag);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One step of an alignment: items kept (or paired), deleted, inserted.
@@ -347,6 +369,22 @@ mod tests {
         assert_eq!(apply(&doc, &changes), vec!["one", "2a", "2b", "2c", "four"]);
         assert_eq!(apply(&doc, &changes[2..]), vec!["one", "two", "three", "2c", "four"]);
         assert!(changes.iter().all(|c| c.explanation.as_deref() == Some("why")));
+    }
+
+    #[test]
+    fn a_picture_is_the_same_whatever_size_it_states() {
+        let id = ChunkId::parse("a1").expect("id");
+        let with = |img: &str| Section {
+            id: id.clone(),
+            tag: "p".to_owned(),
+            html: format!("<p data-chunk-id=\"a1\">Logo {img} end</p>"),
+            text: "Logo end".to_owned(),
+        };
+        let bare = with("<img src=\"/v1/documents/images/x\" alt=\"logo\">");
+        let sized = with("<img src=\"/v1/documents/images/x\" alt=\"logo\" width=\"200\" height=\"100\">");
+        assert_eq!(content(&bare), content(&sized));
+        assert_eq!(content(&bare), "<p>Logo <img src=\"/v1/documents/images/x\" alt=\"logo\"> end</p>");
+        assert_ne!(content(&bare), content(&with("<img src=\"/v1/documents/images/y\" alt=\"logo\">")));
     }
 
     #[test]

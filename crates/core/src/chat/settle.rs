@@ -81,7 +81,15 @@ impl Chat {
         }
         let mut turn = Turn::read(&job)?;
         let pending = turn.state.pending_changes()?;
-        let (_, doc) = self.documents.current(owner, session).await?;
+        let (record, doc) = self.documents.current(owner, session).await?;
+        // Taken or dropped as a whole, the file would undo edits made since the turn
+        // proposed its changes: refused (a review shows them instead).
+        let version = record.and_then(|r| r.version_id);
+        if choice != TrackedChoice::Review && turn.state.base_version.is_some() && version != turn.state.base_version {
+            return Err(ChatError::Conflict(format!(
+                "The document changed since job {job_id} proposed its changes: upload the file with track_changes=review to see what it changes, or export it again."
+            )));
+        }
         // What the reviewer decided is the file with its remaining tracked changes rejected
         // (or accepted, when they are to be taken).
         let decided = if choice == TrackedChoice::Accept { &readings.accepted } else { &readings.original };
@@ -125,6 +133,8 @@ impl Chat {
         let note = format!("Settled by the reviewed file {file}: {}.", tally.describe());
         let response = turn.state.response.take().unwrap_or_default();
         turn.state.response = Some(if response.is_empty() { note.clone() } else { format!("{response}\n\n{note}") });
+        // The file's new pictures are stored before a version can show them.
+        self.documents.keep_images(owner, session, readings).await?;
         let job = self.finish_approval(turn, approved, &pending, None).await?;
         // What the file still changes, against the document as the turn left it.
         let target = if choice == TrackedChoice::Reject { &readings.original } else { &readings.accepted };

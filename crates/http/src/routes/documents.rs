@@ -269,6 +269,9 @@ pub async fn upload(
         &[("replace", OpenMode::Replace), ("append", OpenMode::Append)],
         &mut errors,
     );
+    // A reviewed file comes back to have its remaining tracked changes reviewed unless the
+    // caller says otherwise: undecided proposals are never approved by default.
+    let tracked_given = form.text("track_changes").is_some_and(|t| !t.trim().is_empty());
     let tracked = form_choice(
         form.text("track_changes"),
         "track_changes",
@@ -316,12 +319,19 @@ pub async fn upload(
     let converted = state.documents.convert(&filename, file.bytes).await.map_err(upload_error)?;
     // The tracked export of a turn awaiting approval, come back from review, settles it
     // (docs/api.md, "The Word round trip").
-    let settles = match (mode, named_job.or_else(|| converted.origin_job.clone())) {
+    let settles = match (mode, named_job.clone().or_else(|| converted.origin_job.clone())) {
         (OpenMode::Replace, Some(job)) if state.chat.awaits_review(owner, &session, &job).await? => Some(job),
         _ => None,
     };
     if let Some(job_id) = settles {
+        let tracked = if tracked_given { tracked } else { TrackedChoice::Review };
         return settle(&state, owner, &session, &job_id, converted, tracked, filename, index).await;
+    }
+    if let Some(job) = named_job {
+        // Settled or cancelled while the file was read: nothing is loaded.
+        return Err(ApiError::from(redline_core::chat::ChatError::Conflict(format!(
+            "No job awaiting approval: job {job} no longer awaits approval."
+        ))));
     }
     // Only a DOCX has tracked changes: another file loads whatever turn runs.
     if tracked == TrackedChoice::Review && filename.to_ascii_lowercase().ends_with(".docx") {
@@ -420,7 +430,6 @@ async fn settle(
 ) -> ApiResult<HttpResponse> {
     let (_, doc) = state.documents.current(owner, session).await?;
     let readings = state.documents.readings(owner, session, &doc, converted).await.map_err(upload_error)?;
-    state.documents.keep_images(owner, session, &readings).await?;
     let settled = state.chat.settle_from_file(owner, session, job_id, &readings, tracked, &filename).await?;
     let mut warnings = readings.warnings.clone();
     warnings.push(settled.said);
