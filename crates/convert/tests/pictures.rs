@@ -1,6 +1,7 @@
 //! Pictures keep the size the document shows them at (docs/conversion.md, "Pictures"): in the
 //! corpus' `python-docx-having-images.docx` a poster and logos of one pixel size are shown at
-//! five sizes, and each converts to its `wp:extent` in CSS pixels.
+//! five sizes, and each converts to its `wp:extent` in CSS pixels (the page header's logo, kept
+//! first, too).
 
 use std::io::Read;
 
@@ -13,11 +14,11 @@ fn corpus(name: &str) -> Vec<u8> {
     std::fs::read(path).expect("corpus file")
 }
 
-/// The `wp:extent` of each picture of the file, in EMU, in document order.
-fn extents(docx: &[u8]) -> Vec<(f64, f64)> {
+/// The `wp:extent` of each picture of a part of the file, in EMU, in document order.
+fn extents(docx: &[u8], part: &str) -> Vec<(f64, f64)> {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(docx)).expect("zip");
     let mut xml = String::new();
-    zip.by_name("word/document.xml").expect("document part").read_to_string(&mut xml).expect("utf-8");
+    zip.by_name(part).expect("the part").read_to_string(&mut xml).expect("utf-8");
     xml.split("<wp:extent ")
         .skip(1)
         .map(|rest| {
@@ -46,8 +47,11 @@ fn each_picture_is_shown_at_its_extent() {
             (value("width"), value("height"))
         })
         .collect();
+    let mut all = extents(&docx, "word/header1.xml");
+    assert_eq!(all.len(), 1, "the header's logo");
+    all.extend(extents(&docx, "word/document.xml"));
     let want: Vec<(u32, u32)> =
-        extents(&docx).iter().map(|(cx, cy)| ((cx / 9525.0).round() as u32, (cy / 9525.0).round() as u32)).collect();
-    assert_eq!(want.len(), 5, "the file's pictures");
+        all.iter().map(|(cx, cy)| ((cx / 9525.0).round() as u32, (cy / 9525.0).round() as u32)).collect();
+    assert_eq!(want.len(), 6, "the file's pictures");
     assert_eq!(shown, want);
 }

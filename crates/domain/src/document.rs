@@ -12,6 +12,18 @@ use std::sync::OnceLock;
 pub const SECTION_TAGS: [&str; 15] =
     ["h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "table", "blockquote", "pre", "figure", "hr", "div"];
 
+/// The DPUB-ARIA role of the page header: a top-level block with it is one section, shown at
+/// the top of every page of a DOCX or PDF export (docs/conversion.md, "Page headers and
+/// footers").
+pub const PAGE_HEADER_ROLE: &str = "doc-pageheader";
+/// The role of the page footer, shown at the foot of every page.
+pub const PAGE_FOOTER_ROLE: &str = "doc-pagefooter";
+/// The role of the document's notes (footnotes and endnotes), kept together as one section.
+pub const ENDNOTES_ROLE: &str = "doc-endnotes";
+
+/// Roles whose top-level element is kept whole as one section.
+pub const WHOLE_SECTION_ROLES: [&str; 3] = [ENDNOTES_ROLE, PAGE_HEADER_ROLE, PAGE_FOOTER_ROLE];
+
 /// Whether `tag` (lower case) is a section element.
 pub fn is_section_tag(tag: &str) -> bool {
     SECTION_TAGS.contains(&tag)

@@ -6,6 +6,7 @@
 
 use html5ever::Attribute;
 use markup5ever_rcdom::{Handle, NodeData};
+use redline_domain::document::{ENDNOTES_ROLE, PAGE_FOOTER_ROLE, PAGE_HEADER_ROLE};
 
 use crate::css;
 use crate::model::{Align, Block, Cell, Doc, Inline, List, Note, Numbering, Row, Style, Table, MAX_BLOCK_NESTING};
@@ -59,7 +60,9 @@ const TABLE_PARTS: [&str; 7] = ["tr", "td", "th", "thead", "tbody", "tfoot", "ca
 #[cfg(test)]
 pub(crate) fn document(html: &str) -> Vec<Block> {
     let doc = doc(html);
-    let mut blocks = doc.blocks;
+    let mut blocks = doc.header;
+    blocks.extend(doc.blocks);
+    blocks.extend(doc.footer);
     if !doc.notes.is_empty() {
         blocks.push(Block::Rule);
         let items = doc.notes.into_iter().map(|n| n.blocks).collect();
@@ -91,11 +94,17 @@ fn doc_of(html: &str, nested: bool) -> Doc {
     let mut flow = Flow::default();
     let mut notes: Vec<Note> = Vec::new();
     let mut loose: Vec<Vec<Block>> = Vec::new();
+    let (mut header, mut footer) = (Vec::new(), Vec::new());
     let kids: Vec<Handle> = root.children.borrow().clone();
     for child in &kids {
-        if has_role(child, "doc-endnotes") {
+        if has_role(child, ENDNOTES_ROLE) {
             flow.flush();
             collect_notes(child, &mut notes, &mut loose);
+        } else if has_role(child, PAGE_HEADER_ROLE) || has_role(child, PAGE_FOOTER_ROLE) {
+            let mut part = Flow::default();
+            walk(child, &mut part, &Style::default(), 1, 0);
+            let into = if has_role(child, PAGE_HEADER_ROLE) { &mut header } else { &mut footer };
+            into.extend(part.finish());
         } else {
             walk(child, &mut flow, &Style::default(), 1, 0);
         }
@@ -123,7 +132,10 @@ fn doc_of(html: &str, nested: bool) -> Doc {
     for note in &mut kept {
         number_note_refs(&mut note.blocks, &numbers);
     }
-    Doc { blocks, notes: kept }
+    // A page header or footer has no notes of its own: a reference in it is plain text.
+    number_note_refs(&mut header, &std::collections::HashMap::new());
+    number_note_refs(&mut footer, &std::collections::HashMap::new());
+    Doc { blocks, notes: kept, header, footer }
 }
 
 /// Each reference to a note becomes one run whose text is the note's number (its place in

@@ -8,7 +8,8 @@ use crate::model::{Block, Doc, Inline, List, Script, Style, Table};
 use crate::table::{Grid, Slot};
 
 pub(crate) fn export(doc: &Doc) -> Vec<u8> {
-    let mut out = render_blocks(&doc.blocks);
+    let parts: Vec<String> = doc.reading_order().iter().map(|b| render_blocks(b)).filter(|t| !t.is_empty()).collect();
+    let mut out = parts.join("\n\n");
     // Notes as footnote definitions (`[^1]: …`), their further lines indented.
     for (i, note) in doc.notes.iter().enumerate() {
         if !out.is_empty() {

@@ -193,11 +193,22 @@ pub(crate) struct Note {
 
 /// The document: its blocks, and its notes when the HTML holds a `role="doc-endnotes"` part.
 /// A note no reference points at stays in `blocks` (as a list at the end), so nothing is lost.
+/// The page header and footer (`role="doc-pageheader"`, `doc-pagefooter`) are apart: DOCX and
+/// PDF set them on every page, the text formats before and after the blocks.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Doc {
     pub blocks: Vec<Block>,
     /// Referenced notes, in the order of their first reference.
     pub notes: Vec<Note>,
+    pub header: Vec<Block>,
+    pub footer: Vec<Block>,
+}
+
+impl Doc {
+    /// The blocks as read from top to bottom: the page header, the body, the page footer.
+    pub(crate) fn reading_order(&self) -> [&[Block]; 3] {
+        [&self.header, &self.blocks, &self.footer]
+    }
 }
 
 /// Whether a character is of a right-to-left script (Hebrew, Arabic, Syriac, Thaana, NKo,

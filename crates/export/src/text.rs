@@ -6,7 +6,8 @@ use crate::model::{item_number, Block, Doc, Inline, List, Table};
 use crate::table::{Grid, Slot};
 
 pub(crate) fn export(doc: &Doc) -> Vec<u8> {
-    let mut out = render_blocks(&doc.blocks);
+    let parts: Vec<String> = doc.reading_order().iter().map(|b| render_blocks(b)).filter(|t| !t.is_empty()).collect();
+    let mut out = parts.join("\n\n");
     // Notes at the end, each after its mark: `[1] …`.
     if !doc.notes.is_empty() {
         let notes: Vec<String> = doc

@@ -8,6 +8,8 @@
 mod corpus;
 #[path = "export/notes.rs"]
 mod notes;
+#[path = "export/pages.rs"]
+mod pages;
 #[path = "export/readers.rs"]
 mod readers;
 #[path = "export/tracked.rs"]

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use ammonia::url::ParseError;
 use ammonia::{Builder, Url, UrlRelative};
 use maplit::{hashmap, hashset};
-use redline_domain::document::SECTION_TAGS;
+use redline_domain::document::{SECTION_TAGS, WHOLE_SECTION_ROLES};
 
 use crate::bounds::bound;
 use crate::images::REMOTE_IMAGE_CLASS;
@@ -175,7 +175,11 @@ fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Optio
             url_ok(value, &["http", "https", "mailto", "tel"])
         }
         "id" => return prefixed_id(value).map(Cow::Owned),
-        "role" => return NOTE_ROLES.contains(&value.trim()).then(|| Cow::Owned(value.trim().to_owned())),
+        "role" => {
+            let role = value.trim();
+            return (NOTE_ROLES.contains(&role) || WHOLE_SECTION_ROLES.contains(&role))
+                .then(|| Cow::Owned(role.to_owned()));
+        }
         "color" => element == "font" && safe_color(value),
         // A picture from elsewhere (`//host/…` and `\\host\…` too) keeps its address here:
         // `images::fix_images` turns it into a placeholder that shows it.

@@ -7,7 +7,7 @@ use html5ever::serialize::{SerializeOpts, TraversalScope};
 use html5ever::tendril::StrTendril;
 use html5ever::{namespace_url, ns, Attribute, LocalName, QualName};
 use markup5ever_rcdom::{Handle, Node, NodeData, SerializableHandle};
-use redline_domain::document::{is_section_tag, ChunkId, Section, CHUNK_ID_MAX_LEN};
+use redline_domain::document::{is_section_tag, ChunkId, Section, CHUNK_ID_MAX_LEN, WHOLE_SECTION_ROLES};
 use redline_ports::documents::HtmlError;
 
 use crate::images::{fix_images, OwnImages};
@@ -183,7 +183,7 @@ fn rename_blocks(root: &Handle) -> bool {
                 *child = font_to_span(child);
                 changed = true;
                 stack.push((child.clone(), false));
-            } else if top && CONTAINERS.contains(&tag) && !is_endnotes(child) {
+            } else if top && CONTAINERS.contains(&tag) && !kept_whole(child) {
                 stack.push((child.clone(), true));
             } else if let Some(new_tag) = renamed(tag) {
                 *child = rename(child, new_tag);
@@ -218,12 +218,14 @@ fn font_to_span(node: &Handle) -> Handle {
     span
 }
 
-/// Whether `node` is the notes of the document (`role="doc-endnotes"`): at the top it is
-/// not unwrapped but kept whole, as one section (a `div`), so that the notes stay together
-/// and recognisable (docs/conversion.md, "Footnotes").
-fn is_endnotes(node: &Handle) -> bool {
+/// Whether `node` is the notes of the document (`role="doc-endnotes"`) or its page header or
+/// footer (`doc-pageheader`, `doc-pagefooter`): at the top it is not unwrapped but kept
+/// whole, as one section (a `div`), so that it stays together and recognisable
+/// (docs/conversion.md, "Footnotes" and "Page headers and footers").
+fn kept_whole(node: &Handle) -> bool {
     let NodeData::Element { attrs, .. } = &node.data else { return false };
-    let found = attrs.borrow().iter().any(|a| &*a.name.local == "role" && a.value.trim() == "doc-endnotes");
+    let found =
+        attrs.borrow().iter().any(|a| &*a.name.local == "role" && WHOLE_SECTION_ROLES.contains(&a.value.trim()));
     found
 }
 

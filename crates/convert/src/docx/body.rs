@@ -35,6 +35,8 @@ pub(super) struct Ctx<'b> {
     pub(super) rels: Rels,
     /// Reading a note: note references are not followed.
     pub(super) in_note: bool,
+    /// Reading a page header or footer.
+    pub(super) in_page_part: bool,
     pub(super) warnings: Warnings,
     pub(super) images: Vec<ExtractedImage>,
     /// Image part → its placeholder (`None`: unusable, skipped).
@@ -143,6 +145,7 @@ impl<'b> Ctx<'b> {
             numbering,
             rels,
             in_note: false,
+            in_page_part: false,
             warnings: Warnings::default(),
             images: Vec::new(),
             image_parts: HashMap::new(),
@@ -328,6 +331,9 @@ impl<'b> Ctx<'b> {
                         p.link = saved;
                     }
                     "fldSimple" => {
+                        if self.in_page_part && attr(&e, "instr").is_some_and(|i| is_page_number(&i)) {
+                            self.warnings.add(PAGE_NUMBER_WARNING);
+                        }
                         let link = attr(&e, "instr").and_then(|i| field_hyperlink(&i)).or_else(|| p.link.clone());
                         let saved = std::mem::replace(&mut p.link, link);
                         self.inline(x, p)?;
@@ -387,6 +393,9 @@ impl<'b> Ctx<'b> {
                 if let Some(f) = self.fields.last_mut() {
                     f.result = true;
                     f.link = field_hyperlink(&f.instr);
+                    if self.in_page_part && is_page_number(&f.instr) {
+                        self.warnings.add(PAGE_NUMBER_WARNING);
+                    }
                 }
             }
             Some("end") => {
@@ -843,6 +852,20 @@ impl<'b> Ctx<'b> {
         self.revisions.add(&x.revisions);
         Ok(())
     }
+
+    /// Forgets the fields left open at the end of a part.
+    pub(super) fn end_part(&mut self) {
+        self.fields.clear();
+    }
+}
+
+const PAGE_NUMBER_WARNING: &str =
+    "page numbers in the page header or footer became the text they showed when the file was saved";
+
+/// Whether a field's instructions insert a page number or count (`PAGE`, `NUMPAGES`, …).
+fn is_page_number(instr: &str) -> bool {
+    let word = instr.split_whitespace().next().unwrap_or("");
+    ["PAGE", "NUMPAGES", "SECTIONPAGES"].iter().any(|w| word.eq_ignore_ascii_case(w))
 }
 
 impl RunProps {

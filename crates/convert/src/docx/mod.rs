@@ -14,7 +14,8 @@
 //! blocks follow the paragraph they are anchored in).
 //!
 //! What it leaves out (with a warning): SVG, EMF/WMF and linked pictures, charts, SmartArt,
-//! comments, page headers and footers, drawn shapes; equations become plain text; text
+//! comments, the page headers and footers of the first page, even pages or later page
+//! sections when they differ (the one most pages show is kept: see [`page_part`]), drawn shapes; equations become plain text; text
 //! boxes are flattened into paragraphs (also with a warning).
 //!
 //! Tracked changes (revisions) are read twice when there are any: accepted (the document) and
@@ -33,6 +34,7 @@ mod tests;
 
 use std::collections::HashMap;
 
+use redline_domain::document::{PAGE_FOOTER_ROLE, PAGE_HEADER_ROLE};
 use redline_ports::documents::{ConvertError, Converted, ExtractedImage, TrackedChanges};
 
 use body::{Ctx, NoteKind};
@@ -226,18 +228,9 @@ fn convert_view(bytes: &[u8], limits: Limits, view: View) -> Result<(Converted, 
         (NoteKind::End, rels.first_of("endnotes").unwrap_or("word/endnotes.xml").to_owned()),
     ];
 
-    // Page headers and footers have no place in the document model: said, not dropped silently.
-    for (kind, warning) in [
-        ("header", "page headers were not imported (a Redline document has no page headers)"),
-        ("footer", "page footers were not imported (a Redline document has no page footers)"),
-    ] {
-        for part in rels.all_of(kind) {
-            if pkg.read_xml(&part).ok().flatten().is_some_and(|t| has_content(&t)) {
-                early.add(warning);
-                break;
-            }
-        }
-    }
+    // Which header and footer parts the page sections show (docs/conversion.md, "Page headers
+    // and footers"): read from the section properties before the body is read.
+    let page_refs = PageRefs::parse(&text);
 
     let mut ctx = Ctx::new(pkg, styles, numbering, rels);
     ctx.warnings = early;
@@ -248,6 +241,8 @@ fn convert_view(bytes: &[u8], limits: Limits, view: View) -> Result<(Converted, 
     let mut revisions = std::mem::take(&mut x.revisions);
     drop(x);
     drop(text);
+    let header = page_part(&mut ctx, &page_refs, PagePart::Header, &mut revisions)?;
+    let footer = page_part(&mut ctx, &page_refs, PagePart::Footer, &mut revisions)?;
 
     if !ctx.notes.is_empty() {
         let mut rendered: HashMap<(NoteKind, String), String> = HashMap::new();
@@ -273,12 +268,133 @@ fn convert_view(bytes: &[u8], limits: Limits, view: View) -> Result<(Converted, 
     }
 
     revisions.add(&ctx.revisions);
-    let html = out.finish();
+    let html = format!("{header}{}{footer}", out.finish());
     let images: Vec<ExtractedImage> = std::mem::take(&mut ctx.images);
     if html.trim().is_empty() && images.is_empty() {
         return Err(ConvertError::Empty);
     }
     Ok((Converted { html, images, warnings: ctx.warnings.0, title, tracked: None, origin_job }, revisions))
+}
+
+/// A page part: the header or the footer of the pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PagePart {
+    Header,
+    Footer,
+}
+
+impl PagePart {
+    fn name(self) -> &'static str {
+        match self {
+            PagePart::Header => "header",
+            PagePart::Footer => "footer",
+        }
+    }
+}
+
+/// One `w:headerReference` or `w:footerReference` of a section's properties.
+#[derive(Debug)]
+struct PageRef {
+    part: PagePart,
+    /// `default`, `first` or `even` (`default` when the attribute is absent).
+    kind: String,
+    rel: String,
+    /// The page section it belongs to (0: the first).
+    section: usize,
+}
+
+/// The header and footer references of every page section, in document order.
+#[derive(Debug, Default)]
+struct PageRefs(Vec<PageRef>);
+
+impl PageRefs {
+    /// Read from the main part's text with a plain reader: the document reader leaves section
+    /// properties out. A part that stops parsing gives the references read before.
+    fn parse(text: &str) -> PageRefs {
+        use quick_xml::events::Event;
+        let mut reader = quick_xml::Reader::from_str(text);
+        let (mut refs, mut section) = (Vec::new(), 0);
+        loop {
+            match reader.read_event() {
+                Ok(Event::Start(e) | Event::Empty(e)) => {
+                    let part = match e.local_name().into_inner() {
+                        "headerReference" => PagePart::Header,
+                        "footerReference" => PagePart::Footer,
+                        _ => continue,
+                    };
+                    let Some(rel) = xml::attr(&e, "id") else { continue };
+                    let kind = xml::attr(&e, "type").map_or_else(|| "default".to_owned(), |k| k.into_owned());
+                    if refs.len() < 256 {
+                        refs.push(PageRef { part, kind, rel: rel.into_owned(), section });
+                    }
+                }
+                Ok(Event::End(e)) if e.local_name().into_inner() == "sectPr" => section += 1,
+                Ok(Event::Eof) | Err(_) => return PageRefs(refs),
+                Ok(_) => {}
+            }
+        }
+    }
+}
+
+/// The page header or footer as a top-level `<header role="doc-pageheader">` (or `<footer
+/// role="doc-pagefooter">`) of the document: the part the first page section shows on most
+/// pages (its `default` reference). Parts shown only on the first page, on even pages or by
+/// later sections, when they show something else, are named in the warnings. A part that
+/// cannot be read costs the part, with a warning, not the document.
+fn page_part(
+    ctx: &mut Ctx<'_>,
+    refs: &PageRefs,
+    part: PagePart,
+    revisions: &mut Revisions,
+) -> Result<String, ConvertError> {
+    let target = |ctx: &Ctx<'_>, r: &PageRef| ctx.rels.get(&r.rel).filter(|t| !t.external).map(|t| t.target.clone());
+    let mine: Vec<&PageRef> = refs.0.iter().filter(|r| r.part == part).collect();
+    let chosen = mine.iter().find(|r| r.kind == "default").and_then(|r| target(ctx, r));
+    let name = part.name();
+    for r in &mine {
+        let Some(other) = target(ctx, r) else { continue };
+        if Some(&other) == chosen.as_ref() {
+            continue;
+        }
+        if !ctx.pkg.read_xml(&other).ok().flatten().is_some_and(|t| has_content(&t)) {
+            continue;
+        }
+        let which = match r.kind.as_str() {
+            "first" => format!("the first page's {name}"),
+            "even" => format!("the even pages' {name}"),
+            _ if r.section > 0 => format!("a later page section's {name}"),
+            _ => format!("another page {name}"),
+        };
+        ctx.warnings.add(&format!("{which} was not imported (a Redline document keeps one page {name})"));
+    }
+    let Some(target) = chosen else { return Ok(String::new()) };
+    let Some(text) = ctx.pkg.read_xml(&target)? else { return Ok(String::new()) };
+    if !has_content(&text) {
+        return Ok(String::new());
+    }
+    let rels = match ctx.pkg.rels_of(&target) {
+        Ok(rels) => rels,
+        Err(e) => optional(Err(e), &mut ctx.warnings, &format!("page {name}'s links and pictures"))?,
+    };
+    let main_rels = std::mem::replace(&mut ctx.rels, rels);
+    ctx.in_page_part = true;
+    let mut blocks = Blocks::new(true);
+    let mut x = Xml::new(&text, &target, ctx.pkg.limits.max_depth).viewing(ctx.view);
+    let read = ctx.blocks(&mut x, &mut blocks);
+    revisions.add(&x.revisions);
+    ctx.in_page_part = false;
+    ctx.end_part();
+    ctx.rels = main_rels;
+    optional(read.map(Some), &mut ctx.warnings, &format!("page {name}"))?;
+    let html = blocks.finish();
+    if html.trim().is_empty() {
+        return Ok(String::new());
+    }
+    let (tag, role) = match part {
+        PagePart::Header => ("header", PAGE_HEADER_ROLE),
+        PagePart::Footer => ("footer", PAGE_FOOTER_ROLE),
+    };
+    Ok(format!("<{tag} role=\"{role}\">\n{html}</{tag}>\n"))
 }
 
 /// The custom document property that names the Redline job a tracked export shows

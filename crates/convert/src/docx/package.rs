@@ -252,19 +252,6 @@ impl Rels {
         self.by_id.get(id)
     }
 
-    /// The internal targets of a relationship type, sorted and without repeats.
-    pub(super) fn all_of(&self, kind: &str) -> Vec<String> {
-        let mut found: Vec<String> = self
-            .by_id
-            .values()
-            .filter(|r| !r.external && r.kind.eq_ignore_ascii_case(kind))
-            .map(|r| r.target.clone())
-            .collect();
-        found.sort();
-        found.dedup();
-        found
-    }
-
     /// The first internal target of a relationship type.
     pub(super) fn first_of(&self, kind: &str) -> Option<&str> {
         let mut found: Vec<(&String, &Rel)> =

@@ -940,9 +940,54 @@ fn what_the_model_cannot_keep_is_named_in_the_warnings() {
     let out = d.convert().unwrap();
     assert!(out.html.contains("Boxed"), "{}", out.html);
     let has = |s: &str| out.warnings.iter().any(|w| w.contains(s));
-    assert!(has("page headers were not imported"), "{:?}", out.warnings);
-    assert!(!has("page footers"), "an empty footer is not worth a warning: {:?}", out.warnings);
+    assert!(
+        out.html.starts_with("<header role=\"doc-pageheader\">\n<p>Company name</p>\n</header>"),
+        "the page header is kept first: {}",
+        out.html
+    );
+    assert!(!has("header") && !has("footer"), "{:?}", out.warnings);
     assert!(has("a drawn shape was skipped"), "{:?}", out.warnings);
     assert!(has("text boxes were turned into ordinary paragraphs"), "{:?}", out.warnings);
     assert_eq!(out.warnings.iter().filter(|w| w.contains("drawn shape")).count(), 1, "{:?}", out.warnings);
+}
+
+#[test]
+fn the_page_header_and_footer_most_pages_show_are_kept_and_the_others_named() {
+    // The body's section shows header1 (with a picture of its own) and footer1 (with a page
+    // number) on most pages, header2 on the first page only.
+    let sect = r#"<w:sectPr><w:headerReference w:type="default" r:id="rIdH"/><w:headerReference w:type="first" r:id="rIdH2"/><w:footerReference w:type="default" r:id="rIdFt"/><w:titlePg/></w:sectPr>"#;
+    let mut d = Docx::new(&format!("{}{sect}", p("Body")))
+        .rel("rIdH", "header", "header1.xml", false)
+        .rel("rIdH2", "header", "header2.xml", false)
+        .rel("rIdFt", "footer", "footer1.xml", false);
+    let logo = r#"<w:p><w:r><w:drawing><wp:inline><wp:extent cx="952500" cy="476250"/><wp:docPr id="1" name="Logo"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:blipFill><a:blip r:embed="rIdLogo"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r><w:r><w:t>ACME Ltd</w:t></w:r></w:p>"#;
+    d.media.push(("word/header1.xml".into(), format!("<w:hdr {W}>{logo}</w:hdr>").into_bytes()));
+    d.media.push((
+        "word/_rels/header1.xml.rels".into(),
+        format!(
+            r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rIdLogo" Type="{REL_NS}/image" Target="media/logo.png"/></Relationships>"#
+        )
+        .into_bytes(),
+    ));
+    d.media.push(("word/media/logo.png".into(), PNG.to_vec()));
+    d.media.push(("word/header2.xml".into(), format!("<w:hdr {W}>{}</w:hdr>", p("Cover page")).into_bytes()));
+    let page = r#"<w:p><w:r><w:t xml:space="preserve">Page </w:t></w:r><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>1</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>"#;
+    d.media.push(("word/footer1.xml".into(), format!("<w:ftr {W}>{page}</w:ftr>").into_bytes()));
+    let out = d.convert().unwrap();
+    let header_end = out.html.find("</header>").expect("a page header");
+    let header = &out.html[..header_end];
+    assert!(header.starts_with("<header role=\"doc-pageheader\">"), "{}", out.html);
+    assert!(header.contains("src=\"redline-image:0\""), "the header's own picture: {}", out.html);
+    assert!(header.contains("width=\"100\" height=\"50\""), "{}", out.html);
+    assert!(header.contains("ACME Ltd") && !out.html.contains("Cover page"), "{}", out.html);
+    assert_eq!(out.images.len(), 1);
+    assert!(
+        out.html.trim_end().ends_with("<footer role=\"doc-pagefooter\">\n<p>Page 1</p>\n</footer>"),
+        "{}",
+        out.html
+    );
+    let has = |s: &str| out.warnings.iter().any(|w| w.contains(s));
+    assert!(has("the first page's header was not imported"), "{:?}", out.warnings);
+    assert!(has("page numbers in the page header or footer became the text"), "{:?}", out.warnings);
+    assert!(out.html.find("Body").unwrap() > header_end, "{}", out.html);
 }

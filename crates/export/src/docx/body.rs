@@ -129,35 +129,55 @@ impl<'a> Body<'a> {
     /// `word/footnotes.xml`'s `w:footnote` elements for the notes, and the relationships
     /// their links and pictures need (the part's own, `footnotes.xml.rels`).
     pub(crate) fn footnotes(&mut self, notes: &[Note]) -> (String, String) {
+        self.apart(|body| {
+            let mut xml = String::new();
+            let mark = "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteRef/></w:r>\
+                        <w:r><w:t xml:space=\"preserve\"> </w:t></w:r>";
+            for (i, note) in notes.iter().enumerate() {
+                let ctx = Ctx { width: TEXT_W, quote: 0, lists: 0 };
+                body.blocks(&note.blocks, ctx);
+                let mut text = std::mem::take(&mut body.out);
+                // The mark opens the first paragraph (one of its own when the note starts with
+                // something else).
+                match text.strip_prefix("<w:p><w:pPr>").and_then(|rest| rest.find("</w:pPr>")) {
+                    Some(at) => text.insert_str("<w:p><w:pPr>".len() + at + "</w:pPr>".len(), mark),
+                    None => text
+                        .insert_str(0, &format!("<w:p><w:pPr><w:pStyle w:val=\"FootnoteText\"/></w:pPr>{mark}</w:p>")),
+                }
+                let _ = write!(xml, "<w:footnote w:id=\"{}\">{text}</w:footnote>", i + 1);
+            }
+            body.out = xml;
+        })
+    }
+
+    /// The content of a page header or footer part (`w:hdr`, `w:ftr`), and the relationships
+    /// its links and pictures need (the part's own `.rels`). It ends with a paragraph, as
+    /// Word requires of a header.
+    pub(crate) fn page_part(&mut self, blocks: &[Block]) -> (String, String) {
+        self.apart(|body| {
+            body.blocks(blocks, Ctx { width: TEXT_W, quote: 0, lists: 0 });
+            if !body.out.ends_with("</w:p>") {
+                body.out.push_str("<w:p/>");
+            }
+        })
+    }
+
+    /// What `write` writes, as a part of its own beside the document: its XML and the
+    /// relationships it needs (links and pictures are resolved again for the part). A note
+    /// reference in it stays text: notes belong to the document.
+    fn apart(&mut self, write: impl FnOnce(&mut Self)) -> (String, String) {
         let body = std::mem::take(&mut self.out);
         let rels = std::mem::take(&mut self.rels);
         let link_rels = std::mem::take(&mut self.link_rels);
         let pictures = std::mem::take(&mut self.pictures);
-        // A reference inside a note stays text: Word has no notes of notes.
         let numbers = std::mem::take(&mut self.notes);
-        let mut xml = String::new();
-        let mark = "<w:r><w:rPr><w:rStyle w:val=\"FootnoteReference\"/></w:rPr><w:footnoteRef/></w:r>\
-                    <w:r><w:t xml:space=\"preserve\"> </w:t></w:r>";
-        for (i, note) in notes.iter().enumerate() {
-            let ctx = Ctx { width: TEXT_W, quote: 0, lists: 0 };
-            self.blocks(&note.blocks, ctx);
-            let mut text = std::mem::take(&mut self.out);
-            // The mark opens the first paragraph (one of its own when the note starts with
-            // something else).
-            match text.strip_prefix("<w:p><w:pPr>").and_then(|rest| rest.find("</w:pPr>")) {
-                Some(at) => text.insert_str("<w:p><w:pPr>".len() + at + "</w:pPr>".len(), mark),
-                None => {
-                    text.insert_str(0, &format!("<w:p><w:pPr><w:pStyle w:val=\"FootnoteText\"/></w:pPr>{mark}</w:p>"))
-                }
-            }
-            let _ = write!(xml, "<w:footnote w:id=\"{}\">{text}</w:footnote>", i + 1);
-        }
-        self.out = body;
+        write(self);
+        let xml = std::mem::replace(&mut self.out, body);
+        let part_rels = std::mem::replace(&mut self.rels, rels);
         self.notes = numbers;
-        let note_rels = std::mem::replace(&mut self.rels, rels);
         self.link_rels = link_rels;
         self.pictures = pictures;
-        (xml, note_rels)
+        (xml, part_rels)
     }
 
     /// The bookmark name of an HTML id: letters, digits and `_`, at most 40 characters,

@@ -9,7 +9,8 @@
 //! (`w:rtl`); alignment (`w:jc`, also in table cells); `<mark>` and backgrounds near one of
 //! Word's 16 highlight colours as `w:highlight`; ids as bookmarks and `#…` links as
 //! `w:hyperlink w:anchor`; notes as real footnotes (`footnotes.xml`); tracked changes as
-//! revisions with comments (`export_tracked`).
+//! revisions with comments (`export_tracked`); the page header and footer (`role="doc-pageheader"`,
+//! `doc-pagefooter`) as `header1.xml` and `footer1.xml`, shown on every page.
 
 mod body;
 mod highlight;
@@ -23,7 +24,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use crate::build;
-use crate::model::{Doc, Note};
+use crate::model::{Block, Doc, Note};
 use crate::redline::{self, Tracked};
 use crate::xml::{escape_xml, push_xml};
 use body::Body;
@@ -33,7 +34,23 @@ pub(crate) fn export(doc: &Doc, title: &str, images: &dyn ImageSource) -> Result
     let mut body = Body::new(images);
     body.set_notes(&doc.notes);
     body.document(&doc.blocks);
-    package(body, &doc.notes, title, None, None)
+    let pages = Pages::write(&mut body, &doc.header, &doc.footer);
+    package(body, &doc.notes, title, &pages, None, None)
+}
+
+/// The page header and footer parts (`header1.xml`, `footer1.xml`): their XML and their
+/// relationships, when the document has them.
+#[derive(Default)]
+struct Pages {
+    header: Option<(String, String)>,
+    footer: Option<(String, String)>,
+}
+
+impl Pages {
+    fn write(body: &mut Body<'_>, header: &[Block], footer: &[Block]) -> Pages {
+        let mut part = |blocks: &[Block]| (!blocks.is_empty()).then(|| body.page_part(blocks));
+        Pages { header: part(header), footer: part(footer) }
+    }
 }
 
 /// A DOCX whose changes are revisions (`w:ins`/`w:del` runs, paragraph marks and table
@@ -58,17 +75,24 @@ pub(crate) fn export_tracked(
     /// A part's blocks, and its change's number and comment when it has one.
     type Part<'d> = (Vec<Tracked>, Option<(usize, &'d str)>);
     let mut parts: Vec<Part<'_>> = Vec::new();
+    // The page header and footer as they are with the changes made (a change to them is not
+    // shown as a revision: docs/export.md, "Tracked changes").
+    let (mut header, mut footer) = (Vec::new(), Vec::new());
     for part in &document.parts {
         match part {
             TrackedPart::Same(html) => {
                 let mut doc = build::doc(html);
                 add_notes(&mut doc);
+                header.append(&mut doc.header);
+                footer.append(&mut doc.footer);
                 parts.push((doc.blocks.into_iter().map(|b| (None, b)).collect(), None));
             }
             TrackedPart::Changed(change) => {
                 let (mut old, mut new) = (build::doc(&change.old), build::doc(&change.new));
                 add_notes(&mut new);
                 add_notes(&mut old);
+                header.append(&mut new.header);
+                footer.append(&mut new.footer);
                 let index = body.dates.len();
                 let merged = redline::merge(old.blocks, new.blocks, index);
                 body.dates.push(iso8601(change.at_ms));
@@ -98,7 +122,8 @@ pub(crate) fn export_tracked(
     if body.out.is_empty() {
         body.out.push_str("<w:p/>");
     }
-    package(body, &notes, title, Some(comments), document.job_id.as_deref())
+    let pages = Pages::write(&mut body, &header, &footer);
+    package(body, &notes, title, &pages, Some(comments), document.job_id.as_deref())
 }
 
 /// Puts a comment's range around a part's paragraphs: its start after the first
@@ -144,27 +169,45 @@ fn initials(author: &str) -> String {
     author.split_whitespace().filter_map(|w| w.chars().next()).flat_map(char::to_uppercase).take(4).collect()
 }
 
-/// Writes the package: the body's document part, its media, the fixed parts, the comments
-/// when there are some, and the job whose changes the revisions are (`RedlineJobId`).
+/// Writes the package: the body's document part, its media, the fixed parts, the page header
+/// and footer, the comments when there are some, and the job whose changes the revisions are
+/// (`RedlineJobId`).
 fn package(
     mut body: Body<'_>,
     notes: &[Note],
     title: &str,
+    pages: &Pages,
     comments: Option<String>,
     job: Option<&str>,
 ) -> Result<Vec<u8>, String> {
     let (footnotes, footnote_rels) = body.footnotes(notes);
     let comments = comments.filter(|c| !c.is_empty());
+    let mut optional: Vec<&str> = Vec::new();
+    let mut references = String::new();
+    for (part, name, id, kind) in
+        [(&pages.header, "header1.xml", "rId5", "header"), (&pages.footer, "footer1.xml", "rId6", "footer")]
+    {
+        if part.is_some() {
+            body.rels
+                .push_str(&format!("<Relationship Id=\"{id}\" Type=\"{}/{kind}\" Target=\"{name}\"/>", parts::REL));
+            references.push_str(&format!("<w:{kind}Reference w:type=\"default\" r:id=\"{id}\"/>"));
+            optional.push(if kind == "header" { "/word/header1.xml" } else { "/word/footer1.xml" });
+        }
+    }
     if comments.is_some() {
         body.rels
             .push_str(&format!("<Relationship Id=\"rId9\" Type=\"{}\" Target=\"comments.xml\"/>", parts::REL_COMMENTS));
+        optional.push("/word/comments.xml");
+    }
+    if job.is_some() {
+        optional.push("/docProps/custom.xml");
     }
     let document = format!(
         "{XML_HEAD}<w:document xmlns:w=\"{NS_W}\" xmlns:r=\"{NS_R}\" \
          xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\" \
          xmlns:a=\"http://schemas.openxmlformats.org/drawingml/2006/main\" \
          xmlns:pic=\"http://schemas.openxmlformats.org/drawingml/2006/picture\"><w:body>{}\
-         <w:sectPr><w:pgSz w:w=\"{}\" w:h=\"{}\"/><w:pgMar w:top=\"{m}\" w:right=\"{m}\" w:bottom=\"{m}\" w:left=\"{m}\" \
+         <w:sectPr>{references}<w:pgSz w:w=\"{}\" w:h=\"{}\"/><w:pgMar w:top=\"{m}\" w:right=\"{m}\" w:bottom=\"{m}\" w:left=\"{m}\" \
          w:header=\"708\" w:footer=\"708\" w:gutter=\"0\"/></w:sectPr></w:body></w:document>",
         body.out,
         parts::PAGE_W,
@@ -179,7 +222,7 @@ fn package(
         }
     }
     let mut text_parts = vec![
-        ("[Content_Types].xml", parts::content_types(&extensions, comments.is_some(), job.is_some())),
+        ("[Content_Types].xml", parts::content_types(&extensions, &optional)),
         ("_rels/.rels", parts::package_rels(job.is_some())),
         ("docProps/core.xml", parts::core(title)),
         ("docProps/app.xml", parts::app()),
@@ -191,6 +234,15 @@ fn package(
         ("word/footnotes.xml", parts::footnotes(&footnotes)),
         ("word/_rels/footnotes.xml.rels", parts::part_rels(&footnote_rels)),
     ];
+    for (part, name, rels, element) in [
+        (&pages.header, "word/header1.xml", "word/_rels/header1.xml.rels", "hdr"),
+        (&pages.footer, "word/footer1.xml", "word/_rels/footer1.xml.rels", "ftr"),
+    ] {
+        if let Some((xml, part_rels)) = part {
+            text_parts.push((name, parts::page_part(element, xml)));
+            text_parts.push((rels, parts::part_rels(part_rels)));
+        }
+    }
     if let Some(comments) = comments {
         text_parts.push(("word/comments.xml", parts::comments(&comments)));
     }

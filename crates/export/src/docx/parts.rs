@@ -8,7 +8,7 @@ pub(crate) const XML_HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\" stan
 
 pub(crate) const NS_W: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
 pub(crate) const NS_R: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
-const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+pub(crate) const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 const PKG_REL: &str = "http://schemas.openxmlformats.org/package/2006/relationships";
 
 pub(crate) const REL_HYPERLINK: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink";
@@ -25,7 +25,9 @@ pub(crate) const TEXT_H: i64 = PAGE_H - 2 * MARGIN;
 /// `w:numId` of every bulleted list (ordered lists get a `w:num` each, from 2 on).
 pub(crate) const BULLET_NUM: usize = 1;
 
-pub(crate) fn content_types(image_extensions: &[&str], comments: bool, custom: bool) -> String {
+/// `[Content_Types].xml`; `optional`: the optional parts the package has (`/word/comments.xml`,
+/// `/docProps/custom.xml`, `/word/header1.xml`, `/word/footer1.xml`).
+pub(crate) fn content_types(image_extensions: &[&str], optional: &[&str]) -> String {
     let mut s = String::from(XML_HEAD);
     s.push_str("<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">");
     s.push_str(
@@ -49,11 +51,15 @@ pub(crate) fn content_types(image_extensions: &[&str], comments: bool, custom: b
         ("/word/settings.xml", format!("{wml}.settings+xml")),
         ("/word/footnotes.xml", format!("{wml}.footnotes+xml")),
         ("/word/comments.xml", format!("{wml}.comments+xml")),
+        ("/word/header1.xml", format!("{wml}.header+xml")),
+        ("/word/footer1.xml", format!("{wml}.footer+xml")),
         ("/docProps/core.xml", "application/vnd.openxmlformats-package.core-properties+xml".to_string()),
         ("/docProps/app.xml", "application/vnd.openxmlformats-officedocument.extended-properties+xml".to_string()),
         ("/docProps/custom.xml", "application/vnd.openxmlformats-officedocument.custom-properties+xml".to_string()),
     ] {
-        if (part == "/word/comments.xml" && !comments) || (part == "/docProps/custom.xml" && !custom) {
+        let fixed =
+            !["/word/comments.xml", "/docProps/custom.xml", "/word/header1.xml", "/word/footer1.xml"].contains(&part);
+        if !fixed && !optional.contains(&part) {
             continue;
         }
         s.push_str(&format!("<Override PartName=\"{part}\" ContentType=\"{ct}\"/>"));
@@ -115,6 +121,16 @@ pub(crate) fn comments(comments: &str) -> String {
 /// The relationships of a part other than the document (links and pictures of the notes).
 pub(crate) fn part_rels(extra: &str) -> String {
     format!("{XML_HEAD}<Relationships xmlns=\"{PKG_REL}\">{extra}</Relationships>")
+}
+
+/// A page header (`hdr`) or footer (`ftr`) part around its content.
+pub(crate) fn page_part(element: &str, content: &str) -> String {
+    format!(
+        "{XML_HEAD}<w:{element} xmlns:w=\"{NS_W}\" xmlns:r=\"{NS_R}\" \
+         xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\" \
+         xmlns:a=\"http://schemas.openxmlformats.org/drawingml/2006/main\" \
+         xmlns:pic=\"http://schemas.openxmlformats.org/drawingml/2006/picture\">{content}</w:{element}>"
+    )
 }
 
 /// `footnotes.xml`: Word's separator and continuation separator, then the notes

@@ -2,8 +2,8 @@
 //! (the bundled set, then the system's, per character; subset, Identity-H, with a
 //! `ToUnicode` map so that the text can be selected and extracted in logical order),
 //! headings larger and bold, wrapped paragraphs, list markers, bordered tables, pictures,
-//! link annotations, footnotes at the foot of the page of their first reference, the title
-//! in the document information.
+//! link annotations, footnotes at the foot of the page of their first reference, the page
+//! header and footer in the margins of every page, the title in the document information.
 //!
 //! `layout.rs` turns blocks into lines (`shape.rs` shapes their text with the fonts of
 //! `fonts.rs` and `system.rs`), this module stacks the lines into pages, and `writer.rs`
@@ -93,6 +93,8 @@ pub(crate) fn export(
     let (content_w, content_h) = (page.content_w(), page.content_h());
     pager.rule_w = content_w / 3.0;
     let ctx = Ctx { tight: false, lists: 0, max_h: content_h, size: layout::BODY_SIZE };
+    pager.head = running(&mut layout, &doc.header, content_w, page.margin);
+    pager.tail = running(&mut layout, &doc.footer, content_w, page.margin);
     let mut lines = Vec::new();
     let mut set = vec![false; doc.notes.len()];
     let mut pending = Vec::new();
@@ -129,6 +131,31 @@ pub(crate) fn export(
     let pictures = std::mem::take(&mut layout.pictures);
     let bytes = pager.finish().finish(&fonts, pictures, title)?;
     Ok((bytes, fonts.warnings()))
+}
+
+/// The size of the text of the page header and footer.
+const RUNNING_SIZE: f32 = 9.0;
+/// The space between the page header (or footer) and the text area.
+const RUNNING_GAP: f32 = 8.0;
+
+/// The lines of a page header or footer, set in the margin of every page: in smaller text,
+/// as many of them as the margin holds (the rest is left out).
+fn running(layout: &mut Layout<'_>, blocks: &[Block], width: f32, margin: f32) -> Vec<Line> {
+    let ctx = Ctx { tight: true, lists: 0, max_h: margin, size: RUNNING_SIZE };
+    let mut lines = Vec::new();
+    for block in blocks {
+        layout.block(block, width, ctx, &mut lines);
+    }
+    let room = margin - RUNNING_GAP;
+    let mut used = 0.0;
+    lines
+        .into_iter()
+        .filter(|l| l.kind != Kind::Spacer)
+        .take_while(|l| {
+            used += l.height;
+            used <= room
+        })
+        .collect()
 }
 
 /// A page: its lines and where each starts, measured down from the top margin.
@@ -180,6 +207,9 @@ pub(crate) struct Pager<S> {
     carry: VecDeque<Line>,
     /// The length of the rule above the notes.
     pub(crate) rule_w: f32,
+    /// The page header and footer, set in the top and bottom margins of every page.
+    pub(crate) head: Vec<Line>,
+    pub(crate) tail: Vec<Line>,
 }
 
 impl<S: PageSink> Pager<S> {
@@ -201,6 +231,8 @@ impl<S: PageSink> Pager<S> {
             foot_h: 0.0,
             carry: VecDeque::new(),
             rule_w: CONTENT_W / 3.0,
+            head: Vec::new(),
+            tail: Vec::new(),
         }
     }
 
@@ -267,6 +299,17 @@ impl<S: PageSink> Pager<S> {
                 y += h;
             }
             self.foot_h = 0.0;
+        }
+        // The page header above the text area, the footer below it.
+        let mut y = -RUNNING_GAP - self.head.iter().map(|l| l.height).sum::<f32>();
+        for line in &self.head {
+            page.push((y, line.clone()));
+            y += line.height;
+        }
+        let mut y = self.content_h + RUNNING_GAP;
+        for line in &self.tail {
+            page.push((y, line.clone()));
+            y += line.height;
         }
         self.sink.page(page);
     }

@@ -144,8 +144,9 @@ fn bundled_ltr(word: &str) -> bool {
     word.chars().all(|c| matches!(u32::from(c), 0..=0x052F | 0x1E00..=0x1FFF))
 }
 
-/// What LibreOffice found in a document it wrote (`content.xml` of an OpenDocument file):
-/// its text, tags and white space left out, and its number of pictures.
+/// What LibreOffice found in a document it wrote (`content.xml` of an OpenDocument file, and
+/// `styles.xml`, which holds the page header and footer): its text, tags and white space
+/// left out, and its number of pictures in the content.
 fn open_document(path: &Path) -> Result<(String, usize), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("no output: {e}"))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| format!("not a zip: {e}"))?;
@@ -155,6 +156,10 @@ fn open_document(path: &Path) -> Result<(String, usize), String> {
         .read_to_string(&mut xml)
         .map_err(|e| format!("content.xml: {e}"))?;
     let pictures = xml.matches("<draw:image").count();
+    // The page header and footer live in the master pages of `styles.xml`.
+    if let Ok(mut styles) = zip.by_name("styles.xml") {
+        styles.read_to_string(&mut xml).map_err(|e| format!("styles.xml: {e}"))?;
+    }
     let mut text = String::with_capacity(xml.len() / 2);
     let mut in_tag = false;
     for c in xml.chars() {

@@ -57,3 +57,20 @@ fn footnotes_are_kept_and_their_notes_are_one_section() {
     assert!(s[1].html.contains("<li id=\"user-content-fn1\">"), "{}", s[1].html);
     assert!(s[1].html.contains("href=\"#user-content-fnref1\""), "{}", s[1].html);
 }
+
+#[test]
+fn a_page_header_and_footer_are_one_section_each_and_a_plain_header_is_unwrapped() {
+    let input = "<header role=\"doc-pageheader\"><p>ACME Ltd</p><p>Confidential</p></header>\
+                 <header><h1>Title</h1><p>Intro</p></header>\
+                 <p>Body</p>\
+                 <footer role=\"doc-pagefooter\"><p>Page footer</p></footer>";
+    let s = round_trip(input);
+    let tags: Vec<&str> = s.iter().map(|x| x.tag.as_str()).collect();
+    assert_eq!(tags, ["div", "h1", "p", "p", "div"], "{s:?}");
+    assert!(s[0].html.contains("role=\"doc-pageheader\""), "{}", s[0].html);
+    assert!(s[0].html.contains("<p>ACME Ltd</p><p>Confidential</p>"), "{}", s[0].html);
+    assert!(s[4].html.contains("role=\"doc-pagefooter\""), "{}", s[4].html);
+    // Other roles are still dropped.
+    let s = round_trip("<div role=\"banner\"><p>x</p></div>");
+    assert!(!s[0].html.contains("role"), "{}", s[0].html);
+}
