@@ -378,22 +378,7 @@ impl Documents {
                 return Err(e);
             }
         };
-        let now = self.clock.now_ms();
-        let records: Vec<ImageRecord> = pending
-            .iter()
-            .map(|p| ImageRecord {
-                image_id: p.image_id.clone(),
-                owner,
-                session_id: session.clone(),
-                content_type: p.content_type.clone(),
-                size_bytes: i64::try_from(p.bytes.len()).unwrap_or(i64::MAX),
-                created_at: now,
-            })
-            .collect();
-        if let Err(e) = self.images.files.insert_images(&records).await {
-            self.discard_images(&pending).await;
-            return Err(e.into());
-        }
+        self.record_images(owner, session, &pending).await?;
         Ok(Uploaded { document, images, warnings, blocks, revised })
     }
 
@@ -464,6 +449,18 @@ impl Documents {
     pub async fn keep_images(&self, owner: Owner, session: &SessionId, readings: &Readings) -> DocumentResult<()> {
         let pending = &readings.new_images;
         self.put_images(pending).await?;
+        self.record_images(owner, session, pending).await?;
+        Ok(())
+    }
+
+    /// Records stored pictures as the session's (a session that does not exist: `NotFound`);
+    /// when that fails their blobs are removed.
+    async fn record_images(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        pending: &[PendingImage],
+    ) -> DocumentResult<Vec<ImageRecord>> {
         let now = self.clock.now_ms();
         let records: Vec<ImageRecord> = pending
             .iter()
@@ -478,9 +475,12 @@ impl Documents {
             .collect();
         if let Err(e) = self.images.files.insert_images(&records).await {
             self.discard_images(pending).await;
-            return Err(e.into());
+            return Err(match e {
+                StoreError::NotFound => DocumentError::NotFound,
+                e => e.into(),
+            });
         }
-        Ok(())
+        Ok(records)
     }
 
     fn upload_version(&self, html: String, count: usize, title: Option<&str>) -> NewVersion {
@@ -625,23 +625,8 @@ impl Documents {
         let content_type = redline_domain::picture::sniff(&bytes).ok_or(DocumentError::NotAPicture)?;
         let pending = [PendingImage { image_id: new_image_id(), content_type: content_type.to_owned(), bytes }];
         self.put_images(&pending).await?;
-        let [image] = pending;
-        let record = ImageRecord {
-            image_id: image.image_id.clone(),
-            owner,
-            session_id: session.clone(),
-            content_type: image.content_type.clone(),
-            size_bytes: i64::try_from(image.bytes.len()).unwrap_or(i64::MAX),
-            created_at: self.clock.now_ms(),
-        };
-        if let Err(e) = self.images.files.insert_images(std::slice::from_ref(&record)).await {
-            self.discard_images(std::slice::from_ref(&image)).await;
-            return Err(match e {
-                StoreError::NotFound => DocumentError::NotFound,
-                e => e.into(),
-            });
-        }
-        Ok(record)
+        let records = self.record_images(owner, session, &pending).await?;
+        records.into_iter().next().ok_or(DocumentError::NotFound)
     }
 
     /// Saves HTML from the editor. Refuses to empty a document that has content; with

@@ -370,17 +370,11 @@ pub async fn upload(
         };
         warnings.push(said);
     }
-    let mut attachment_id = None;
-    if index {
-        // The document is loaded whatever happens here: a failure to index is reported, not fatal.
-        match state.attachments.index_document(principal.0.owner, &session, &filename, size, out.blocks).await {
-            Ok(a) => attachment_id = Some(a.attachment_id),
-            Err(e) => {
-                tracing::warn!(error = %e, "an uploaded document could not be indexed");
-                warnings.push(format!("The document was loaded but could not be indexed for search: {e}."));
-            }
-        }
-    }
+    let attachment_id = if index {
+        index_upload(&state, principal.0.owner, &session, &filename, size, out.blocks, &mut warnings).await
+    } else {
+        None
+    };
     let d = out.document;
     Ok(json_streaming_html(UploadBody {
         session_id: d.session_id.to_string(),
@@ -416,6 +410,28 @@ fn upload_error(e: DocumentError) -> ApiError {
     }
 }
 
+/// Indexes an uploaded document for search (`?index=true`): its attachment, or none with a
+/// warning. The document is loaded whatever happens here: a failure to index is reported,
+/// not fatal.
+async fn index_upload(
+    state: &AppState,
+    owner: redline_domain::Owner,
+    session: &redline_domain::SessionId,
+    filename: &str,
+    size: u64,
+    blocks: Vec<redline_domain::attachment::TextBlock>,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    match state.attachments.index_document(owner, session, filename, size, blocks).await {
+        Ok(a) => Some(a.attachment_id),
+        Err(e) => {
+            tracing::warn!(error = %e, "an uploaded document could not be indexed");
+            warnings.push(format!("The document was loaded but could not be indexed for search: {e}."));
+            None
+        }
+    }
+}
+
 /// The upload of a reviewed tracked export: settles the turn `job_id` from it.
 #[allow(clippy::too_many_arguments)]
 async fn settle(
@@ -435,15 +451,12 @@ async fn settle(
     warnings.push(settled.said);
     let (record, doc) = state.documents.current(owner, session).await?;
     let Some(d) = record else { return Err(ApiError::from(DocumentError::NotFound)) };
-    let mut attachment_id = None;
-    if index {
+    let attachment_id = if index {
         let blocks = redline_domain::attachment::TextBlock::of_sections(doc.sections());
-        let size = d.html.len() as u64;
-        match state.attachments.index_document(owner, session, &filename, size, blocks).await {
-            Ok(a) => attachment_id = Some(a.attachment_id),
-            Err(e) => warnings.push(format!("The document was loaded but could not be indexed for search: {e}.")),
-        }
-    }
+        index_upload(state, owner, session, &filename, d.html.len() as u64, blocks, &mut warnings).await
+    } else {
+        None
+    };
     Ok(json_streaming_html(UploadBody {
         session_id: d.session_id.to_string(),
         html: public_html::html(d.html, &state.config.public_base_url),
