@@ -47,6 +47,12 @@ pub(super) struct Line {
 }
 
 impl Line {
+    /// Its text in logical order (see [`super::bidi`]): as drawn unless it holds
+    /// right-to-left letters.
+    pub(super) fn logical(&self) -> std::borrow::Cow<'_, str> {
+        super::bidi::logical(&self.text)
+    }
+
     /// The text of run `i` (with the space after it trimmed).
     pub(super) fn run_text(&self, i: usize) -> &str {
         let start = self.runs.get(i).map_or(self.text.len(), |r| r.0 as usize);
@@ -105,6 +111,36 @@ struct LineBuilder {
     starts: Vec<(f32, char)>,
     pending_space: bool,
     runs: Vec<Run>,
+    /// Text went back left on this baseline in a line with right-to-left letters (a
+    /// mixed-direction line drawn run by run): the runs are put in order of their left edge
+    /// when the line ends.
+    unordered: bool,
+}
+
+impl LineBuilder {
+    /// The runs in order of their left edge, the text rebuilt to match (one space between
+    /// runs that were drawn apart).
+    fn sort_runs(&mut self) {
+        let mut pieces: Vec<(Run, String)> = Vec::with_capacity(self.runs.len());
+        for (i, run) in self.runs.iter().enumerate() {
+            let to = self.runs.get(i + 1).map_or(self.text.len(), |r| r.start as usize);
+            let piece = self.text.get(run.start as usize..to).unwrap_or("").trim_end();
+            pieces.push((*run, piece.to_owned()));
+        }
+        pieces.sort_by(|a, b| a.0.x.total_cmp(&b.0.x));
+        self.text.clear();
+        self.runs.clear();
+        for (mut run, piece) in pieces {
+            if !self.text.is_empty() {
+                self.text.push(' ');
+            }
+            run.start = self.text.len() as u32;
+            self.text.push_str(&piece);
+            self.runs.push(run);
+        }
+        self.x = self.runs.first().map_or(self.x, |r| r.x);
+        self.end = self.runs.iter().map(|r| r.end).fold(self.end, f32::max);
+    }
 }
 
 impl LineBuilder {
@@ -166,7 +202,10 @@ impl Collector {
 
     /// Ends the line in progress.
     pub(super) fn flush(&mut self) {
-        let Some(line) = self.current.take() else { return };
+        let Some(mut line) = self.current.take() else { return };
+        if line.unordered {
+            line.sort_runs();
+        }
         let size = line.size();
         // The line's baseline is that of its first run in its main size.
         let baseline = line.runs.iter().find(|r| (r.size - size).abs() <= size * 0.05).map_or(line.y, |r| r.y);
@@ -235,6 +274,21 @@ impl Collector {
     }
 
     fn push_text(&mut self, text: &str, x: f32, y: f32, end: f32, size: f32) {
+        // A right-to-left glyph that stands for several letters (a lam-alef ligature, a word
+        // drawn as one glyph) gives them in logical order: kept backwards in the visual line,
+        // so that reading the line back in logical order (`bidi::logical`, which turns its
+        // right-to-left runs around) turns them the right way. A glyph whose text mixes
+        // directions is kept as it is.
+        let reversed: String;
+        let rtl_only = |t: &str| {
+            t.chars().any(super::bidi::is_rtl) && !t.chars().any(|c| c.is_alphabetic() && !super::bidi::is_rtl(c))
+        };
+        let text = if text.chars().nth(1).is_some() && rtl_only(text) {
+            reversed = text.chars().rev().collect();
+            reversed.as_str()
+        } else {
+            text
+        };
         let size_key = (size * 10.0).round() as i32;
         let line = self.current.as_mut();
         let line = match line {
@@ -252,6 +306,7 @@ impl Collector {
                     starts: Vec::new(),
                     pending_space: false,
                     runs: Vec::new(),
+                    unordered: false,
                 })
             }
         };
@@ -365,7 +420,16 @@ impl OutputDev for Collector {
                     return Ok(());
                 }
                 if x < line.end - tolerance * 0.5 {
-                    self.flush();
+                    let rtl = line.text.chars().any(super::bidi::is_rtl) || char.chars().any(super::bidi::is_rtl);
+                    if rtl && (y - line.y).abs() <= tolerance * 0.1 {
+                        // A mixed-direction line drawn run by run: one line, sorted at its end.
+                        if let Some(line) = self.current.as_mut() {
+                            line.unordered = true;
+                            line.pending_space = true;
+                        }
+                    } else {
+                        self.flush();
+                    }
                 }
             }
         }
@@ -559,7 +623,11 @@ pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::T
     let Some(body) = mode(lines.iter().map(|l| (l.size, l.text.chars().count())), 0.5).filter(|b| *b > 0.0) else {
         let mut out: Vec<Placed> =
             tables.map(|(_, t)| Placed { page: t.page, y: t.top, block: Block::Table(t) }).collect();
-        out.extend(lines.iter().map(|l| Placed { block: Block::Paragraph(l.text.clone()), page: l.page, y: l.y }));
+        out.extend(lines.iter().map(|l| Placed {
+            block: Block::Paragraph(l.logical().into_owned()),
+            page: l.page,
+            y: l.y,
+        }));
         return out;
     };
     // The left edges of the body text (one per column).
@@ -632,7 +700,7 @@ pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::T
                 count,
             )) = current.as_mut()
             {
-                join_line(text, &line.text);
+                join_line(text, &line.logical());
                 *count += 1;
             }
         } else {
@@ -640,13 +708,13 @@ pub(super) fn placed_blocks(lines: &[Line], tables: Vec<(usize, super::tables::T
                 out.push(block);
             }
             let block = match (level, list_marker(&line.text)) {
-                (Some(level), _) => Block::Heading(level, line.text.clone()),
+                (Some(level), _) => Block::Heading(level, line.logical().into_owned()),
                 (None, Some((marker, length))) => {
                     let text = line.runs.iter().find(|r| r.0 as usize >= length).map_or(line.x, |r| r.1);
                     let edges = Edges { marker: line.x, text };
-                    Block::Item(marker, edges, line.size, line.text[length..].to_owned())
+                    Block::Item(marker, edges, line.size, super::bidi::logical(&line.text[length..]).into_owned())
                 }
-                (None, None) => Block::Paragraph(line.text.clone()),
+                (None, None) => Block::Paragraph(line.logical().into_owned()),
             };
             current = Some((Placed { block, page: line.page, y: line.y }, 1));
         }
@@ -716,6 +784,10 @@ fn continues(
         }
         (Block::Paragraph(_), None) => {
             if !same_size || starts_list_item(&line.text) || prev.text.ends_with(':') {
+                return false;
+            }
+            // A change of direction opens a paragraph.
+            if super::bidi::reads_rtl(&prev.logical()) != super::bidi::reads_rtl(&line.logical()) {
                 return false;
             }
             if line.page != prev.page {
@@ -819,8 +891,17 @@ impl Html {
             self.html.push_str(">\n");
             self.lists.push((x, tag));
         }
-        self.html.push_str("<li>");
+        self.html.push_str(&format!("<li{}>", dir(text)));
         inline_html(text, &mut self.html);
+    }
+}
+
+/// ` dir="rtl"` for a block whose text reads right to left, else nothing.
+fn dir(text: &str) -> &'static str {
+    if super::bidi::reads_rtl(text) {
+        " dir=\"rtl\""
+    } else {
+        ""
     }
 }
 
@@ -828,12 +909,12 @@ impl Html {
 pub(super) fn block_html(block: &Block, html: &mut String) {
     match block {
         Block::Heading(level, text) => {
-            html.push_str(&format!("<h{level}>"));
+            html.push_str(&format!("<h{level}{}>", dir(text)));
             inline_html(text, html);
             html.push_str(&format!("</h{level}>\n"));
         }
         Block::Paragraph(text) => {
-            html.push_str("<p>");
+            html.push_str(&format!("<p{}>", dir(text)));
             inline_html(text, html);
             html.push_str("</p>\n");
         }

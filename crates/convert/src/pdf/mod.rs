@@ -2,7 +2,8 @@
 //! font size and its words' places), laid out as headings, paragraphs, lists (see
 //! [`layout`]) and tables (see [`tables`]: ruled from the lines the pages draw, or unruled
 //! where columns line up), with superscripts and subscripts, a two-column page drawn row by
-//! row read column by column (see [`columns`]).
+//! row read column by column (see [`columns`]), right-to-left lines in logical order (see
+//! [`bidi`]).
 //!
 //! The file is loaded with lopdf 0.47 (it repairs damaged cross-reference tables and
 //! bounds decompression), made safe for `pdf-extract` (see [`prepare`]), then read page by
@@ -15,6 +16,7 @@
 //! page, followed by its text read by OCR when an [`Ocr`] engine is given (at most
 //! [`MAX_OCR_PAGES`] pages a file), with a warning either way.
 
+mod bidi;
 mod columns;
 mod layout;
 mod pictures;

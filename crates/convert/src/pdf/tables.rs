@@ -8,6 +8,7 @@
 //! under their middle. A grid of fewer than two cells with text (a frame round a text box),
 //! or with text in fewer than two cells of five (a chart's grid), is not a table.
 
+use super::bidi::logical;
 use super::layout::{join_line, Line};
 use super::pictures::Rule;
 
@@ -304,14 +305,14 @@ fn place(lines: &[Line], grids: &[Grid]) -> Placement {
                 }
                 _ => {
                     if let Some((c, x, text)) = current.take() {
-                        pieces[g][c].push((line.y, x, text));
+                        pieces[g][c].push((line.y, x, logical(&text).into_owned()));
                     }
                     current = Some((cell, run.1, word.to_owned()));
                 }
             }
         }
         if let Some((c, x, text)) = current.take() {
-            pieces[g][c].push((line.y, x, text));
+            pieces[g][c].push((line.y, x, logical(&text).into_owned()));
         }
         if outside.len() == line.runs.len() {
             out_lines.push(line.clone());
@@ -380,7 +381,7 @@ fn unruled_cells(line: &Line) -> Vec<(f32, String)> {
             _ => cells.push((x, end, word.to_owned())),
         }
     }
-    cells.into_iter().map(|(x, _, text)| (x, text)).collect()
+    cells.into_iter().map(|(x, _, text)| (x, logical(&text).into_owned())).collect()
 }
 
 /// Finds unruled tables: at least [`MIN_UNRULED_ROWS`] lines in a row, close below one
