@@ -663,7 +663,7 @@ impl<'b> Ctx<'b> {
         let mut table = Table::default();
         // A first row formatted apart by the table's style (`w:tblLook` asks for it, the
         // style has first-row formatting): a header row, as Word shows it.
-        let (mut style, mut look_first_row) = (None, false);
+        let (mut style, mut look_first_row, mut look_bands) = (None, false, true);
         loop {
             match x.next()? {
                 Ev::Start(e) => match local(&e) {
@@ -674,7 +674,10 @@ impl<'b> Ctx<'b> {
                             match x.next()? {
                                 Ev::Start(c) | Ev::Empty(c) => match local(&c) {
                                     "tblStyle" => style = val(&c).map(|v| v.into_owned()),
-                                    "tblLook" => look_first_row = first_row_look(&c),
+                                    "tblLook" => {
+                                        look_first_row = first_row_look(&c);
+                                        look_bands = !no_row_bands(&c);
+                                    }
                                     _ => {}
                                 },
                                 Ev::End if x.depth() < tblpr => break,
@@ -697,6 +700,15 @@ impl<'b> Ctx<'b> {
         if look_first_row && style.as_deref().is_some_and(|s| self.styles.formats_first_row(s)) {
             if let Some(first) = table.rows.first_mut() {
                 first.header = true;
+            }
+        }
+        // Banded rows: the style's shading on the first, third, … row after the header rows,
+        // in the cells without a shading of their own.
+        if let Some(fill) = style.as_deref().and_then(|s| self.styles.band_fill(s)).filter(|_| look_bands) {
+            for row in table.rows.iter_mut().filter(|r| !r.header).step_by(2) {
+                for cell in row.cells.iter_mut().filter(|c| c.background.is_none()) {
+                    cell.background = Some(fill);
+                }
             }
         }
         Ok(table.render())
@@ -884,6 +896,15 @@ fn first_row_look(e: &quick_xml::events::BytesStart<'_>) -> bool {
     match attr(e, "firstRow") {
         Some(v) => matches!(&*v, "1" | "true" | "on"),
         None => val(e).and_then(|v| u32::from_str_radix(v.trim(), 16).ok()).is_some_and(|v| v & 0x0020 != 0),
+    }
+}
+
+/// Whether a `w:tblLook` turns row banding off: `w:noHBand`, or bit 0x0200 of the older
+/// hexadecimal `w:val`.
+fn no_row_bands(e: &quick_xml::events::BytesStart<'_>) -> bool {
+    match attr(e, "noHBand") {
+        Some(v) => matches!(&*v, "1" | "true" | "on"),
+        None => val(e).and_then(|v| u32::from_str_radix(v.trim(), 16).ok()).is_some_and(|v| v & 0x0200 != 0),
     }
 }
 

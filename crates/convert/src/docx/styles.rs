@@ -180,6 +180,8 @@ struct Style {
     based_on: Option<String>,
     /// A table style that formats the first row apart (`w:tblStylePr w:type="firstRow"`).
     first_row: bool,
+    /// The shading of a table style's odd banded rows (`w:tblStylePr w:type="band1Horz"`).
+    band: Option<Rgb>,
     ppr: ParaProps,
     rpr: RunProps,
 }
@@ -202,6 +204,8 @@ pub(super) struct Styles {
     pub(super) defaults: RunProps,
     /// Table styles that format the first row apart (theirs or a style they are based on).
     header_tables: std::collections::HashSet<String>,
+    /// Table styles that shade their odd banded rows, with the fill (theirs or inherited).
+    banded_tables: HashMap<String, Rgb>,
 }
 
 /// The heading level a style name stands for (`heading 2`, `Title`), case-insensitively;
@@ -249,12 +253,28 @@ impl Styles {
                             name: String::new(),
                             based_on: None,
                             first_row: false,
+                            band: None,
                             ppr: Default::default(),
                             rpr: Default::default(),
                         };
                         let base = x.depth();
+                        // Inside a `band1Horz` conditional format (its depth).
+                        let mut band: Option<usize> = None;
                         loop {
-                            match x.next()? {
+                            let ev = x.next()?;
+                            if band.is_some_and(|d| x.depth() < d) {
+                                band = None;
+                            }
+                            match ev {
+                                Ev::Start(c) | Ev::Empty(c) if band.is_some() && local(&c) == "shd" => {
+                                    style.band = shading_fill(&c).or(style.band);
+                                }
+                                Ev::Start(c)
+                                    if local(&c) == "tblStylePr"
+                                        && attr(&c, "type").as_deref() == Some("band1Horz") =>
+                                {
+                                    band = Some(x.depth());
+                                }
                                 Ev::Start(c) | Ev::Empty(c) if x.depth() <= base + 1 => match local(&c) {
                                     "name" => style.name = val(&c).map(|v| v.into_owned()).unwrap_or_default(),
                                     "basedOn" => style.based_on = val(&c).map(|v| v.into_owned()),
@@ -299,7 +319,26 @@ impl Styles {
             })
             .cloned()
             .collect();
-        Ok(Styles { resolved, default_paragraph, defaults, header_tables })
+        let banded_tables = styles
+            .keys()
+            .filter_map(|id| {
+                let mut at = styles.get(id.as_str());
+                for _ in 0..16 {
+                    match at {
+                        Some(s) if s.band.is_some() => return s.band.map(|fill| (id.clone(), fill)),
+                        Some(s) => at = s.based_on.as_deref().and_then(|b| styles.get(b)),
+                        None => return None,
+                    }
+                }
+                None
+            })
+            .collect();
+        Ok(Styles { resolved, default_paragraph, defaults, header_tables, banded_tables })
+    }
+
+    /// The shading a table of style `id` gives its odd banded rows, when its style has one.
+    pub(super) fn band_fill(&self, id: &str) -> Option<Rgb> {
+        self.banded_tables.get(id).copied()
     }
 
     /// Whether a table of style `id` whose `w:tblLook` asks for first-row formatting shows its

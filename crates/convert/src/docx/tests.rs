@@ -991,3 +991,43 @@ fn the_page_header_and_footer_most_pages_show_are_kept_and_the_others_named() {
     assert!(has("page numbers in the page header or footer became the text"), "{:?}", out.warnings);
     assert!(out.html.find("Body").unwrap() > header_end, "{}", out.html);
 }
+
+#[test]
+fn a_table_style_bands_its_rows_after_the_header_unless_the_table_turns_bands_off() {
+    let row = |a: &str, shd: &str| format!("<w:tr><w:tc>{shd}{}</w:tc><w:tc>{}</w:tc></w:tr>", p(a), p("x"));
+    let own = r#"<w:tcPr><w:shd w:val="clear" w:fill="FF0000"/></w:tcPr>"#;
+    let table = |look: &str| {
+        format!(
+            "<w:tbl><w:tblPr><w:tblStyle w:val=\"Banded\"/>{look}</w:tblPr>{}{}{}{}{}</w:tbl>",
+            row("Head", ""),
+            row("one", ""),
+            row("two", ""),
+            row("three", own),
+            row("four", "")
+        )
+    };
+    let styles = r#"<w:style w:type="table" w:styleId="Base"><w:name w:val="Base"/>
+        <w:tblStylePr w:type="firstRow"><w:rPr><w:b/></w:rPr></w:tblStylePr>
+        <w:tblStylePr w:type="band1Horz"><w:tblPr/><w:tcPr><w:shd w:val="clear" w:color="auto" w:fill="C0C0C0"/></w:tcPr></w:tblStylePr>
+        <w:tblStylePr w:type="band2Horz"><w:tcPr><w:shd w:val="clear" w:fill="00FF00"/></w:tcPr></w:tblStylePr></w:style>
+        <w:style w:type="table" w:styleId="Banded"><w:name w:val="Banded"/><w:basedOn w:val="Base"/></w:style>"#;
+    let mut d = Docx::new(&table(r#"<w:tblLook w:firstRow="1" w:noHBand="0"/>"#));
+    d.styles = Some(styles.into());
+    let html = d.html();
+    let grey = "style=\"background-color: #c0c0c0\"";
+    // The header row, then rows one and three of the body banded (three keeps its own red).
+    let rows: Vec<&str> = html.split("<tr>").skip(1).collect();
+    assert_eq!(rows.len(), 5, "{html}");
+    assert!(rows[0].contains("<th") && !rows[0].contains("background"), "{html}");
+    assert_eq!(rows[1].matches(grey).count(), 2, "{html}");
+    assert!(!rows[2].contains("background"), "{html}");
+    assert!(rows[3].contains("#ff0000") && rows[3].matches(grey).count() == 1, "{html}");
+    assert!(!rows[4].contains("background"), "{html}");
+    // `w:noHBand` (or bit 0x0200 of the old hexadecimal look) turns the bands off.
+    for look in [r#"<w:tblLook w:firstRow="1" w:noHBand="1"/>"#, r#"<w:tblLook w:val="0620"/>"#] {
+        let mut d = Docx::new(&table(look));
+        d.styles = Some(styles.into());
+        let html = d.html();
+        assert!(!html.contains("#c0c0c0"), "{look}: {html}");
+    }
+}
