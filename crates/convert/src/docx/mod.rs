@@ -31,6 +31,8 @@ mod xml;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_look;
 
 use std::collections::HashMap;
 

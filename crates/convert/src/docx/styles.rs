@@ -208,6 +208,20 @@ pub(super) struct Styles {
     banded_tables: HashMap<String, Rgb>,
 }
 
+/// The first `get` of style `id` and the styles it is based on, nearest first (at most 16
+/// styles: a cycle stops there).
+fn inherited<T>(styles: &HashMap<String, Style>, id: &str, get: impl Fn(&Style) -> Option<T>) -> Option<T> {
+    let mut at = styles.get(id);
+    for _ in 0..16 {
+        let style = at?;
+        if let Some(v) = get(style) {
+            return Some(v);
+        }
+        at = style.based_on.as_deref().and_then(|b| styles.get(b));
+    }
+    None
+}
+
 /// The heading level a style name stands for (`heading 2`, `Title`), case-insensitively;
 /// also used on style ids when there is no styles part (`Heading2`).
 fn heading_from_name(name: &str) -> Option<u8> {
@@ -305,34 +319,11 @@ impl Styles {
         }
         let header_tables = styles
             .keys()
-            .filter(|id| {
-                // The `basedOn` chain, at most 16 styles (a cycle stops there).
-                let mut at = styles.get(id.as_str());
-                for _ in 0..16 {
-                    match at {
-                        Some(s) if s.first_row => return true,
-                        Some(s) => at = s.based_on.as_deref().and_then(|b| styles.get(b)),
-                        None => return false,
-                    }
-                }
-                false
-            })
+            .filter(|id| inherited(&styles, id, |s| s.first_row.then_some(())).is_some())
             .cloned()
             .collect();
-        let banded_tables = styles
-            .keys()
-            .filter_map(|id| {
-                let mut at = styles.get(id.as_str());
-                for _ in 0..16 {
-                    match at {
-                        Some(s) if s.band.is_some() => return s.band.map(|fill| (id.clone(), fill)),
-                        Some(s) => at = s.based_on.as_deref().and_then(|b| styles.get(b)),
-                        None => return None,
-                    }
-                }
-                None
-            })
-            .collect();
+        let banded_tables =
+            styles.keys().filter_map(|id| Some((id.clone(), inherited(&styles, id, |s| s.band)?))).collect();
         Ok(Styles { resolved, default_paragraph, defaults, header_tables, banded_tables })
     }
 
