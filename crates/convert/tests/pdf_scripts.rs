@@ -186,3 +186,52 @@ fn every_script_reads_back_at_least_as_well_as_pdftotext_and_in_logical_order() 
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A right-to-left table (LibreOffice draws its first column rightmost, with rules) reads
+/// back as a right-to-left table whose cells are in their logical order.
+#[test]
+fn a_right_to_left_table_keeps_its_columns_in_reading_order() {
+    if !present("soffice", &["--version"]) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("redline-pdf-rtl-table-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let rows = [["الاسم", "المدينة", "المبلغ"], ["أحمد", "القاهرة", "١٢٠"], ["سارة", "عمان", "٩٥"]];
+    let body: String = rows
+        .iter()
+        .map(|row| format!("<tr>{}</tr>", row.iter().map(|c| format!("<td>{c}</td>")).collect::<String>()))
+        .collect();
+    let source = dir.join("table.html");
+    std::fs::write(
+        &source,
+        format!(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body dir=\"rtl\">\
+             <p dir=\"rtl\">جدول المبالغ</p><table dir=\"rtl\" border=\"1\" cellpadding=\"4\">{body}</table></body></html>"
+        ),
+    )
+    .expect("write the source");
+    let profile = format!("-env:UserInstallation=file://{}", dir.join("profile").display());
+    let out = Command::new("soffice")
+        .args([&profile, "--headless", "--infilter=HTML (StarWriter)", "--convert-to", "pdf", "--outdir"])
+        .arg(&dir)
+        .arg(&source)
+        .output()
+        .expect("soffice");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bytes = std::fs::read(dir.join("table.pdf")).expect("LibreOffice wrote no PDF");
+    let converted = Converters.convert(SourceFormat::Pdf, &bytes).expect("converts");
+    let html = &converted.html;
+    let table = html.split("<table").nth(1).unwrap_or_else(|| panic!("no table: {html}"));
+    assert!(table.starts_with(" dir=\"rtl\">"), "{html}");
+    for row in rows {
+        let tr = table
+            .split("<tr>")
+            .find(|tr| tr.contains(row[1]))
+            .unwrap_or_else(|| panic!("no row of {}: {html}", row[1]));
+        let cells: Vec<String> =
+            tr.split("<td").skip(1).map(|td| text_of(td).replace('>', "").trim().to_owned()).collect();
+        assert_eq!(cells, row.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(), "{html}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -317,7 +317,13 @@ impl Collector {
         }
         if !line.text.is_empty() {
             let gap = x - line.end;
-            if (line.pending_space || gap > size.max(1.0) * 0.15) && !line.text.ends_with(' ') {
+            // CJK text has no spaces: between two of its characters only a gap of a whole em
+            // is one (a letter-spaced line is not words), and a space the next character is
+            // drawn over is none (each character drawn with a space after it).
+            let cjk = line.text.chars().next_back().is_some_and(wide) && text.chars().next().is_some_and(wide);
+            let word_gap = size.max(1.0) * if cjk { 1.0 } else { 0.15 };
+            let spaced = line.pending_space && !(cjk && gap < -size.max(1.0) * 0.25);
+            if (spaced || gap > word_gap) && !line.text.ends_with(' ') {
                 line.text.push(' ');
             }
         }
@@ -460,6 +466,12 @@ pub(super) enum Block {
     Table(super::tables::Table),
     /// A list item: its marker, its left edge and font size (for nesting), its text.
     Item(Marker, Edges, f32, String),
+}
+
+/// A character of the CJK scripts, written without spaces between words: Hangul jamo and
+/// syllables, kana, CJK ideographs and punctuation, full-width forms.
+fn wide(c: char) -> bool {
+    matches!(c as u32, 0x1100..=0x11FF | 0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFFEF | 0x20000..=0x3FFFF)
 }
 
 fn letters(text: &str) -> usize {
@@ -919,10 +931,15 @@ pub(super) fn block_html(block: &Block, html: &mut String) {
             html.push_str("</p>\n");
         }
         Block::Table(table) => {
-            html.push_str("<table>\n<tbody>\n");
+            // A table of right-to-left text is laid out right to left: its first column is
+            // the one drawn rightmost.
+            let rtl = table.reads_rtl();
+            html.push_str(if rtl { "<table dir=\"rtl\">\n<tbody>\n" } else { "<table>\n<tbody>\n" });
             for row in &table.rows {
                 html.push_str("<tr>");
-                for cell in row {
+                let cells: Box<dyn Iterator<Item = &super::tables::Cell>> =
+                    if rtl { Box::new(row.iter().rev()) } else { Box::new(row.iter()) };
+                for cell in cells {
                     html.push_str("<td");
                     if cell.colspan > 1 {
                         html.push_str(&format!(" colspan=\"{}\"", cell.colspan));

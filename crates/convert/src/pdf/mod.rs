@@ -17,6 +17,7 @@
 //! [`MAX_OCR_PAGES`] pages a file), with a warning either way.
 
 mod bidi;
+mod cmaps;
 mod columns;
 mod layout;
 mod pictures;

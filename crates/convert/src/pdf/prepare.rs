@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use lopdf::{Dictionary, Document, Object, ObjectId, StringFormat};
+use lopdf::{Dictionary, Document, Object, ObjectId, Stream, StringFormat};
 use redline_ports::documents::ConvertError;
 
 /// The most pages converted: a longer PDF is refused rather than turned into one huge page.
@@ -291,6 +291,13 @@ fn repair_font(
             font_files.push(*file);
         }
     }
+    // A Chinese font drawing GBK bytes as one-byte codes: read as a Type 0 font of GBK codes.
+    if matches!(subtype.as_slice(), b"TrueType" | b"Type1")
+        && !fixed.has(b"ToUnicode")
+        && super::cmaps::gb_named(&base_font)
+    {
+        return gbk_font(doc, font, &base_font);
+    }
     match subtype.as_slice() {
         b"Type0" => repair_type0(doc, font, &mut fixed, &base_font, warnings),
         b"CIDFontType0" | b"CIDFontType2" => {
@@ -472,9 +479,21 @@ fn repair_type0(
         Some(Object::Name(n)) if n.starts_with(b"Uni") && (contains(n, b"UCS2") || contains(n, b"UTF16")) => {
             fixed.set("Encoding", "Identity-H");
         }
+        // A predefined CJK CMap: its codes are Shift_JIS, EUC-JP, Big5, GBK or UHC bytes,
+        // read as such (`cmaps.rs`); the font's own /ToUnicode, keyed by code, still applies.
+        Some(Object::Name(n)) if super::cmaps::legacy(n).is_some() => {
+            if let Some(legacy) = super::cmaps::legacy(n) {
+                fixed.set("Encoding", Object::Stream(Stream::new(Dictionary::new(), legacy.encoding_cmap())));
+                let own = matches!(font.get(b"ToUnicode").ok().and_then(|o| deref(doc, o)), Some(Object::Stream(_)));
+                if !own {
+                    fixed
+                        .set("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), legacy.to_unicode().to_vec())));
+                }
+            }
+        }
         Some(Object::Name(n)) => {
-            // A predefined CJK CMap (Shift-JIS, Big5, GBK…) that pdf-extract cannot map:
-            // its text would be garbage, so it is left out.
+            // Another predefined CMap that pdf-extract cannot map (GB18030's four-byte
+            // codes, a name we do not know): its text would be garbage, so it is left out.
             warnings.push(format!(
                 "text in the font {} uses the character map {}, which is not supported: that text was left out",
                 String::from_utf8_lossy(base_font),
@@ -511,6 +530,37 @@ fn repair_type0(
         },
         _ => fixed.set("DescendantFonts", vec![Object::Dictionary(empty_cid_font())]),
     }
+}
+
+/// The simple font `font` as a Type 0 font whose codes are GBK (`cmaps::gb_named`): one-byte
+/// codes keep their widths, two-byte ones are a full em.
+fn gbk_font(doc: &Document, font: &Dictionary, base_font: &[u8]) -> Dictionary {
+    let gbk = super::cmaps::gbk();
+    let first = font.get(b"FirstChar").ok().and_then(|o| number(doc, o)).unwrap_or(0.0).max(0.0) as i64;
+    let widths: Vec<Object> = match font.get(b"Widths").ok().and_then(|o| deref(doc, o)) {
+        Some(Object::Array(w)) => {
+            w.iter().take(256).map(|o| Object::Real(number(doc, o).unwrap_or(500.0) as f32)).collect()
+        }
+        _ => Vec::new(),
+    };
+    let mut cid_font = Dictionary::from_iter([
+        ("Type", Object::from("Font")),
+        ("Subtype", Object::from("CIDFontType2")),
+        ("BaseFont", Object::Name(base_font.to_vec())),
+        ("FontDescriptor", Object::Dictionary(Dictionary::from_iter([("Type", Object::from("FontDescriptor"))]))),
+        ("DW", Object::Integer(1000)),
+    ]);
+    if !widths.is_empty() {
+        cid_font.set("W", vec![Object::Integer(first), Object::Array(widths)]);
+    }
+    Dictionary::from_iter([
+        ("Type", Object::from("Font")),
+        ("Subtype", Object::from("Type0")),
+        ("BaseFont", Object::Name(base_font.to_vec())),
+        ("Encoding", Object::Stream(Stream::new(Dictionary::new(), gbk.encoding_cmap()))),
+        ("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), gbk.to_unicode().to_vec()))),
+        ("DescendantFonts", Object::Array(vec![Object::Dictionary(cid_font)])),
+    ])
 }
 
 fn empty_cid_font() -> Dictionary {

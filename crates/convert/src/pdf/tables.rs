@@ -32,6 +32,21 @@ pub(super) struct Table {
     pub top: f32,
 }
 
+impl Table {
+    /// Whether most of its letters are of a right-to-left script.
+    pub(super) fn reads_rtl(&self) -> bool {
+        let (mut rtl, mut other) = (0usize, 0usize);
+        for c in self.rows.iter().flatten().flat_map(|cell| cell.text.chars()).filter(|c| c.is_alphabetic()) {
+            if super::bidi::is_rtl(c) {
+                rtl += 1;
+            } else {
+                other += 1;
+            }
+        }
+        rtl > other
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Cell {
     pub text: String,

@@ -392,23 +392,61 @@ fn fonts_that_make_pdf_extract_panic_are_repaired() {
     assert!(converted.html.contains("Encoding"), "{}", converted.html);
 }
 
-#[test]
-fn a_cjk_font_with_an_unsupported_cmap_is_left_out_with_a_warning() {
-    let page = "BT /F1 11 Tf 72 720 Td (Latin text) Tj ET BT /F4 11 Tf 72 700 Td <8140> Tj ET";
-    let bytes = pdf_with(&[page], |doc| {
+/// A Type0 font with a predefined CMap named `cmap` drawing `codes` (hex) on line two.
+fn cjk_pdf(cmap: &str, codes: &str) -> Vec<u8> {
+    let page = format!("BT /F1 11 Tf 72 720 Td (Latin text) Tj ET BT /F4 11 Tf 72 700 Td <{codes}> Tj ET");
+    pdf_with(&[page.as_str()], |doc| {
         let f4 = doc.add_object(dictionary! {
             "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "MS-Mincho",
-            "Encoding" => "90ms-RKSJ-H",
+            "Encoding" => cmap,
             "DescendantFonts" => vec![Object::Dictionary(dictionary! {
                 "Type" => "Font", "Subtype" => "CIDFontType2", "BaseFont" => "MS-Mincho",
                 "W" => vec![Object::Integer(0), Object::Integer(i64::MAX), Object::Integer(1000)],
             })],
         });
         add_page_resource(doc, "Font", "F4", f4);
+    })
+}
+
+#[test]
+fn text_of_predefined_cjk_cmaps_is_read_through_their_legacy_encodings() {
+    for (cmap, codes, text) in [
+        // 日本語 in Shift_JIS, with an ASCII letter between.
+        ("90ms-RKSJ-H", "93FA41967B8CEA", "日A本語"),
+        ("ETen-B5-H", "A4A4A4E5", "中文"),
+        ("GBK-EUC-H", "D6D0CEC4", "中文"),
+        ("KSCms-UHC-H", "C7D1B1DB", "한글"),
+    ] {
+        let converted = convert(&cjk_pdf(cmap, codes)).expect("converts");
+        let html: String = converted.html.chars().filter(|c| !c.is_whitespace()).collect();
+        assert!(html.contains(text) && html.contains("Latintext"), "{cmap}: {}", converted.html);
+        assert!(converted.warnings.is_empty(), "{cmap}: {:?}", converted.warnings);
+    }
+}
+
+#[test]
+fn a_chinese_font_drawing_gbk_bytes_as_one_byte_codes_reads_as_chinese() {
+    let page = "BT /F4 11 Tf 72 700 Td <D6D0CEC4> Tj ET BT /F1 11 Tf 72 680 Td (plain text) Tj ET";
+    let bytes = pdf_with(&[page], |doc| {
+        let f4 = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "TrueType",
+            // 宋体 in GBK.
+            "BaseFont" => Object::Name(b"\xCB\xCE\xCC\xE5".to_vec()),
+            "Encoding" => "WinAnsiEncoding", "FirstChar" => 0, "LastChar" => 255,
+            "Widths" => vec![Object::Integer(500); 256],
+        });
+        add_page_resource(doc, "Font", "F4", f4);
     });
     let converted = convert(&bytes).expect("converts");
+    assert!(converted.html.contains("中文"), "{}", converted.html);
+    assert!(converted.html.contains("plain text"), "a Latin font is read as it was: {}", converted.html);
+}
+
+#[test]
+fn a_cjk_font_with_an_unsupported_cmap_is_left_out_with_a_warning() {
+    let converted = convert(&cjk_pdf("GBK2K-H", "8140")).expect("converts");
     assert!(converted.html.contains("Latin text"), "{}", converted.html);
-    assert!(converted.warnings.iter().any(|w| w.contains("90ms-RKSJ-H")), "{:?}", converted.warnings);
+    assert!(converted.warnings.iter().any(|w| w.contains("GBK2K-H")), "{:?}", converted.warnings);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -525,9 +563,6 @@ const PDF_EXCEPTIONS: &[(&str, &str)] = &[
     // One blank page.
     ("pdfjs-empty.pdf", "notext"),
     ("pdfjs-empty_protected.pdf", "notext"),
-    // Shift-JIS text through a predefined CMap that pdf-extract cannot map: left out with
-    // a warning, the rest of the page is kept.
-    ("pdfjs-90ms_rksj_h_sample.pdf", "warning"),
     // A CID font without /ToUnicode: its codes need the Adobe-Japan1 tables.
     ("pdfminer-jo.pdf", "notext"),
 ];
