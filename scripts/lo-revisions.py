@@ -5,7 +5,8 @@
     lo-revisions.py decide IN.docx OUT.docx [WORDS=DECISION ...] [+TEXT]
 
 accept / reject: opens IN in a headless LibreOffice, runs "Accept All" or "Reject All"
-(Edit > Track Changes) and stores the result as UTF-8 text in OUT.
+(Edit > Track Changes) and stores the result as UTF-8 text in OUT (as HTML when OUT ends in
+.html, which shows the formatting).
 list: writes one line per revision LibreOffice reads (type, author, date, text) to OUT.
 decide: a reviewer's pass, saved as a DOCX in OUT: each revision in a paragraph whose text
 holds WORDS is accepted or rejected (Edit > Track Changes > Accept / Reject) as DECISION says:
@@ -170,10 +171,11 @@ def main():
                 dispatcher = smgr.createInstanceWithContext("com.sun.star.frame.DispatchHelper", context)
                 frame = doc.getCurrentController().getFrame()
                 dispatcher.executeDispatch(frame, command, "", 0, ())
-                doc.storeToURL(
-                    uno.systemPathToFileUrl(target),
-                    (prop("FilterName", "Text (encoded)"), prop("FilterOptions", "UTF8,LF")),
-                )
+                if target.endswith(".html"):
+                    store = (prop("FilterName", "HTML (StarWriter)"),)
+                else:
+                    store = (prop("FilterName", "Text (encoded)"), prop("FilterOptions", "UTF8,LF"))
+                doc.storeToURL(uno.systemPathToFileUrl(target), store)
             doc.close(True)
             try:
                 desktop.terminate()

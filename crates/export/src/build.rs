@@ -88,7 +88,32 @@ pub(crate) fn doc_with_nested_notes(html: &str) -> Doc {
     doc_of(html, true)
 }
 
-fn doc_of(html: &str, nested: bool) -> Doc {
+/// One part of a document whose notes were numbered over the whole of it (`numbers`, note id
+/// → number; a tracked export reads each change apart): references to those notes take
+/// their number, and the part's notes among them are left out (the caller writes them once);
+/// its other notes stay in the blocks as [`doc`] leaves them.
+pub(crate) fn part_of(html: &str, numbers: &NoteNumbers) -> Doc {
+    let mut read = read(html);
+    let mut notes = std::mem::take(&mut read.notes);
+    notes.retain(|n| !numbers.contains_key(&n.id));
+    read.loose.extend(notes.into_iter().map(|n| n.blocks));
+    read.finish(Vec::new(), numbers)
+}
+
+/// Note id → the note's number, from 1.
+pub(crate) type NoteNumbers = std::collections::HashMap<std::rc::Rc<str>, usize>;
+
+/// An HTML fragment read: its blocks, page header and footer, and apart the notes of its
+/// notes sections (by id) and the `li`s there that are no note (`loose`).
+struct Read {
+    blocks: Vec<Block>,
+    header: Vec<Block>,
+    footer: Vec<Block>,
+    notes: Vec<Note>,
+    loose: Vec<Vec<Block>>,
+}
+
+fn read(html: &str) -> Read {
     let fragment = parse::parse_fragment(html);
     let root = fragment.root();
     let mut flow = Flow::default();
@@ -109,9 +134,38 @@ fn doc_of(html: &str, nested: bool) -> Doc {
             walk(child, &mut flow, &Style::default(), 1, 0);
         }
     }
-    let mut blocks = flow.finish();
+    Read { blocks: flow.finish(), header, footer, notes, loose }
+}
+
+impl Read {
+    /// The document with the `kept` notes: the loose `li`s as a numbered list at the end,
+    /// and every note reference numbered by `numbers` (others plain text).
+    fn finish(self, mut kept: Vec<Note>, numbers: &NoteNumbers) -> Doc {
+        let Read { mut blocks, mut header, mut footer, loose, .. } = self;
+        if !loose.is_empty() {
+            blocks.push(Block::List(List {
+                numbering: Numbering::Decimal,
+                start: 1,
+                items: loose,
+                item_revs: Vec::new(),
+            }));
+        }
+        number_note_refs(&mut blocks, numbers);
+        for note in &mut kept {
+            number_note_refs(&mut note.blocks, numbers);
+        }
+        // A page header or footer has no notes of its own: a reference in it is plain text.
+        number_note_refs(&mut header, &NoteNumbers::new());
+        number_note_refs(&mut footer, &NoteNumbers::new());
+        Doc { blocks, notes: kept, header, footer }
+    }
+}
+
+fn doc_of(html: &str, nested: bool) -> Doc {
+    let mut read = read(html);
+    let mut notes = std::mem::take(&mut read.notes);
     let mut kept = Vec::new();
-    let mut pending: Vec<std::rc::Rc<str>> = note_refs(&blocks);
+    let mut pending: Vec<std::rc::Rc<str>> = note_refs(&read.blocks);
     pending.reverse();
     while let Some(id) = pending.pop() {
         if let Some(i) = notes.iter().position(|n| n.id == id) {
@@ -122,26 +176,15 @@ fn doc_of(html: &str, nested: bool) -> Doc {
             kept.push(note);
         }
     }
-    loose.extend(notes.into_iter().map(|n| n.blocks));
-    if !loose.is_empty() {
-        blocks.push(Block::List(List { numbering: Numbering::Decimal, start: 1, items: loose, item_revs: Vec::new() }));
-    }
-    let numbers: std::collections::HashMap<std::rc::Rc<str>, usize> =
-        kept.iter().enumerate().map(|(i, n)| (n.id.clone(), i + 1)).collect();
-    number_note_refs(&mut blocks, &numbers);
-    for note in &mut kept {
-        number_note_refs(&mut note.blocks, &numbers);
-    }
-    // A page header or footer has no notes of its own: a reference in it is plain text.
-    number_note_refs(&mut header, &std::collections::HashMap::new());
-    number_note_refs(&mut footer, &std::collections::HashMap::new());
-    Doc { blocks, notes: kept, header, footer }
+    read.loose.extend(notes.into_iter().map(|n| n.blocks));
+    let numbers: NoteNumbers = kept.iter().enumerate().map(|(i, n)| (n.id.clone(), i + 1)).collect();
+    read.finish(kept, &numbers)
 }
 
 /// Each reference to a note becomes one run whose text is the note's number (its place in
 /// `Doc::notes`, from 1); a reference to a note the document does not hold is plain text.
 /// (Recursion is bounded by `MAX_BLOCK_NESTING`.)
-fn number_note_refs(blocks: &mut [Block], numbers: &std::collections::HashMap<std::rc::Rc<str>, usize>) {
+fn number_note_refs(blocks: &mut [Block], numbers: &NoteNumbers) {
     let fix = |content: &mut Vec<Inline>| {
         let mut previous: Option<std::rc::Rc<str>> = None;
         content.retain_mut(|inline| {

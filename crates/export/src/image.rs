@@ -1,6 +1,7 @@
 //! Images referenced by the document: `data:` URLs and `/v1/documents/images/{id}` URLs
 //! (answered by the [`ImageSource`]). The type is read from the bytes, never trusted from
-//! the URL, and the pixel size from the file's header.
+//! the URL, and the pixel size from the file's header. Word processors are given WebP
+//! pictures as PNGs ([`office_picture`]).
 
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;
@@ -17,6 +18,7 @@ pub(crate) enum Kind {
     Jpeg,
     Gif,
     Bmp,
+    Webp,
 }
 
 impl Kind {
@@ -26,6 +28,7 @@ impl Kind {
             Kind::Jpeg => "jpeg",
             Kind::Gif => "gif",
             Kind::Bmp => "bmp",
+            Kind::Webp => "webp",
         }
     }
 
@@ -35,6 +38,7 @@ impl Kind {
             Kind::Jpeg => "image/jpeg",
             Kind::Gif => "image/gif",
             Kind::Bmp => "image/bmp",
+            Kind::Webp => "image/webp",
         }
     }
 }
@@ -74,13 +78,13 @@ fn data_url(src: &str) -> Option<Vec<u8>> {
     STANDARD.decode(&clean).ok().or_else(|| STANDARD_NO_PAD.decode(clean.trim_end_matches('=')).ok())
 }
 
-/// The picture `src` refers to, when it can be had here and is a PNG, JPEG, GIF or BMP
-/// whose size can be read.
+/// The picture `src` refers to, when it can be had here and is a PNG, JPEG, GIF, BMP or
+/// WebP whose size can be read.
 pub(crate) fn resolve(src: &str, images: &dyn ImageSource) -> Option<Picture> {
     picture(bytes_of(src, images)?)
 }
 
-/// `bytes` as a picture, when they are a PNG, JPEG, GIF or BMP whose size can be read.
+/// `bytes` as a picture, when they are a PNG, JPEG, GIF, BMP or WebP whose size can be read.
 pub(crate) fn picture(bytes: Vec<u8>) -> Option<Picture> {
     let (kind, width, height) = sniff(&bytes)?;
     Some(Picture { kind, bytes, width, height })
@@ -109,10 +113,53 @@ pub(crate) fn sniff(b: &[u8]) -> Option<(Kind, u32, u32)> {
         (Kind::Gif, le16(6)?, le16(8)?)
     } else if b.starts_with(b"BM") {
         (Kind::Bmp, le32(18)?.unsigned_abs(), le32(22)?.unsigned_abs())
+    } else if b.len() > 12 && b.starts_with(b"RIFF") && &b[8..12] == b"WEBP" {
+        // The decoder reads the headers only.
+        let (w, h) = image_webp::WebPDecoder::new(std::io::Cursor::new(b)).ok()?.dimensions();
+        (Kind::Webp, w, h)
     } else {
         return None;
     };
     (w > 0 && h > 0 && w <= 100_000 && h <= 100_000).then_some((kind, w, h))
+}
+
+/// Largest decoded picture accepted, in bytes of samples.
+pub(crate) const MAX_SAMPLES: usize = 128 << 20;
+
+/// A WebP picture's samples (its first frame when animated): width, height, whether they are
+/// RGBA (else RGB), and the samples, when they fit in `budget` (which they are taken from).
+pub(crate) fn decode_webp(bytes: &[u8], budget: &mut usize) -> Option<(u32, u32, bool, Vec<u8>)> {
+    let mut decoder = image_webp::WebPDecoder::new(std::io::Cursor::new(bytes)).ok()?;
+    decoder.set_memory_limit(MAX_SAMPLES);
+    let (width, height) = decoder.dimensions();
+    let size = decoder.output_buffer_size()?;
+    if width == 0 || height == 0 || size > MAX_SAMPLES || size > *budget {
+        return None;
+    }
+    *budget -= size;
+    let mut buf = vec![0; size];
+    decoder.read_image(&mut buf).ok()?;
+    Some((width, height, decoder.has_alpha(), buf))
+}
+
+/// The picture as a word processor takes it: a WebP (which Word before 2024 and other
+/// readers do not show) as a PNG of the same pixels; other types as they are. `None` when a
+/// WebP cannot be decoded.
+pub(crate) fn office_picture(pic: Picture) -> Option<Picture> {
+    if pic.kind != Kind::Webp {
+        return Some(pic);
+    }
+    let mut budget = MAX_SAMPLES;
+    let (width, height, alpha, samples) = decode_webp(&pic.bytes, &mut budget)?;
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut bytes, width, height);
+        encoder.set_color(if alpha { png::ColorType::Rgba } else { png::ColorType::Rgb });
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().ok()?;
+        writer.write_image_data(&samples).ok()?;
+    }
+    Some(Picture { kind: Kind::Png, bytes, width, height })
 }
 
 /// What a PDF needs to embed a JPEG as is.
@@ -238,6 +285,25 @@ mod tests {
         assert_eq!(sniff(b"GIF89a\x05\x00\x03\x00"), Some((Kind::Gif, 5, 3)));
         assert_eq!(sniff(b"\xFF\xD8\xFF"), None);
         assert_eq!(sniff(b""), None);
+    }
+
+    #[test]
+    fn webp_pictures_are_read_and_given_to_word_processors_as_png() {
+        let samples: Vec<u8> = (0..4 * 3 * 4).map(|i| (i * 7) as u8).collect();
+        let mut webp = Vec::new();
+        image_webp::WebPEncoder::new(&mut webp).encode(&samples, 4, 3, image_webp::ColorType::Rgba8).expect("webp");
+        let pic = picture(webp).expect("a webp picture");
+        assert_eq!((pic.kind, pic.width, pic.height), (Kind::Webp, 4, 3));
+        let png = office_picture(pic).expect("transcoded");
+        assert_eq!((png.kind, png.width, png.height), (Kind::Png, 4, 3));
+        let decoder = png::Decoder::new(std::io::Cursor::new(png.bytes));
+        let mut reader = decoder.read_info().expect("a png");
+        let mut out = vec![0; reader.output_buffer_size().expect("size")];
+        reader.next_frame(&mut out).expect("frame");
+        assert_eq!(out, samples, "the same pixels, alpha kept");
+        // Not a WebP after all: nothing.
+        let broken = Picture { kind: Kind::Webp, bytes: b"RIFF\0\0\0\0WEBPVP8 ".to_vec(), width: 1, height: 1 };
+        assert!(office_picture(broken).is_none());
     }
 
     #[test]

@@ -72,6 +72,15 @@ pub(crate) struct Style {
     pub ids: Vec<Rc<str>>,
     /// A tracked change that inserted or deleted this run (DOCX `w:ins`/`w:del`).
     pub rev: Option<Rev>,
+    /// A tracked change that changed this run's formatting only (DOCX `w:rPrChange`).
+    pub former: Option<Rc<Former>>,
+}
+
+/// A tracked formatting change: the run's formatting before it, and which change it was.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Former {
+    pub style: Style,
+    pub change: usize,
 }
 
 /// A revision: what a tracked change did to a run, a paragraph, a list item or a table row,

@@ -4,14 +4,17 @@
 //! Blocks are aligned by equality (longest common subsequence, after the common ends are
 //! trimmed); between two kept blocks, an old and a new block of the same kind are merged in
 //! place (a paragraph word by word, a list item by item, a table row by row), and the others
-//! are deleted or inserted whole. Words are compared with their formatting, so a word made
-//! bold is a deleted plain word and an inserted bold one. Accepting every revision gives the
-//! new blocks; rejecting every one, the old.
+//! are deleted or inserted whole. Words are compared by their text and link: a word made
+//! bold is a formatting revision that keeps its former formatting ([`Former`]), a word whose
+//! link changed is deleted and inserted. Accepting every revision gives the new blocks;
+//! rejecting every one, the old.
 //!
 //! Work is bounded: an alignment whose table would pass [`MAX_CELLS`] deletes and inserts
 //! its middle whole instead.
 
-use crate::model::{Block, Cell, Inline, List, Rev, RevKind, Row, Style, Table};
+use std::rc::Rc;
+
+use crate::model::{Block, Cell, Former, Inline, List, Rev, RevKind, Row, Style, Table};
 
 /// The largest alignment table (old × new items after trimming) computed.
 const MAX_CELLS: usize = 4_000_000;
@@ -271,18 +274,20 @@ impl Merger {
         Some(Row { header: new.header, cells, rev: None })
     }
 
-    /// Inline content merged word by word.
+    /// Inline content merged word by word: a word whose text stays and whose formatting
+    /// changes (not its link) is a formatting revision.
     fn inlines(&self, old: &[Inline], new: &[Inline]) -> Vec<Inline> {
         let (a, b) = (tokens(old), tokens(new));
-        let steps = align(&a, &b, |x, y| x == y);
+        let steps = align(&a, &b, Token::same_text);
         let mut out: Vec<Inline> = Vec::new();
         for step in steps {
-            let (token, rev) = match step {
-                Step::Keep(_, j) => (&b[j], None),
-                Step::Delete(i) => (&a[i], Some(self.rev(RevKind::Deleted))),
-                Step::Insert(j) => (&b[j], Some(self.rev(RevKind::Inserted))),
+            let (token, rev, former) = match step {
+                Step::Keep(i, j) if a[i] == b[j] => (&b[j], None, None),
+                Step::Keep(i, j) => (&b[j], None, a[i].former(self.change)),
+                Step::Delete(i) => (&a[i], Some(self.rev(RevKind::Deleted)), None),
+                Step::Insert(j) => (&b[j], Some(self.rev(RevKind::Inserted)), None),
             };
-            push_token(&mut out, token, rev);
+            push_token(&mut out, token, rev, former);
         }
         out
     }
@@ -306,6 +311,34 @@ enum Token<'a> {
     Text(&'a str, &'a Style),
     Break,
     Image(&'a crate::model::ImageRef),
+}
+
+impl Token<'_> {
+    /// The same text, or picture, or break, whatever the formatting that a run's properties
+    /// hold; a link, anchor, note, direction or id differs.
+    fn same_text(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Token::Text(s, a), Token::Text(t, b)) => {
+                s == t
+                    && a.link == b.link
+                    && a.anchor == b.anchor
+                    && a.note == b.note
+                    && a.dir == b.dir
+                    && a.ids == b.ids
+            }
+            _ => self == other,
+        }
+    }
+
+    /// This token's formatting as the one a formatting revision of `change` replaced.
+    fn former(&self, change: usize) -> Option<Rc<Former>> {
+        match self {
+            Token::Text(_, style) => {
+                Some(Rc::new(Former { style: Style { rev: None, former: None, ..(*style).clone() }, change }))
+            }
+            _ => None,
+        }
+    }
 }
 
 fn tokens(content: &[Inline]) -> Vec<Token<'_>> {
@@ -336,7 +369,7 @@ fn tokens(content: &[Inline]) -> Vec<Token<'_>> {
 
 /// Appends a token, joining it to the last text of the same formatting and revision. A line
 /// break inside a revision is the text `\n` (the DOCX writer breaks the line there).
-fn push_token(out: &mut Vec<Inline>, token: &Token<'_>, rev: Option<Rev>) {
+fn push_token(out: &mut Vec<Inline>, token: &Token<'_>, rev: Option<Rev>, former: Option<Rc<Former>>) {
     let text = match token {
         Token::Text(text, _) => *text,
         Token::Break if rev.is_some() => "\n",
@@ -350,7 +383,7 @@ fn push_token(out: &mut Vec<Inline>, token: &Token<'_>, rev: Option<Rev>) {
         }
     };
     let base = match token {
-        Token::Text(_, style) => Style { rev, ..(*style).clone() },
+        Token::Text(_, style) => Style { rev, former, ..(*style).clone() },
         _ => Style { rev, ..Style::default() },
     };
     if let Some(Inline::Text(last, style)) = out.last_mut() {

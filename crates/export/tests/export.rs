@@ -258,6 +258,35 @@ fn docx_tables_in_a_row_stay_apart() {
     assert!(!doc.contains("</w:tbl><w:tbl>"), "a paragraph separates them");
 }
 
+/// A stored WebP picture (a type browsers show and uploads take) reaches every export: a PNG of
+/// its pixels in the DOCX, embedded as it is in the HTML, drawn in the PDF.
+#[test]
+fn webp_pictures_survive_every_export() {
+    let samples: Vec<u8> = (0..6 * 4 * 3).map(|i| (i * 11) as u8).collect();
+    let mut webp = Vec::new();
+    image_webp::WebPEncoder::new(&mut webp).encode(&samples, 6, 4, image_webp::ColorType::Rgb8).expect("webp");
+    let source = Images(HashMap::from([("w1".to_string(), webp.clone())]));
+    let body = "<p data-chunk-id=\"a\">Logo <img src=\"/v1/documents/images/w1\" alt=\"the logo\"></p>";
+
+    let parts = unzip(&export(body, ExportFormat::Docx, &source));
+    assert_well_formed(&parts);
+    let media = &parts["word/media/image1.png"];
+    let mut reader = png::Decoder::new(Cursor::new(media.clone())).read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
+    reader.next_frame(&mut pixels).expect("frame");
+    assert_eq!(pixels, samples, "the WebP's pixels");
+    let doc = String::from_utf8(parts["word/document.xml"].clone()).expect("utf-8");
+    assert!(doc.contains("<wp:extent cx=\"57150\" cy=\"38100\"/>"), "6×4 px: {doc}");
+    let types = String::from_utf8(parts["[Content_Types].xml"].clone()).expect("utf-8");
+    assert!(types.contains("Extension=\"png\" ContentType=\"image/png\""), "{types}");
+
+    let html = String::from_utf8(export(body, ExportFormat::Html, &source)).expect("utf-8");
+    assert!(html.contains(&format!("src=\"data:image/webp;base64,{}\"", STANDARD.encode(&webp))), "{html}");
+
+    let pdf = String::from_utf8_lossy(&export(body, ExportFormat::Pdf, &source)).into_owned();
+    assert!(pdf.contains("/Subtype /Image") || pdf.contains("/Subtype/Image"), "the PDF draws it");
+}
+
 #[test]
 fn pdf_has_the_words_fonts_links_and_pictures() {
     let bytes = export(&sample_html(), ExportFormat::Pdf, &images());

@@ -240,6 +240,33 @@ pub struct TrackedChanges {
     pub original: Box<Converted>,
     /// What they are, in words: "2 insertions and 1 deletion by Ann Lee".
     pub summary: String,
+    /// Who made them, paragraph by paragraph.
+    pub who: Authorship,
+}
+
+/// Who made a file's tracked changes, paragraph by paragraph: each paragraph that has any,
+/// read with them accepted and read with them rejected. A change proposed from the file
+/// names the authors and dates of the paragraphs it shows (docs/api.md, "Upload").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Authorship {
+    pub accepted: Vec<Attributed>,
+    pub original: Vec<Attributed>,
+}
+
+/// The tracked changes of one paragraph.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Attributed {
+    /// The paragraph's text, whitespace collapsed.
+    pub text: String,
+    /// Who made its tracked changes and when, each once, in the order met.
+    pub by: Vec<Reviser>,
+}
+
+/// The author and date a revision carries (`w:author`, `w:date`), as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Reviser {
+    pub author: Option<String>,
+    pub date: Option<String>,
 }
 
 /// Why a file could not be converted (all answered with 422 and the reason).

@@ -268,6 +268,7 @@ impl<'b> Ctx<'b> {
 
     fn paragraph(&mut self, x: &mut Xml<'_>, out: &mut Blocks) -> Result<(), ConvertError> {
         let mut p = self.new_para();
+        let logged = x.revisions.log.len();
         self.inline(x, &mut p)?;
         // A field's instructions never run past its paragraph: show what follows.
         for f in &mut self.fields {
@@ -276,6 +277,7 @@ impl<'b> Ctx<'b> {
         if p.inline.has_content() {
             let kind = self.kind(&p);
             let inner = p.inline.finish();
+            x.revisions.attribute(logged, &inner);
             out.paragraph(kind, &inner);
         }
         if !p.after.is_empty() {

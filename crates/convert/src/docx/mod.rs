@@ -37,7 +37,7 @@ mod tests_look;
 use std::collections::HashMap;
 
 use redline_domain::document::{PAGE_FOOTER_ROLE, PAGE_HEADER_ROLE};
-use redline_ports::documents::{ConvertError, Converted, ExtractedImage, TrackedChanges};
+use redline_ports::documents::{Authorship, ConvertError, Converted, ExtractedImage, TrackedChanges};
 
 use body::{Ctx, NoteKind};
 use html::Blocks;
@@ -167,12 +167,14 @@ pub(crate) fn convert_with(bytes: &[u8], limits: Limits) -> Result<Converted, Co
     let (mut accepted, revisions) = convert_view(bytes, limits, View::Accepted)?;
     if revisions.any() {
         // The original may be empty (a document that is all insertions): an empty reading.
-        let original = match convert_view(bytes, limits, View::Original) {
-            Ok((original, _)) => original,
-            Err(ConvertError::Empty) => Converted::default(),
+        let (original, original_by) = match convert_view(bytes, limits, View::Original) {
+            Ok((original, r)) => (original, r.by_paragraph),
+            Err(ConvertError::Empty) => (Converted::default(), Vec::new()),
             Err(e) => return Err(e),
         };
-        accepted.tracked = Some(TrackedChanges { original: Box::new(original), summary: revisions.describe() });
+        let summary = revisions.describe();
+        let who = Authorship { accepted: revisions.by_paragraph, original: original_by };
+        accepted.tracked = Some(TrackedChanges { original: Box::new(original), summary, who });
     }
     Ok(accepted)
 }

@@ -111,8 +111,13 @@ pub(super) fn shading_fill(e: &quick_xml::events::BytesStart<'_>) -> Option<Rgb>
 pub(super) fn parse_rpr(x: &mut Xml<'_>) -> Result<RunProps, ConvertError> {
     let base = x.depth();
     let mut p = RunProps::default();
+    // The formatting before a tracked change (`w:rPrChange`, met only where the reader shows
+    // the document before its changes): the whole of the run's direct formatting.
+    let mut former = None;
     loop {
         match x.next()? {
+            Ev::Start(e) if local(&e) == "rPrChange" => former = Some(former_props(x, parse_rpr)?),
+            Ev::Empty(e) if local(&e) == "rPrChange" => former = Some(RunProps::default()),
             Ev::Start(e) | Ev::Empty(e) => match local(&e) {
                 "rStyle" => p.style = val(&e).map(|v| v.into_owned()),
                 "b" => p.bold = Some(on_off(&e)),
@@ -138,8 +143,26 @@ pub(super) fn parse_rpr(x: &mut Xml<'_>) -> Result<RunProps, ConvertError> {
                 "vanish" | "specVanish" => p.hidden = Some(on_off(&e)),
                 _ => {}
             },
-            Ev::End if x.depth() < base => return Ok(p),
-            Ev::Eof => return Ok(p),
+            Ev::End if x.depth() < base => return Ok(former.unwrap_or(p)),
+            Ev::Eof => return Ok(former.unwrap_or(p)),
+            _ => {}
+        }
+    }
+}
+
+/// The former properties inside a `w:rPrChange` or `w:pPrChange` whose start was just read
+/// (its `w:rPr` or `w:pPr`, read by `parse`); none when it has none.
+fn former_props<T: Default>(
+    x: &mut Xml<'_>,
+    parse: fn(&mut Xml<'_>) -> Result<T, ConvertError>,
+) -> Result<T, ConvertError> {
+    let base = x.depth();
+    let mut props = T::default();
+    loop {
+        match x.next()? {
+            Ev::Start(e) if matches!(local(&e), "rPr" | "pPr") => props = parse(x)?,
+            Ev::End if x.depth() < base => return Ok(props),
+            Ev::Eof => return Ok(props),
             _ => {}
         }
     }
@@ -150,8 +173,12 @@ pub(super) fn parse_rpr(x: &mut Xml<'_>) -> Result<RunProps, ConvertError> {
 pub(super) fn parse_ppr(x: &mut Xml<'_>) -> Result<ParaProps, ConvertError> {
     let base = x.depth();
     let mut p = ParaProps::default();
+    // As in `parse_rpr`: the paragraph's formatting before a tracked change.
+    let mut former = None;
     loop {
         match x.next()? {
+            Ev::Start(e) if local(&e) == "pPrChange" => former = Some(former_props(x, parse_ppr)?),
+            Ev::Empty(e) if local(&e) == "pPrChange" => former = Some(ParaProps::default()),
             Ev::Start(e) | Ev::Empty(e) => match local(&e) {
                 "pStyle" => p.style = val(&e).map(|v| v.into_owned()),
                 "numId" => p.num_id = num_attr(&e, "val"),
@@ -159,8 +186,8 @@ pub(super) fn parse_ppr(x: &mut Xml<'_>) -> Result<ParaProps, ConvertError> {
                 "outlineLvl" => p.outline = num_attr(&e, "val").map(|v| v.min(9) as u8),
                 _ => {}
             },
-            Ev::End if x.depth() < base => return Ok(p),
-            Ev::Eof => return Ok(p),
+            Ev::End if x.depth() < base => return Ok(former.unwrap_or(p)),
+            Ev::Eof => return Ok(former.unwrap_or(p)),
             _ => {}
         }
     }

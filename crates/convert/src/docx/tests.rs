@@ -3,7 +3,7 @@
 
 use std::io::{Cursor, Write};
 
-use redline_ports::documents::{ConvertError, Converted};
+use redline_ports::documents::{Attributed, ConvertError, Converted, Reviser};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
@@ -423,6 +423,30 @@ fn breaks_tabs_hyphens_content_controls_text_boxes_and_tracked_changes() {
     let tracked = out.tracked.expect("the file has tracked changes");
     assert_eq!(tracked.summary, "1 insertion and 1 deletion by A");
     assert!(tracked.original.html.contains("<p>gone</p>"), "rejected: {}", tracked.original.html);
+}
+
+#[test]
+fn each_paragraph_with_tracked_changes_names_its_authors_and_dates() {
+    let body = r#"<w:p><w:r><w:t xml:space="preserve">Keep </w:t></w:r><w:ins w:id="1" w:author="Ann" w:date="2026-05-03T10:00:00Z"><w:r><w:t>this &amp; that</w:t></w:r></w:ins></w:p>
+      <w:p><w:r><w:t>Untouched</w:t></w:r></w:p>
+      <w:p><w:del w:id="2" w:author="Bob" w:date="2026-05-04T09:00:00Z"><w:r><w:delText>Dropped</w:delText></w:r></w:del><w:ins w:id="3" w:author="Ann" w:date="2026-05-03T10:00:00Z"><w:r><w:t>Added</w:t></w:r></w:ins><w:del w:id="4" w:author="Bob" w:date="2026-05-04T09:00:00Z"><w:r><w:delText>!</w:delText></w:r></w:del></w:p>"#;
+    let tracked = Docx::new(body).convert().unwrap().tracked.expect("tracked changes");
+    let by = |a: &str, d: &str| Reviser { author: Some(a.into()), date: Some(d.into()) };
+    let (ann, bob) = (by("Ann", "2026-05-03T10:00:00Z"), by("Bob", "2026-05-04T09:00:00Z"));
+    assert_eq!(
+        tracked.who.accepted,
+        [
+            Attributed { text: "Keep this & that".into(), by: vec![ann.clone()] },
+            Attributed { text: "Added".into(), by: vec![bob.clone(), ann.clone()] },
+        ]
+    );
+    assert_eq!(
+        tracked.who.original,
+        [
+            Attributed { text: "Keep".into(), by: vec![ann.clone()] },
+            Attributed { text: "Dropped!".into(), by: vec![bob, ann] },
+        ]
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The page header and footer a DOCX shows, and the banded rows of a table style: the parts
 //! of a Word document's look outside its paragraphs (docs/conversion.md, "Page headers and
-//! footers" and "How the readers decide").
+//! footers" and "How the readers decide"); and the formatting a tracked change replaced.
 
 use super::tests::{p, Docx, PNG, REL_NS, W};
 
@@ -83,4 +83,16 @@ fn a_table_style_bands_its_rows_after_the_header_unless_the_table_turns_bands_of
         let html = d.html();
         assert!(!html.contains("#c0c0c0"), "{look}: {html}");
     }
+}
+
+#[test]
+fn the_reading_with_changes_rejected_has_the_former_formatting() {
+    // Made bold (it was italic), and made a heading (it was a plain paragraph).
+    let body = r#"<w:p><w:r><w:rPr><w:b/><w:rPrChange w:id="1" w:author="Ann" w:date="2026-05-03T10:00:00Z"><w:rPr><w:i/></w:rPr></w:rPrChange></w:rPr><w:t>Styled</w:t></w:r></w:p>
+      <w:p><w:pPr><w:pStyle w:val="Heading1"/><w:pPrChange w:id="2" w:author="Ann"><w:pPr/></w:pPrChange></w:pPr><w:r><w:rPr><w:u w:val="single"/><w:rPrChange w:id="3" w:author="Ann"/></w:rPr><w:t>Title</w:t></w:r></w:p>"#;
+    let out = Docx::new(body).convert().unwrap();
+    assert_eq!(out.html, "<p><strong>Styled</strong></p>\n<h1><u>Title</u></h1>\n");
+    let tracked = out.tracked.expect("formatting changes are tracked changes");
+    assert_eq!(tracked.summary, "3 formatting changes by Ann");
+    assert_eq!(tracked.original.html, "<p><em>Styled</em></p>\n<p>Title</p>\n");
 }

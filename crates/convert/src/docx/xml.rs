@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
-use redline_ports::documents::ConvertError;
+use redline_ports::documents::{Attributed, ConvertError, Reviser};
 
 /// What callers see.
 pub(super) enum Ev<'a> {
@@ -49,11 +49,21 @@ pub(crate) struct Revisions {
     pub(crate) deletions: usize,
     /// Moved text (`w:moveTo`, each with its `w:moveFrom`).
     pub(crate) moves: usize,
-    /// Formatting changes (`w:rPrChange`, `w:pPrChange`), shown as made in either view.
+    /// Formatting changes (`w:rPrChange`, `w:pPrChange`): the view with the changes
+    /// rejected has the former formatting.
     pub(crate) formatting: usize,
     /// Their authors, as written.
     pub(crate) authors: std::collections::BTreeSet<String>,
+    /// Each revision's author and date, in the order met (at most [`MAX_LOGGED`]).
+    pub(crate) log: Vec<Reviser>,
+    /// The paragraphs with revisions, and whose they are.
+    pub(crate) by_paragraph: Vec<Attributed>,
 }
+
+/// Revisions whose author and date are kept for attribution; later ones are counted only.
+const MAX_LOGGED: usize = 100_000;
+/// Revisers named for one paragraph.
+const MAX_REVISERS: usize = 8;
 
 impl Revisions {
     pub(crate) fn any(&self) -> bool {
@@ -69,6 +79,22 @@ impl Revisions {
             if self.authors.len() < 16 {
                 self.authors.insert(a.clone());
             }
+        }
+        self.by_paragraph.extend(other.by_paragraph.iter().cloned());
+    }
+
+    /// Attributes the paragraph `html` to the revisions logged since `from` (when any).
+    pub(crate) fn attribute(&mut self, from: usize, html: &str) {
+        let Some(logged) = self.log.get(from..).filter(|l| !l.is_empty()) else { return };
+        let mut by: Vec<Reviser> = Vec::new();
+        for r in logged {
+            if by.len() < MAX_REVISERS && !by.contains(r) {
+                by.push(r.clone());
+            }
+        }
+        let text = text_of(html);
+        if !text.is_empty() {
+            self.by_paragraph.push(Attributed { text, by });
         }
     }
 
@@ -101,12 +127,35 @@ impl Revisions {
             "moveFrom" => {}
             _ => self.formatting += 1,
         }
-        if let Some(author) = attr(e, "author").filter(|a| !a.trim().is_empty()) {
+        let author = attr(e, "author").filter(|a| !a.trim().is_empty()).map(Cow::into_owned);
+        if let Some(author) = &author {
             if self.authors.len() < 16 {
-                self.authors.insert(author.into_owned());
+                self.authors.insert(author.clone());
             }
         }
+        if self.log.len() < MAX_LOGGED {
+            let date = attr(e, "date").filter(|d| !d.trim().is_empty()).map(Cow::into_owned);
+            self.log.push(Reviser { author, date });
+        }
     }
+}
+
+/// The text of converted HTML, whitespace collapsed: tags dropped, the entities the
+/// converter writes read back.
+fn text_of(html: &str) -> String {
+    let mut raw = String::with_capacity(html.len());
+    let mut inside = false;
+    for c in html.chars() {
+        match c {
+            '<' => inside = true,
+            '>' if inside => inside = false,
+            c if !inside => raw.push(c),
+            _ => {}
+        }
+    }
+    let raw = raw.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'");
+    let raw = raw.replace("&nbsp;", "\u{a0}").replace("&amp;", "&");
+    raw.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// "a", "a and b", "a, b and c".
@@ -140,7 +189,9 @@ enum Class {
     Revision {
         shown: bool,
     },
-    /// A formatting change's record of the former formatting: left out (counted).
+    /// A formatting change's record of the former formatting (counted): left out where
+    /// the view shows the changes, read by the properties' reader where it shows the
+    /// document before them.
     FormerFormat,
     Alternate,
     Choice,
@@ -296,6 +347,9 @@ impl<'a> Xml<'a> {
                         }
                         Class::FormerFormat => {
                             self.revisions.count(name, &e);
+                            if self.view == View::Original {
+                                return Ok(Ev::Start(e));
+                            }
                             self.skip()?;
                         }
                         Class::Alternate => {
@@ -344,6 +398,9 @@ impl<'a> Xml<'a> {
                     }
                     Class::FormerFormat => {
                         self.revisions.count(local(&e), &e);
+                        if self.view == View::Original {
+                            return Ok(Ev::Empty(e));
+                        }
                         continue;
                     }
                     _ => continue,

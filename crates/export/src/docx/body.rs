@@ -719,6 +719,34 @@ impl<'a> Body<'a> {
     fn run(&mut self, text: &str, style: &Style, in_link: bool) {
         let rev = self.rev_open(style.rev);
         self.out.push_str("<w:r><w:rPr>");
+        self.run_props(text, style, in_link);
+        // A formatting revision records the former properties, last in `w:rPr`.
+        if let Some(former) = &style.former {
+            let attrs = self.rev_attrs(Rev { kind: RevKind::Inserted, change: former.change });
+            let _ = write!(self.out, "<w:rPrChange {attrs}><w:rPr>");
+            self.run_props(text, &former.style, in_link);
+            self.out.push_str("</w:rPr></w:rPrChange>");
+        }
+        self.out.push_str("</w:rPr>");
+        // Deleted text is `w:delText`; a line break inside a revision is a `\n` (see
+        // `redline.rs`).
+        let t = if rev == Some(RevKind::Deleted) { "w:delText" } else { "w:t" };
+        for (k, piece) in text.split('\n').enumerate() {
+            if k > 0 {
+                self.out.push_str("<w:br/>");
+            }
+            if !piece.is_empty() || k == 0 {
+                let _ = write!(self.out, "<{t} xml:space=\"preserve\">");
+                push_xml(&mut self.out, piece);
+                let _ = write!(self.out, "</{t}>");
+            }
+        }
+        self.out.push_str("</w:r>");
+        self.rev_close(rev);
+    }
+
+    /// The run properties of `style` (inside `w:rPr`), in the schema's order.
+    fn run_props(&mut self, text: &str, style: &Style, in_link: bool) {
         if in_link {
             self.out.push_str("<w:rStyle w:val=\"Hyperlink\"/>");
         } else if style.code {
@@ -761,22 +789,6 @@ impl<'a> Body<'a> {
         if model::has_rtl(text) {
             self.out.push_str("<w:rtl/>");
         }
-        self.out.push_str("</w:rPr>");
-        // Deleted text is `w:delText`; a line break inside a revision is a `\n` (see
-        // `redline.rs`).
-        let t = if rev == Some(RevKind::Deleted) { "w:delText" } else { "w:t" };
-        for (k, piece) in text.split('\n').enumerate() {
-            if k > 0 {
-                self.out.push_str("<w:br/>");
-            }
-            if !piece.is_empty() || k == 0 {
-                let _ = write!(self.out, "<{t} xml:space=\"preserve\">");
-                push_xml(&mut self.out, piece);
-                let _ = write!(self.out, "</{t}>");
-            }
-        }
-        self.out.push_str("</w:r>");
-        self.rev_close(rev);
     }
 
     /// The relationship id and pixel size of a picture, adding its media part once.
@@ -784,7 +796,7 @@ impl<'a> Body<'a> {
         if let Some(known) = self.pictures.get(src) {
             return known.clone();
         }
-        let found = image::resolve(src, self.images).map(|pic: Picture| {
+        let found = image::resolve(src, self.images).and_then(image::office_picture).map(|pic: Picture| {
             let id = format!("rId{}", self.next_rel);
             self.next_rel += 1;
             let name = format!("image{}.{}", self.media.len() + 1, pic.kind.extension());

@@ -63,14 +63,20 @@ pub(crate) fn export_tracked(
 ) -> Result<Vec<u8>, String> {
     let mut body = Body::new(images);
     body.author = document.author.clone();
-    let mut notes: Vec<Note> = Vec::new();
-    let mut add_notes = |doc: &mut Doc| {
-        for note in doc.notes.drain(..) {
-            if !notes.iter().any(|n| n.id == note.id) {
-                notes.push(note);
-            }
-        }
-    };
+    // The notes are those of the document with the changes made, numbered over the whole of
+    // it: a reference in one change and its note in another are one Word footnote (changes
+    // inside a note are not shown as revisions).
+    let made: String = document
+        .parts
+        .iter()
+        .map(|p| match p {
+            TrackedPart::Same(html) => html.as_str(),
+            TrackedPart::Changed(change) => change.new.as_str(),
+        })
+        .collect();
+    let notes: Vec<Note> = build::doc(&made).notes;
+    drop(made);
+    let numbers: build::NoteNumbers = notes.iter().enumerate().map(|(i, n)| (n.id.clone(), i + 1)).collect();
     // Each part as tracked blocks, with the comment of its change.
     /// A part's blocks, and its change's number and comment when it has one.
     type Part<'d> = (Vec<Tracked>, Option<(usize, &'d str)>);
@@ -81,16 +87,13 @@ pub(crate) fn export_tracked(
     for part in &document.parts {
         match part {
             TrackedPart::Same(html) => {
-                let mut doc = build::doc(html);
-                add_notes(&mut doc);
+                let mut doc = build::part_of(html, &numbers);
                 header.append(&mut doc.header);
                 footer.append(&mut doc.footer);
                 parts.push((doc.blocks.into_iter().map(|b| (None, b)).collect(), None));
             }
             TrackedPart::Changed(change) => {
-                let (mut old, mut new) = (build::doc(&change.old), build::doc(&change.new));
-                add_notes(&mut new);
-                add_notes(&mut old);
+                let (old, mut new) = (build::part_of(&change.old, &numbers), build::part_of(&change.new, &numbers));
                 header.append(&mut new.header);
                 footer.append(&mut new.footer);
                 let index = body.dates.len();

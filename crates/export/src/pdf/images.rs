@@ -4,10 +4,7 @@
 
 use std::io::Cursor;
 
-use crate::image::{jpeg_info, Kind, Picture};
-
-/// Largest decoded picture accepted, in bytes of samples.
-const MAX_SAMPLES: usize = 128 << 20;
+use crate::image::{jpeg_info, Kind, Picture, MAX_SAMPLES};
 /// Decoded samples of all the pictures of one document (a small PNG can decode to a lot).
 pub(crate) const SAMPLE_BUDGET: usize = 384 << 20;
 
@@ -41,6 +38,7 @@ pub(crate) fn prepare(pic: Picture, budget: &mut usize) -> Option<PdfImage> {
         }
         Kind::Png => decode_png(&pic.bytes, budget),
         Kind::Gif => decode_gif(&pic.bytes, budget),
+        Kind::Webp => decode_webp(&pic.bytes, budget),
         Kind::Bmp => None,
     }
 }
@@ -93,31 +91,17 @@ fn decode_gif(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {
 }
 
 /// A WebP picture (its first frame when animated), when its samples fit in `budget`.
-pub(crate) fn decode_webp(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {
-    let mut decoder = image_webp::WebPDecoder::new(Cursor::new(bytes)).ok()?;
-    decoder.set_memory_limit(MAX_SAMPLES);
-    let (width, height) = decoder.dimensions();
-    let size = decoder.output_buffer_size()?;
-    if width == 0 || height == 0 || !take(budget, size) {
-        return None;
+fn decode_webp(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {
+    let (width, height, alpha, samples) = crate::image::decode_webp(bytes, budget)?;
+    if alpha {
+        return from_rgba(&samples, width, height);
     }
-    let mut buf = vec![0; size];
-    decoder.read_image(&mut buf).ok()?;
-    if decoder.has_alpha() {
-        from_rgba(&buf, width, height)
-    } else {
-        let pixels = (width as usize).checked_mul(height as usize)?;
-        (buf.len() == pixels * 3).then_some(PdfImage {
-            width,
-            height,
-            data: Data::Raw { samples: buf, gray: false, alpha: None },
-        })
-    }
-}
-
-/// Whether `bytes` are a WebP file.
-pub(crate) fn is_webp(bytes: &[u8]) -> bool {
-    bytes.len() > 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP"
+    let pixels = (width as usize).checked_mul(height as usize)?;
+    (samples.len() == pixels * 3).then_some(PdfImage {
+        width,
+        height,
+        data: Data::Raw { samples, gray: false, alpha: None },
+    })
 }
 
 fn decode_png(bytes: &[u8], budget: &mut usize) -> Option<PdfImage> {

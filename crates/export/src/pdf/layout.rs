@@ -253,7 +253,6 @@ impl<'a> Layout<'a> {
         }
         let budget = &mut self.sample_budget;
         let found = match image::bytes_of(src, self.images) {
-            Some(bytes) if images::is_webp(&bytes) => images::decode_webp(&bytes, budget),
             Some(bytes) => image::picture(bytes).and_then(|pic| images::prepare(pic, budget)),
             None => None,
         };

@@ -55,7 +55,12 @@ fn inlines(content: &[Inline], drop: RevKind) -> Vec<Inline> {
                 if style.rev.is_some_and(|r| r.kind == drop) {
                     continue;
                 }
-                let plain = Style { rev: None, ..style.clone() };
+                // Rejecting restores a formatting revision's former formatting; accepting
+                // keeps the new.
+                let plain = match &style.former {
+                    Some(former) if drop == RevKind::Inserted => former.style.clone(),
+                    _ => Style { rev: None, former: None, ..style.clone() },
+                };
                 for (k, piece) in text.split('\n').enumerate() {
                     if k > 0 {
                         out.push(Inline::Break);
@@ -119,11 +124,18 @@ fn a_changed_word_is_deleted_and_inserted_in_place() {
 }
 
 #[test]
-fn formatting_is_part_of_a_word() {
-    let merged = check("<p>a plain word</p>", "<p>a <b>plain</b> word</p>");
+fn a_word_whose_formatting_changed_is_a_formatting_revision() {
+    let merged = check("<p>a <i>plain</i> word</p>", "<p>a <b>plain</b> word</p>");
     let r = runs(&merged[0].1);
-    assert!(r.contains(&("plain".to_owned(), Some(RevKind::Deleted))), "{r:?}");
-    assert!(r.contains(&("plain".to_owned(), Some(RevKind::Inserted))), "{r:?}");
+    assert_eq!(r, [("a ", None), ("plain", None), (" word", None)].map(|(t, k)| (t.to_owned(), k)));
+    let Block::Paragraph { content, .. } = &merged[0].1 else { panic!("{merged:?}") };
+    let Inline::Text(_, style) = &content[1] else { panic!("{content:?}") };
+    let former = style.former.as_ref().expect("a formatting revision");
+    assert!(style.bold && !style.italic && former.style.italic && !former.style.bold, "{style:?}");
+    // A word whose link changed is deleted and inserted: a link is not a run's formatting.
+    let merged = check("<p>see <a href=\"https://a.example\">it</a></p>", "<p>see it</p>");
+    let r = runs(&merged[0].1);
+    assert!(r.contains(&("it".to_owned(), Some(RevKind::Deleted))), "{r:?}");
 }
 
 #[test]

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use redline_domain::export::ExportFormat;
+use redline_domain::formats::SourceFormat;
 use redline_export::FileExporter;
 use redline_ports::export::NoImages;
-use redline_ports::{DocumentExporter, TrackedChange, TrackedDocument, TrackedPart};
+use redline_ports::{DocumentConverter, DocumentExporter, TrackedChange, TrackedDocument, TrackedPart};
 
 use super::{assert_well_formed, unzip};
 
@@ -288,4 +289,99 @@ fn libreoffice_accepts_into_the_new_document_and_rejects_into_the_old() {
     assert!(content.contains("<office:annotation"), "the comments are not in LibreOffice's reading");
     assert!(content.contains("<text:changed-region"), "the revisions are not in LibreOffice's reading");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A change of formatting alone: the word made bold (it was italic) and coloured.
+fn reformatted() -> TrackedDocument {
+    TrackedDocument {
+        parts: vec![changed(
+            "<p data-chunk-id=\"a\">Delivery is <i>free</i> of charge.</p>",
+            "<p data-chunk-id=\"a\">Delivery is <b style=\"color: #c00000\">free</b> of charge.</p>",
+            "Stress it.",
+        )],
+        author: "Redline AI".to_owned(),
+        job_id: None,
+    }
+}
+
+#[test]
+fn a_change_of_formatting_is_a_formatting_revision_that_rejecting_undoes() {
+    let docx = tracked_docx(&reformatted());
+    let parts = unzip(&docx);
+    assert_well_formed(&parts);
+    let body = String::from_utf8(parts["word/document.xml"].clone()).expect("utf-8");
+    assert!(!body.contains("<w:ins ") && !body.contains("<w:del "), "no text changed: {body}");
+    assert!(
+        body.contains("<w:b/><w:bCs/><w:color w:val=\"C00000\"/><w:rPrChange w:id=")
+            && body.contains("w:author=\"Redline AI\"")
+            && body
+                .contains("><w:rPr><w:i/><w:iCs/></w:rPr></w:rPrChange></w:rPr><w:t xml:space=\"preserve\">free</w:t>"),
+        "{body}"
+    );
+    // Our own reader: accepted, bold; rejected, italic again.
+    let read = redline_convert::Converters.convert(SourceFormat::Docx, &docx).expect("reads back");
+    assert!(read.html.contains("<strong>") && !read.html.contains("<em>"), "{}", read.html);
+    let original = read.tracked.expect("a tracked change").original;
+    assert!(original.html.contains("<em>free</em>"), "{}", original.html);
+    if !present("soffice", &["--version"], "LibreOffice (apt-get install libreoffice-writer-nogui)")
+        || !present(
+            "/usr/bin/python3",
+            &["-c", "import uno"],
+            "LibreOffice's Python bridge (apt-get install python3-uno)",
+        )
+    {
+        return;
+    }
+    let dir = folder("reformatted");
+    let tracked = write(&dir, "tracked.docx", &docx);
+    let html = |action: &str| {
+        let out = dir.join(format!("{action}.html"));
+        run(
+            "/usr/bin/python3",
+            &[
+                concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/lo-revisions.py"),
+                action,
+                &tracked,
+                out.to_str().expect("path"),
+            ],
+        );
+        std::fs::read_to_string(out).expect("LibreOffice wrote no HTML")
+    };
+    let (accepted, rejected) = (html("accept"), html("reject"));
+    let word = |html: &str| {
+        html.split("free").next().map(|b| b.rsplit("Delivery is").next().unwrap_or("").to_owned()).unwrap_or_default()
+    };
+    assert!(word(&accepted).contains("<b>") && !word(&accepted).contains("<i>"), "Accept All: {accepted}");
+    assert!(word(&rejected).contains("<i>") && !word(&rejected).contains("<b>"), "Reject All: {rejected}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_note_referenced_in_a_change_is_one_footnote_with_its_note_elsewhere() {
+    let noteref = |n: u32| format!("<a href=\"#fn{n}\" role=\"doc-noteref\"><sup>{n}</sup></a>");
+    let doc = TrackedDocument {
+        parts: vec![
+            changed(
+                &format!("<p data-chunk-id=\"a\">Old claim{}.</p>", noteref(1)),
+                &format!("<p data-chunk-id=\"a\">New claim{}.</p>", noteref(1)),
+                "",
+            ),
+            same(&format!("<p data-chunk-id=\"b\">Also{}.</p>", noteref(2))),
+            same(
+                "<section data-chunk-id=\"n\" role=\"doc-endnotes\"><ol><li id=\"fn1\"><p>The source.</p></li><li id=\"fn2\"><p>Another.</p></li></ol></section>",
+            ),
+        ],
+        author: "Redline AI".to_owned(),
+        job_id: None,
+    };
+    let parts = unzip(&tracked_docx(&doc));
+    assert_well_formed(&parts);
+    let body = String::from_utf8(parts["word/document.xml"].clone()).expect("utf-8");
+    assert_eq!(body.matches("<w:footnoteReference w:id=").count(), 2, "{body}");
+    assert!(!body.contains("The source."), "the note is not left in the text: {body}");
+    let notes = String::from_utf8(parts["word/footnotes.xml"].clone()).expect("utf-8");
+    assert!(notes.contains("The source.") && notes.contains("Another."), "{notes}");
+    // As the plain export of the document with the change made numbers them.
+    let plain = unzip(&plain_docx(&resolved(&doc, true)));
+    assert_eq!(parts["word/footnotes.xml"], plain["word/footnotes.xml"]);
 }
