@@ -10,7 +10,8 @@ use redline_domain::formats::{SourceFormat, UnsupportedExtension};
 use redline_domain::page::{Page, PageRequest};
 use redline_domain::{title, Owner, SessionId};
 use redline_ports::documents::{
-    CommitOutcome, ConvertError, Converted, DocumentRecord, HtmlError, NewVersion, SanitizeReport, VersionRecord,
+    Authorship, CommitOutcome, ConvertError, Converted, DocumentRecord, HtmlError, NewVersion, SanitizeReport,
+    VersionRecord,
 };
 use redline_ports::files::ImageRecord;
 use redline_ports::{
@@ -157,9 +158,20 @@ pub struct Uploaded {
     pub warnings: Vec<String>,
     /// The text of the uploaded file's sections (for indexing it with `?index=true`).
     pub blocks: Vec<TextBlock>,
-    /// Under [`TrackedChoice::Review`], the file with its tracked changes accepted (sanitized
-    /// sections) and what the changes were, in words; `None` when it had none.
-    pub revised: Option<(Vec<Section>, String)>,
+    /// Under [`TrackedChoice::Review`], the file with its tracked changes accepted; `None`
+    /// when it had none.
+    pub revised: Option<Revised>,
+}
+
+/// A file with its tracked changes accepted, and what they were.
+#[derive(Debug, Clone)]
+pub struct Revised {
+    /// Sanitized sections.
+    pub sections: Vec<Section>,
+    /// The changes in words.
+    pub summary: String,
+    /// Who made them, paragraph by paragraph.
+    pub who: Authorship,
 }
 
 pub struct Documents {
@@ -315,10 +327,10 @@ impl Documents {
         let mut said = None;
         let mut revised = None;
         if let Some(changes) = converted.tracked.take() {
-            let summary = changes.summary;
+            let (summary, who) = (changes.summary, changes.who);
             match tracked {
                 TrackedChoice::Review if mode == OpenMode::Replace => {
-                    revised = Some((std::mem::replace(&mut converted, *changes.original), summary));
+                    revised = Some((std::mem::replace(&mut converted, *changes.original), summary, who));
                 }
                 TrackedChoice::Accept => said = Some(format!(
                     "The file has tracked changes ({summary}): they are accepted in the document. Upload it with track_changes=reject for the document as it was before them."
@@ -341,11 +353,11 @@ impl Documents {
         // The reading with the changes accepted: its pictures are the document's where they
         // are the same bytes, sectioned now so that nothing is stored if it cannot be.
         let revised = match revised {
-            Some((accepted, summary)) => {
+            Some((accepted, summary, who)) => {
                 let (accepted, all) = link_images(accepted, pending);
                 pending = all;
                 let (sections, _) = self.sectionize_reported(accepted.html).await?;
-                Some((sections, summary))
+                Some(Revised { sections, summary, who })
             }
             _ => None,
         };
@@ -416,9 +428,9 @@ impl Documents {
             let t = c.tracked.take();
             (c, t)
         };
-        let (original, summary) = match tracked {
-            Some(t) => (Some(*t.original), Some(t.summary)),
-            None => (None, None),
+        let (original, summary, who) = match tracked {
+            Some(t) => (Some(*t.original), Some(t.summary), t.who),
+            None => (None, None, Authorship::default()),
         };
         let warnings = std::mem::take(&mut accepted.warnings);
         let (accepted, pending) = link_images(accepted, known);
@@ -439,6 +451,7 @@ impl Documents {
             original,
             accepted,
             summary,
+            who,
             images,
             warnings,
             new_images: pending.into_iter().skip(shown).collect(),
@@ -446,10 +459,22 @@ impl Documents {
     }
 
     /// Stores the new pictures of `readings` for the session (before a version shows them).
-    pub async fn keep_images(&self, owner: Owner, session: &SessionId, readings: &Readings) -> DocumentResult<()> {
-        let pending = &readings.new_images;
-        self.put_images(pending).await?;
-        self.record_images(owner, session, pending).await?;
+    pub async fn keep_images(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        readings: &Readings,
+        used: &[&[Section]],
+    ) -> DocumentResult<()> {
+        // A picture only a reading left unused shows is not stored.
+        let pending: Vec<PendingImage> = readings
+            .new_images
+            .iter()
+            .filter(|p| used.iter().flat_map(|r| r.iter()).any(|s| s.html.contains(p.image_id.as_str())))
+            .cloned()
+            .collect();
+        self.put_images(&pending).await?;
+        self.record_images(owner, session, &pending).await?;
         Ok(())
     }
 
@@ -855,6 +880,8 @@ pub struct Readings {
     pub accepted: Vec<Section>,
     /// What the remaining tracked changes are, in words; `None` when none remain.
     pub summary: Option<String>,
+    /// Who made them, paragraph by paragraph.
+    pub who: Authorship,
     /// The file's pictures, in document order.
     pub images: Vec<ImageInfo>,
     /// What the conversion could not keep.
@@ -862,7 +889,7 @@ pub struct Readings {
     new_images: Vec<PendingImage>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct PendingImage {
     image_id: String,
     content_type: String,

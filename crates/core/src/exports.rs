@@ -293,9 +293,23 @@ impl Exports {
         &self,
         owner: Owner,
         session: &SessionId,
-        mut document: TrackedDocument,
+        document: TrackedDocument,
     ) -> ExportResult<ExportedFile> {
         let record = self.document(owner, session).await?;
+        let file = self.render_tracked(&record, document).await?;
+        let (size_bytes, max_bytes) = (len_u64(file.bytes.len()), self.config.cap(ExportFormat::Docx));
+        if size_bytes > max_bytes {
+            return Err(ExportFailure::TooLarge { format: ExportFormat::Docx, size_bytes, max_bytes });
+        }
+        Ok(file)
+    }
+
+    /// Renders `document`, the tracked reading of `record`, as a DOCX on the blocking pool.
+    async fn render_tracked(
+        &self,
+        record: &DocumentRecord,
+        mut document: TrackedDocument,
+    ) -> ExportResult<ExportedFile> {
         let format = ExportFormat::Docx;
         let _turn = self.renders.acquire().await.map_err(|e| ExportFailure::Worker(e.to_string()))?;
         let images = self.images_of(&document.all_html()).await?;
@@ -310,17 +324,14 @@ impl Exports {
                 }
             }
         }
+        let session = record.session_id.as_str();
         let title = record.title.as_deref();
-        let filename = redline_domain::title::file_name(title, session.as_str(), format.extension());
-        let title = title.unwrap_or(session.as_str()).to_owned();
+        let filename = redline_domain::title::file_name(title, session, format.extension());
+        let title = title.unwrap_or(session).to_owned();
         let exporter = self.ports.exporter.clone();
         let bytes = tokio::task::spawn_blocking(move || exporter.export_tracked(&document, &title, &images))
             .await
             .map_err(|e| ExportFailure::Worker(e.to_string()))??;
-        let (size_bytes, max_bytes) = (len_u64(bytes.len()), self.config.cap(format));
-        if size_bytes > max_bytes {
-            return Err(ExportFailure::TooLarge { format, size_bytes, max_bytes });
-        }
         Ok(ExportedFile { format, filename, content_type: format.content_type().to_owned(), bytes: Bytes::from(bytes) })
     }
 
@@ -377,6 +388,30 @@ impl Exports {
         format: ExportFormat,
         email: Option<Email>,
     ) -> ExportResult<String> {
+        self.queue_email(owner, session, format, email, None).await
+    }
+
+    /// [`Exports::request_email`] of the DOCX whose `tracked` changes are Word revisions
+    /// (the `track_changes` of a direct export): rendered now, with no cap, and kept; the job
+    /// finds it recorded and mails its link.
+    pub async fn request_email_tracked(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        email: Option<Email>,
+        tracked: TrackedDocument,
+    ) -> ExportResult<String> {
+        self.queue_email(owner, session, ExportFormat::Docx, email, Some(tracked)).await
+    }
+
+    async fn queue_email(
+        &self,
+        owner: Owner,
+        session: &SessionId,
+        format: ExportFormat,
+        email: Option<Email>,
+        tracked: Option<TrackedDocument>,
+    ) -> ExportResult<String> {
         let document = self.document(owner, session).await?;
         let to = self.recipient(owner, email).await?;
         self.take_mail(owner).await?;
@@ -386,8 +421,12 @@ impl Exports {
             session: session.clone(),
             format,
             to,
-            version_id: document.version_id,
+            version_id: document.version_id.clone(),
         };
+        if let Some(tracked) = tracked {
+            let file = self.render_tracked(&document, tracked).await?;
+            self.store_file(&request, &file).await?;
+        }
         self.ports.jobs.insert_job(&request.job(self.ports.clock.now_ms())).await?;
         self.ports.bus.publish(Signal::Queued).await;
         Ok(request.export_id)

@@ -291,16 +291,27 @@ async fn an_upload_reviewed_proposes_its_tracked_changes_as_a_turn_awaiting_appr
     assert!(moved > more, "the document is as it was before the changes");
     let warnings = r.json["warnings"].to_string();
     assert!(warnings.contains("awaiting your review in job"), "{warnings}");
-    // One turn awaiting approval, whose changes say where they came from.
+    // One turn awaiting approval, whose changes say where they came from. The paragraph
+    // the section alignment moves is the one the reviewer's move passed, which has no
+    // revision of its own: its changes name the file's revisions as a whole.
     let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
     assert_eq!(job.json["status"], "awaiting_approval");
     let pending = job.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
     assert!(!pending.is_empty());
     for change in &pending {
         let why = change["ai_explanation"].as_str().unwrap_or_default();
-        assert!(why.contains("moved.docx") && why.contains("Jesse Rosenthal"), "{why}");
+        assert_eq!(why, "A tracked change of moved.docx (1 move by Jesse Rosenthal).", "{change}");
     }
-    // A second review while this one waits: 409, and the document is not replaced.
+    // A change whose paragraph has revisions names their author and day.
+    let inserted = [("session_id", "inserted"), ("track_changes", "review")];
+    let r = upload_with(&app, &key, &inserted, "ins.docx", &revised_docx("pandoc-track_changes_insertion.docx")).await;
+    r.expect_status(200);
+    let ins_job = r.json["review_job_id"].as_str().unwrap_or_default().to_owned();
+    let job = app.send(app.get(&format!("/v1/jobs/{ins_job}")).bearer_auth(&key)).await;
+    let pending = job.json["metadata"]["pending_changes"].as_array().cloned().unwrap_or_default();
+    let said: Vec<&str> = pending.iter().map(|c| c["ai_explanation"].as_str().unwrap_or_default()).collect();
+    assert_eq!(said, ["A tracked change of ins.docx, by eng-dept on 2014-06-25."], "{pending:?}");
+    // A second review while the first waits: 409, and the document is not replaced.
     let again = upload_with(&app, &key, &fields, "moved.docx", &bytes).await;
     again.expect_status(409);
     // Approving every change gives the document with the changes accepted.

@@ -188,6 +188,82 @@ async fn a_tracked_export_sent_back_undecided_settles_as_the_upload_asks() {
     assert!(html(&app, &key, "moved").await.contains("beta two, edited"));
 }
 
+/// A DOCX whose body is `body` (WordprocessingML paragraphs).
+fn docx_of(body: &str) -> Vec<u8> {
+    use std::io::Write;
+    let w = "xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"";
+    let parts = [
+        ("[Content_Types].xml", r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#.to_owned()),
+        ("_rels/.rels", r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#.to_owned()),
+        ("word/document.xml", format!("<?xml version=\"1.0\"?><w:document {w}><w:body>{body}</w:body></w:document>")),
+    ];
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, text) in parts {
+        zip.start_file(name, zip::write::SimpleFileOptions::default()).expect("zip entry");
+        zip.write_all(text.as_bytes()).expect("zip write");
+    }
+    zip.finish().expect("zip").into_inner()
+}
+
+#[tokio::test]
+async fn a_reviewed_file_taken_whole_never_empties_the_document() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let (job_id, _) = exported_proposal(&app, &key, "blank", &["alpha one"], "replace \"alpha\" with \"omega\"").await;
+    // All of it a tracked insertion: rejected, nothing is left.
+    let docx = docx_of(r#"<w:p><w:ins w:id="1" w:author="R"><w:r><w:t>only new</w:t></w:r></w:ins></w:p>"#);
+    let fields = [("session_id", "blank"), ("job_id", job_id.as_str()), ("track_changes", "reject")];
+    let r = upload_with(&app, &key, &fields, "b.docx", &docx).await;
+    r.expect_status(400);
+    assert!(r.json["detail"].as_str().unwrap_or_default().contains("no content"), "{:?}", r.json);
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "awaiting_approval", "nothing settled");
+    assert!(html(&app, &key, "blank").await.contains("alpha one"));
+    // Reviewed instead, the file's text is proposed, the document kept until approved.
+    let fields = [("session_id", "blank"), ("job_id", job_id.as_str()), ("track_changes", "review")];
+    let r = upload_with(&app, &key, &fields, "b.docx", &docx).await;
+    r.expect_status(200);
+    assert!(html(&app, &key, "blank").await.contains("alpha one"));
+}
+
+/// The text of part `name` of the zip `bytes`.
+fn part(bytes: &[u8], name: &str) -> String {
+    use std::io::Read;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("a zip");
+    let mut text = String::new();
+    zip.by_name(name).expect("the part").read_to_string(&mut text).expect("utf-8");
+    text
+}
+
+#[tokio::test]
+async fn the_tracked_export_can_be_mailed() {
+    let app = spawn_app().await;
+    let (key, to) = app.mailing_key().await;
+    seed(&app, &key, "mail", &["alpha one", "beta two"]).await;
+    let ask = json!({"session_id": "mail", "message": "replace \"alpha\" with \"omega\"", "require_approval": true});
+    let job = start(&app, &key, ask).await;
+    let job_id = job["job_id"].as_str().unwrap_or_default().to_owned();
+    wait_for(&app, &key, &job_id, &["awaiting_approval"]).await;
+    let body = json!({"session_id": "mail", "format": "pdf", "track_changes": true});
+    let r = app.send(app.post("/v1/documents/export/email-request").bearer_auth(&key).json(&body)).await;
+    assert_eq!(r.expect_422_at(&[json!("body"), json!("track_changes")])["type"], "value_error");
+
+    let body = json!({"session_id": "mail", "format": "docx", "track_changes": true});
+    let r = app.send(app.post("/v1/documents/export/email-request").bearer_auth(&key).json(&body)).await;
+    r.expect_status(202);
+    let mail = crate::files::wait_for_mail(&app, &to).await;
+    let link = crate::files::download_path(&mail);
+    let resp = app.get(&link).send().await.expect("download");
+    assert_eq!(resp.status().as_u16(), 200);
+    let docx = resp.bytes().await.expect("body").to_vec();
+    let doc = part(&docx, "word/document.xml");
+    assert!(doc.contains("<w:ins ") && doc.contains("<w:del "), "the changes as revisions: {doc}");
+    assert!(part(&docx, "docProps/custom.xml").contains(&job_id), "the file names its turn");
+    // Exporting decides nothing.
+    let job = app.send(app.get(&format!("/v1/jobs/{job_id}")).bearer_auth(&key)).await;
+    assert_eq!(job.json["status"], "awaiting_approval");
+}
+
 #[tokio::test]
 async fn a_job_named_for_settling_must_be_a_turn_of_the_session_awaiting_approval() {
     let app = spawn_app().await;

@@ -6,8 +6,9 @@
 //! content). Within a region each change is a piece that reads either as it was (`Left`) or
 //! as proposed (`Taken`), and each section no change touches reads as it was. The region's
 //! text in the reading is matched against those pieces in order; where no choice matches, the
-//! fewest pieces take whatever text stands in their place instead (`Edited`: the reviewer
-//! changed the proposal before accepting it). A region whose match does not replay exactly
+//! fewest pieces take whatever text stands in their place instead: the reviewer changed the
+//! proposal before accepting it (`Edited`), or wrote text of their own beside the change as
+//! proposed or as it was (read as `Taken` or `Left`; the caller proposes their text again). A region whose match does not replay exactly
 //! (changes whose order the pieces do not model) leaves all its changes `Left`: the caller
 //! proposes the reviewer's text again rather than guess.
 
@@ -38,6 +39,8 @@ struct Piece {
     change: Option<usize>,
     old: Vec<String>,
     new: Vec<String>,
+    /// The text of the section it stood on (empty for a creation).
+    old_text: String,
 }
 
 /// A piece's reading: as it was, as proposed, or other text (reading indices `from..to`).
@@ -102,6 +105,7 @@ pub(crate) fn decide(doc: &Document, pending: &[Change], reading: &[Section]) ->
             change: Some(c),
             old: Vec::new(),
             new: pending[c].new_sections.iter().map(content).collect(),
+            old_text: String::new(),
         };
         if k == 0 {
             pieces.extend(at_start.iter().rev().map(|&c| creation(c)));
@@ -112,8 +116,14 @@ pub(crate) fn decide(doc: &Document, pending: &[Change], reading: &[Section]) ->
                     change: Some(c),
                     old: vec![old[i].clone()],
                     new: pending[c].new_sections.iter().map(content).collect(),
+                    old_text: sections[i].text.clone(),
                 },
-                None => Piece { change: None, old: vec![old[i].clone()], new: vec![old[i].clone()] },
+                None => Piece {
+                    change: None,
+                    old: vec![old[i].clone()],
+                    new: vec![old[i].clone()],
+                    old_text: String::new(),
+                },
             });
             pieces.extend(after[i].iter().rev().map(|&c| creation(c)));
         }
@@ -122,6 +132,7 @@ pub(crate) fn decide(doc: &Document, pending: &[Change], reading: &[Section]) ->
         }
         let Some(choices) = best_match(&pieces, &read[there.clone()]) else { continue };
         let region = &reading[there.clone()];
+        let texts = &read[there.clone()];
         let decisions: Vec<(usize, Decision)> = pieces
             .iter()
             .zip(&choices)
@@ -130,10 +141,7 @@ pub(crate) fn decide(doc: &Document, pending: &[Change], reading: &[Section]) ->
                 let decision = match *choice {
                     Choice::Old => Decision::Left,
                     Choice::New => Decision::Taken,
-                    // A deletion kept with other text, or a section emptied: the reviewer's
-                    // own edits, which the caller proposes again.
-                    Choice::Free(from, to) if from == to || pending[c].op == ChangeOp::Delete => Decision::Left,
-                    Choice::Free(from, to) => Decision::Edited(region[from..to].to_vec()),
+                    Choice::Free(from, to) => free_decision(p, pending[c].op, &region[from..to], &texts[from..to]),
                 };
                 Some((c, decision))
             })
@@ -145,6 +153,43 @@ pub(crate) fn decide(doc: &Document, pending: &[Change], reading: &[Section]) ->
         }
     }
     out
+}
+
+/// What a change reads as where other text stands in its place (`sections`, their contents
+/// `read`): the reviewer's own text beside it is proposed again by the caller, so the change
+/// reads as taken when the text holds what it proposed, as left when it holds the section as
+/// it was, and otherwise as accepted with the reviewer's corrections — except a section
+/// emptied (left), and a deletion, which reads as left when the text is an edit of the
+/// section it deletes (most of its words kept) and as taken when it is new text.
+fn free_decision(piece: &Piece, op: ChangeOp, sections: &[Section], read: &[String]) -> Decision {
+    let holds = |run: &[String]| !run.is_empty() && read.windows(run.len()).any(|w| w == run);
+    if sections.is_empty() {
+        return Decision::Left;
+    }
+    if op != ChangeOp::Delete && holds(&piece.new) {
+        return Decision::Taken;
+    }
+    if holds(&piece.old) {
+        return Decision::Left;
+    }
+    if op != ChangeOp::Delete {
+        return Decision::Edited(sections.to_vec());
+    }
+    let was = words(&piece.old_text);
+    let kept = sections.iter().any(|s| {
+        let now = words(&s.text);
+        2 * was.intersection(&now).count() >= was.len().max(1)
+    });
+    if kept {
+        Decision::Left
+    } else {
+        Decision::Taken
+    }
+}
+
+/// The words of `text`, lower case, without punctuation.
+fn words(text: &str) -> std::collections::HashSet<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
 
 /// The choice for each piece whose readings, in order, make `read` with the fewest pieces
@@ -236,6 +281,7 @@ fn replays(
             (Choice::Old, _) | (Choice::Free(..), None) => want.extend(piece.old.iter().cloned()),
             (Choice::Free(from, to), Some(c)) => match decisions.iter().find(|(k, _)| *k == c) {
                 Some((_, Decision::Edited(_))) => want.extend(read_slice(read, from, to)),
+                Some((_, Decision::Taken)) => want.extend(piece.new.iter().cloned()),
                 _ => want.extend(piece.old.iter().cloned()),
             },
         }

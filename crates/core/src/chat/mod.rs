@@ -10,6 +10,7 @@
 //! - `finished`: the rendered views of finished jobs, kept for polling.
 
 mod approval;
+mod authorship;
 mod blocks;
 mod commit;
 mod decide;

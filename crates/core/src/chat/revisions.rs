@@ -10,9 +10,10 @@ use redline_domain::{Owner, SessionId};
 use redline_ports::jobs::{JobRecord, Signal};
 use serde_json::json;
 
+use super::authorship::explain;
 use super::record::{PublicChange, ResponseMode, StoredChange, TurnMetadata, TurnRequest, TurnState, FORMAT};
 use super::{short_id, Chat, ChatError, ChatResult};
-use crate::documents::new_chunk_id;
+use crate::documents::{new_chunk_id, Revised};
 
 /// Where a turn's request came from, when not from a person asking the AI.
 pub const FROM_UPLOAD: &str = "upload";
@@ -37,18 +38,22 @@ impl Chat {
         &self,
         owner: Owner,
         session: &SessionId,
-        revised: Vec<Section>,
+        revised: Revised,
         file: &str,
-        summary: &str,
     ) -> ChatResult<Option<JobRecord>> {
         let (record, doc) = self.documents.current(owner, session).await?;
         let Some(record) = record else { return Err(ChatError::SessionNotFound) };
-        let explanation = format!("A tracked change of {file} ({summary}).");
+        let Revised { sections, summary, who } = revised;
+        let lead = format!("A tracked change of {file}");
+        let fallback = format!("{lead} ({summary}).");
         // Aligning two long documents is CPU work: on the blocking pool.
-        let changes =
-            tokio::task::spawn_blocking(move || revision_changes(&doc, revised, &explanation, &mut new_chunk_id))
-                .await
-                .map_err(|e| ChatError::Store(redline_ports::StoreError::Other(e.to_string())))?;
+        let changes = tokio::task::spawn_blocking(move || {
+            let mut changes = revision_changes(&doc, sections, &fallback, &mut new_chunk_id);
+            explain(&mut changes, &doc, &who, &lead, &fallback);
+            changes
+        })
+        .await
+        .map_err(|e| ChatError::Store(redline_ports::StoreError::Other(e.to_string())))?;
         if changes.is_empty() {
             return Ok(None);
         }

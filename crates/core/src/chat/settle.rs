@@ -10,6 +10,7 @@ use redline_domain::job::{Change, ChangeOp, JobStatus, JobType};
 use redline_domain::{Owner, SessionId};
 use redline_ports::jobs::JobRecord;
 
+use super::authorship::explain;
 use super::decide::{decide, Decision};
 use super::record::Turn;
 use super::revisions::{content, revision_changes};
@@ -90,6 +91,15 @@ impl Chat {
                 "The document changed since job {job_id} proposed its changes: upload the file with track_changes=review to see what it changes, or export it again."
             )));
         }
+        // Taken or dropped as a whole, a file with nothing left in it would empty the
+        // document: refused, as a save with no content is.
+        let target = if choice == TrackedChoice::Reject { &readings.original } else { &readings.accepted };
+        if choice != TrackedChoice::Review
+            && doc.has_content()
+            && !target.iter().any(redline_domain::document::Section::shows_content)
+        {
+            return Err(ChatError::Document(crate::documents::DocumentError::WouldEmpty));
+        }
         // What the reviewer decided is the file with its remaining tracked changes rejected
         // (or accepted, when they are to be taken).
         let decided = if choice == TrackedChoice::Accept { &readings.accepted } else { &readings.original };
@@ -133,20 +143,29 @@ impl Chat {
         let note = format!("Settled by the reviewed file {file}: {}.", tally.describe());
         let response = turn.state.response.take().unwrap_or_default();
         turn.state.response = Some(if response.is_empty() { note.clone() } else { format!("{response}\n\n{note}") });
-        // The file's new pictures are stored before a version can show them.
-        self.documents.keep_images(owner, session, readings).await?;
+        // The file's new pictures are stored before a version can show them: those of the
+        // readings in use (under review both: the decided one and the one with its tracked
+        // changes, which the next review proposes).
+        let used: &[&[redline_domain::document::Section]] = match choice {
+            TrackedChoice::Review => &[&readings.original, &readings.accepted],
+            _ => &[target],
+        };
+        self.documents.keep_images(owner, session, readings, used).await?;
         let job = self.finish_approval(turn, approved, &pending, None).await?;
         // What the file still changes, against the document as the turn left it.
-        let target = if choice == TrackedChoice::Reject { &readings.original } else { &readings.accepted };
         let (record, doc) = self.documents.current(owner, session).await?;
         let summary = readings.summary.as_deref().unwrap_or("no tracked changes left");
-        let explanation = format!("A change of the reviewed file {file} ({summary}).");
-        let target = target.clone();
+        let lead = format!("A change of the reviewed file {file}");
+        let fallback = format!("{lead} ({summary}).");
+        let (target, who) = (target.clone(), readings.who.clone());
         let base = doc.clone();
-        let mut rest =
-            tokio::task::spawn_blocking(move || revision_changes(&base, target, &explanation, &mut new_chunk_id))
-                .await
-                .map_err(|e| ChatError::Store(redline_ports::StoreError::Other(e.to_string())))?;
+        let mut rest = tokio::task::spawn_blocking(move || {
+            let mut rest = revision_changes(&base, target, &fallback, &mut new_chunk_id);
+            explain(&mut rest, &base, &who, &lead, &fallback);
+            rest
+        })
+        .await
+        .map_err(|e| ChatError::Store(redline_ports::StoreError::Other(e.to_string())))?;
         // A proposal left undecided keeps its explanation.
         for change in &mut rest {
             if let Some(u) = undecided.iter().find(|u| same_place(u, change)) {
@@ -174,11 +193,23 @@ impl Chat {
             ));
             return Ok(Settled { job, review: Some(next), said });
         }
+        // The turn is settled: what goes wrong from here is said, not answered as a failure
+        // of the upload (whose decisions stand).
         let refs: Vec<&Change> = rest.iter().collect();
-        let next = redline_domain::job::apply_approved(&doc, &refs)
-            .map_err(|e| ChatError::Conflict(format!("The file's other changes could not be applied: {e}.")))?;
         let version = record.and_then(|r| r.version_id);
-        self.documents.commit_over(owner, session, &next, version, "upload").await?;
+        let taken = match redline_domain::job::apply_approved(&doc, &refs) {
+            Ok(next) => {
+                self.documents.commit_over(owner, session, &next, version, "upload").await.map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = taken {
+            tracing::warn!(error = %e, job_id, "a reviewed file's other changes could not be applied");
+            said.push_str(&format!(
+                " The file's {n} other change{plural} could not be applied ({e}): upload it again with track_changes=review to review them."
+            ));
+            return Ok(Settled { job, review: None, said });
+        }
         said.push_str(&format!(
             " The file's {n} other change{plural} {} {}.",
             if n == 1 { "was" } else { "were" },

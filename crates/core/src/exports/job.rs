@@ -284,7 +284,11 @@ impl Exports {
     }
 
     /// Keeps the file in the blob store and records it; nothing is kept when recording fails.
-    async fn store_file(&self, request: &EmailedExport, file: &super::ExportedFile) -> Result<ReadyFile, Stop> {
+    pub(super) async fn store_file(
+        &self,
+        request: &EmailedExport,
+        file: &super::ExportedFile,
+    ) -> Result<ReadyFile, ExportFailure> {
         let id = &request.export_id;
         let now = self.ports.clock.now_ms();
         let expires_at = now.saturating_add(self.config.link_ttl_ms);

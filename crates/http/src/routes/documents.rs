@@ -344,8 +344,9 @@ pub async fn upload(
         .map_err(upload_error)?;
     let mut warnings = out.warnings;
     let mut review_job_id = None;
-    if let Some((sections, summary)) = out.revised {
-        let said = match state.chat.propose_revisions(owner, &session, sections, &filename, &summary).await {
+    if let Some(revised) = out.revised {
+        let summary = revised.summary.clone();
+        let said = match state.chat.propose_revisions(owner, &session, revised, &filename).await {
             // The document is loaded: a review that could not be made is said, not a failure.
             Err(e) => {
                 tracing::warn!(error = %e, "an upload's tracked changes could not be proposed for review");

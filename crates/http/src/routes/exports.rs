@@ -101,6 +101,9 @@ pub struct EmailExportRequest {
     /// account without one: 422).
     #[schema(format = Email)]
     email: Option<String>,
+    /// DOCX only: the file mailed is the tracked export (`track_changes` of
+    /// `POST /v1/documents/export`), rendered when asked for. Default false.
+    track_changes: Option<bool>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -194,7 +197,8 @@ pub async fn export(
 }
 
 /// Renders the export in the background and e-mails a signed download link
-/// (`{session_id, format, email?}`; without `email`, the account's own address). → 202.
+/// (`{session_id, format, email?, track_changes?}`; without `email`, the account's own
+/// address; with `track_changes`, the tracked DOCX, rendered before the answer). → 202.
 #[utoipa::path(post, path = "/v1/documents/export/email-request", tag = "export", security(("bearer" = [])),
     request_body(content = EmailExportRequest),
     responses(
@@ -202,7 +206,7 @@ pub async fn export(
         (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, description = "The address is not the account's own nor an organization member's (`REDLINE_EXPORT_MAIL_TO=account`)", body = crate::openapi::ErrorBody),
         (status = 404, description = "Session not found", body = crate::openapi::ErrorBody),
-        (status = 422, description = "A bad field, or no `email` for an organization", body = crate::openapi::ValidationErrorBody),
+        (status = 422, description = "A bad field, no `email` for an organization, or `track_changes` with a format other than DOCX", body = crate::openapi::ValidationErrorBody),
         (status = 429, description = "Too many e-mailed exports from this account lately", body = crate::openapi::ErrorBody),
     ))]
 pub async fn email_request(
@@ -224,15 +228,22 @@ pub async fn email_request(
             }
         },
     };
+    let tracked = f.optional_bool("track_changes").unwrap_or(false);
+    if tracked && format.is_some_and(|r| r.format != ExportFormat::Docx) {
+        f.problem("track_changes", "value_error", "Value error, track_changes needs format docx", json!(true));
+    }
     f.finish()?;
     let (Some(session), Some(requested)) = (session, format) else {
         return Err(ApiError::Internal("validation passed without values".to_owned()));
     };
-    let request_id = state
-        .exports
-        .request_email(principal.0.owner, &session, requested.format, email)
-        .await
-        .map_err(|e| export_error(e, &state.config.contact_email, &request_id(&req)))?;
+    let owner = principal.0.owner;
+    let failed = |e| export_error(e, &state.config.contact_email, &request_id(&req));
+    let request_id = if tracked {
+        let pending = state.chat.pending_document(owner, &session).await?;
+        state.exports.request_email_tracked(owner, &session, email, pending.document).await.map_err(failed)?
+    } else {
+        state.exports.request_email(owner, &session, requested.format, email).await.map_err(failed)?
+    };
     let mut response = HttpResponse::Accepted();
     if requested.deprecated_alias {
         response.insert_header(("Deprecation", "true"));

@@ -90,3 +90,20 @@ fn a_change_whose_section_moved_on_is_left() {
     let got = decide(&doc(), &[stale], &reading(&["one", "TWO", "three", "four"]));
     assert_eq!(got, vec![Decision::Left]);
 }
+
+#[test]
+fn text_of_the_reviewers_own_beside_a_change_does_not_change_its_reading() {
+    // The edit of "two" rejected, and a paragraph of their own typed after it: left, not
+    // accepted with corrections.
+    let got = decide(&doc(), &pending(), &reading(&["one", "two", "a new paragraph", "three", "four"]));
+    assert_eq!(got[1], Decision::Left);
+    // The edit accepted, and their own paragraph after it: taken.
+    let got = decide(&doc(), &pending(), &reading(&["one", "TWO", "a new paragraph", "three", "four"]));
+    assert_eq!(got[1], Decision::Taken);
+    // The deletion of "four" accepted and new text typed in its place: taken; "four" edited
+    // instead (most of its words kept): left, their edit proposed again.
+    let got = decide(&doc(), &pending(), &reading(&["one", "two", "three", "something else entirely"]));
+    assert_eq!(got[3], Decision::Taken);
+    let got = decide(&doc(), &pending(), &reading(&["one", "two", "three", "Four, again"]));
+    assert_eq!(got[3], Decision::Left);
+}
