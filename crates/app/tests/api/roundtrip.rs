@@ -190,19 +190,59 @@ async fn a_tracked_export_sent_back_undecided_settles_as_the_upload_asks() {
 
 /// A DOCX whose body is `body` (WordprocessingML paragraphs).
 fn docx_of(body: &str) -> Vec<u8> {
+    docx_with(body, None)
+}
+
+/// [`docx_of`] with a PNG picture as relationship `rIdPic` (`word/media/pic.png`).
+fn docx_with(body: &str, picture: Option<&[u8]>) -> Vec<u8> {
     use std::io::Write;
-    let w = "xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"";
-    let parts = [
-        ("[Content_Types].xml", r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#.to_owned()),
-        ("_rels/.rels", r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#.to_owned()),
-        ("word/document.xml", format!("<?xml version=\"1.0\"?><w:document {w}><w:body>{body}</w:body></w:document>")),
+    let w = "xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\" \
+             xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\" \
+             xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\" \
+             xmlns:a=\"http://schemas.openxmlformats.org/drawingml/2006/main\" \
+             xmlns:pic=\"http://schemas.openxmlformats.org/drawingml/2006/picture\"";
+    let mut parts: Vec<(&str, Vec<u8>)> = vec![
+        ("[Content_Types].xml", br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#.to_vec()),
+        ("_rels/.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#.to_vec()),
+        ("word/document.xml", format!("<?xml version=\"1.0\"?><w:document {w}><w:body>{body}</w:body></w:document>").into_bytes()),
     ];
+    if let Some(png) = picture {
+        parts.push(("word/_rels/document.xml.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rIdPic" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/pic.png"/></Relationships>"#.to_vec()));
+        parts.push(("word/media/pic.png", png.to_vec()));
+    }
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (name, text) in parts {
+    for (name, bytes) in parts {
         zip.start_file(name, zip::write::SimpleFileOptions::default()).expect("zip entry");
-        zip.write_all(text.as_bytes()).expect("zip write");
+        zip.write_all(&bytes).expect("zip write");
     }
     zip.finish().expect("zip").into_inner()
+}
+
+/// The pictures kept in the blob store.
+fn stored_pictures(app: &TestApp) -> usize {
+    crate::files::files_under(&app.data_dir().join("blobs").join("images")).len()
+}
+
+#[tokio::test]
+async fn only_the_pictures_of_the_reading_taken_are_kept() {
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    // A reviewer's tracked insertion of a picture.
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0";
+    let drawing = r#"<w:drawing><wp:inline><wp:extent cx="95250" cy="95250"/><wp:docPr id="1" name="dot"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:blipFill><a:blip r:embed="rIdPic"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing>"#;
+    let body = format!(
+        r#"<w:p><w:r><w:t>omega one</w:t></w:r></w:p><w:p><w:ins w:id="1" w:author="R"><w:r>{drawing}</w:r></w:ins></w:p>"#
+    );
+    let docx = docx_with(&body, Some(png));
+    for (sid, choice, kept) in [("drop", "reject", 0), ("take", "accept", 1)] {
+        let (job_id, _) = exported_proposal(&app, &key, sid, &["alpha one"], "replace \"alpha\" with \"omega\"").await;
+        let before = stored_pictures(&app);
+        let fields = [("session_id", sid), ("job_id", job_id.as_str()), ("track_changes", choice)];
+        let r = upload_with(&app, &key, &fields, "p.docx", &docx).await;
+        r.expect_status(200);
+        assert_eq!(stored_pictures(&app) - before, kept, "{choice}: {:?}", r.json);
+        assert_eq!(html(&app, &key, sid).await.contains("<img"), kept == 1, "{choice}");
+    }
 }
 
 #[tokio::test]
