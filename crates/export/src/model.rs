@@ -95,6 +95,10 @@ pub(crate) struct Rev {
 pub(crate) enum RevKind {
     Inserted,
     Deleted,
+    /// Moved away from here (`w:moveFrom`): the place the text leaves.
+    MovedFrom,
+    /// Moved here (`w:moveTo`).
+    MovedTo,
 }
 
 /// An image as the HTML references it; the writers resolve `src` (see `image.rs`).

@@ -218,6 +218,15 @@ impl<'a> Body<'a> {
         self.rev = None;
     }
 
+    /// The start and end of a move's range (`w:moveFromRangeStart`/`…End`, or `moveTo`) around
+    /// the blocks of one side of move number `name`, made by change `rev.change`.
+    pub(crate) fn move_range(&mut self, rev: Rev, name: usize) -> (String, String) {
+        let side = if rev.kind == RevKind::MovedFrom { "moveFrom" } else { "moveTo" };
+        let attrs = self.rev_attrs(rev);
+        let id = attrs.split('"').nth(1).unwrap_or("0").to_owned();
+        (format!("<w:{side}RangeStart {attrs} w:name=\"move{name}\"/>"), format!("<w:{side}RangeEnd w:id=\"{id}\"/>"))
+    }
+
     /// A new annotation id (bookmarks, revisions and comments share one space).
     pub(crate) fn annotation_id(&mut self) -> u32 {
         let n = self.next_bookmark;
@@ -854,6 +863,8 @@ fn rev_tag(kind: RevKind) -> &'static str {
     match kind {
         RevKind::Inserted => "ins",
         RevKind::Deleted => "del",
+        RevKind::MovedFrom => "moveFrom",
+        RevKind::MovedTo => "moveTo",
     }
 }
 

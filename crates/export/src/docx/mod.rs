@@ -16,6 +16,7 @@ mod body;
 mod highlight;
 mod parts;
 
+use std::collections::HashMap;
 use std::io::{Cursor, Write};
 
 use redline_domain::time_util::iso8601;
@@ -24,7 +25,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use crate::build;
-use crate::model::{Block, Doc, Note};
+use crate::model::{Block, Doc, Note, RevKind};
 use crate::redline::{self, Tracked};
 use crate::xml::{escape_xml, push_xml};
 use body::Body;
@@ -77,6 +78,7 @@ pub(crate) fn export_tracked(
     let notes: Vec<Note> = build::doc(&made).notes;
     drop(made);
     let numbers: build::NoteNumbers = notes.iter().enumerate().map(|(i, n)| (n.id.clone(), i + 1)).collect();
+    let mut moves = moves(&document.parts);
     // Each part as tracked blocks, with the comment of its change.
     /// A part's blocks, and its change's number and comment when it has one.
     type Part<'d> = (Vec<Tracked>, Option<(usize, &'d str)>);
@@ -97,8 +99,22 @@ pub(crate) fn export_tracked(
                 header.append(&mut new.header);
                 footer.append(&mut new.footer);
                 let index = body.dates.len();
-                let merged = redline::merge(old.blocks, new.blocks, index);
+                let mut merged = redline::merge(old.blocks, new.blocks, index);
                 body.dates.push(iso8601(change.at_ms));
+                // One side of a move, when its blocks are paragraphs (a table row has no move
+                // revision): the deletion moved from, the insertion moved to.
+                let at = parts.len();
+                if let Some((side, _)) = moves.get(&at) {
+                    if merged.iter().all(|(_, b)| matches!(b, Block::Paragraph { .. } | Block::Heading { .. })) {
+                        for (rev, _) in &mut merged {
+                            if let Some(rev) = rev {
+                                rev.kind = *side;
+                            }
+                        }
+                    } else {
+                        moves.remove(&at);
+                    }
+                }
                 let comment = change.comment.as_deref().filter(|c| !c.trim().is_empty());
                 parts.push((merged, comment.map(|c| (index, c))));
             }
@@ -106,7 +122,7 @@ pub(crate) fn export_tracked(
     }
     body.set_notes(&notes);
     let mut comments = String::new();
-    for (blocks, comment) in &parts {
+    for (at, (blocks, comment)) in parts.iter().enumerate() {
         // Each part is written apart, so that its comment's anchors go into the part alone
         // (inserting into the whole body per change would copy it once per change).
         let written = std::mem::take(&mut body.out);
@@ -120,13 +136,62 @@ pub(crate) fn export_tracked(
                 comments.push_str(&comment_xml(id, &body.author, &body.dates[*change], text));
             }
         }
-        body.out.push_str(&part);
+        // A move's side (both of them kept as moves) within its named range.
+        let partner = moves.get(&at).and_then(|(_, name)| moves.iter().find(|(k, (_, n))| **k != at && n == name));
+        let rev = blocks.iter().find_map(|(rev, _)| *rev);
+        match (moves.get(&at), partner, rev) {
+            (Some(&(_, name)), Some(_), Some(rev)) => {
+                let (start, end) = body.move_range(rev, name);
+                body.out.push_str(&start);
+                body.out.push_str(&part);
+                body.out.push_str(&end);
+            }
+            _ => body.out.push_str(&part),
+        }
     }
     if body.out.is_empty() {
         body.out.push_str("<w:p/>");
     }
     let pages = Pages::write(&mut body, &header, &footer);
     package(body, &notes, title, &pages, Some(comments), document.job_id.as_deref())
+}
+
+/// The moves among a tracked document's changes: a deletion and a creation of the same
+/// sections (their ids aside) are the two sides of one move. Part index → its side and the
+/// move's number.
+fn moves(parts: &[TrackedPart]) -> HashMap<usize, (RevKind, usize)> {
+    let key = |html: &str| -> String {
+        let mut out = String::with_capacity(html.len());
+        let mut rest = html;
+        while let Some(at) = rest.find(" data-chunk-id=\"") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + " data-chunk-id=\"".len()..];
+            rest = after.find('"').map_or("", |end| &after[end + 1..]);
+        }
+        out.push_str(rest);
+        out
+    };
+    let mut deleted: Vec<(usize, String)> = Vec::new();
+    let mut created: Vec<(usize, String)> = Vec::new();
+    for (at, part) in parts.iter().enumerate() {
+        if let TrackedPart::Changed(change) = part {
+            match (change.old.trim().is_empty(), change.new.trim().is_empty()) {
+                (false, true) => deleted.push((at, key(&change.old))),
+                (true, false) => created.push((at, key(&change.new))),
+                _ => {}
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for (from, text) in deleted {
+        if let Some(k) = created.iter().position(|(_, t)| *t == text) {
+            let (to, _) = created.remove(k);
+            let name = out.len() / 2 + 1;
+            out.insert(from, (RevKind::MovedFrom, name));
+            out.insert(to, (RevKind::MovedTo, name));
+        }
+    }
+    out
 }
 
 /// Puts a comment's range around a part's paragraphs: its start after the first

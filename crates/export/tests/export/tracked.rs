@@ -385,3 +385,69 @@ fn a_note_referenced_in_a_change_is_one_footnote_with_its_note_elsewhere() {
     let plain = unzip(&plain_docx(&resolved(&doc, true)));
     assert_eq!(parts["word/footnotes.xml"], plain["word/footnotes.xml"]);
 }
+
+/// A section the turn deleted and made again elsewhere, the same (ids aside).
+fn moved() -> TrackedDocument {
+    TrackedDocument {
+        parts: vec![
+            same("<p data-chunk-id=\"a\">First clause.</p>"),
+            changed("<p data-chunk-id=\"b\">The clause that moves.</p>", "", "Moved after the last clause."),
+            same("<p data-chunk-id=\"c\">Last clause.</p>"),
+            changed("", "<p data-chunk-id=\"n\">The clause that moves.</p>", ""),
+        ],
+        author: "Redline AI".to_owned(),
+        job_id: None,
+    }
+}
+
+#[test]
+fn a_section_moved_is_a_move_that_readers_accept_and_reject() {
+    let doc = moved();
+    let docx = tracked_docx(&doc);
+    let parts = unzip(&docx);
+    assert_well_formed(&parts);
+    let body = String::from_utf8(parts["word/document.xml"].clone()).expect("utf-8");
+    for needle in [
+        "<w:moveFromRangeStart w:id=",
+        "w:name=\"move1\"/>",
+        "<w:moveFrom w:id=",
+        "<w:moveToRangeStart w:id=",
+        "<w:moveTo w:id=",
+        "<w:moveFromRangeEnd w:id=",
+        "<w:moveToRangeEnd w:id=",
+    ] {
+        assert!(body.contains(needle), "document.xml lacks {needle}: {body}");
+    }
+    assert!(!body.contains("<w:del ") && !body.contains("<w:ins "), "{body}");
+    // Our own reader sees moves (the text's and its paragraph mark's), and both readings.
+    let read = redline_convert::Converters.convert(SourceFormat::Docx, &docx).expect("reads back");
+    let tracked = read.tracked.expect("tracked changes");
+    assert_eq!(tracked.summary, "2 moves by Redline AI");
+    let order = |html: &str| html.find("moves").unwrap_or(0) > html.find("Last").unwrap_or(0);
+    assert!(order(&read.html), "accepted: after the last clause: {}", read.html);
+    assert!(!order(&tracked.original.html), "rejected: where it was: {}", tracked.original.html);
+    if present("pandoc", &["--version"], "pandoc (apt-get install pandoc)") {
+        let dir = folder("moved-pandoc");
+        let file = write(&dir, "moved.docx", &docx);
+        let new = write(&dir, "new.docx", &plain_docx(&resolved(&doc, true)));
+        let old = write(&dir, "old.docx", &plain_docx(&resolved(&doc, false)));
+        assert_eq!(pandoc_text(&file, "accept"), pandoc_text(&new, "accept"));
+        assert_eq!(pandoc_text(&file, "reject"), pandoc_text(&old, "accept"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    if present("soffice", &["--version"], "LibreOffice (apt-get install libreoffice-writer-nogui)")
+        && present(
+            "/usr/bin/python3",
+            &["-c", "import uno"],
+            "LibreOffice's Python bridge (apt-get install python3-uno)",
+        )
+    {
+        let dir = folder("moved-libreoffice");
+        let file = write(&dir, "moved.docx", &docx);
+        let new = write(&dir, "new.docx", &plain_docx(&resolved(&doc, true)));
+        let old = write(&dir, "old.docx", &plain_docx(&resolved(&doc, false)));
+        assert_eq!(libreoffice_text(&dir, &file, "accept"), libreoffice_text(&dir, &new, "accept"), "Accept All");
+        assert_eq!(libreoffice_text(&dir, &file, "reject"), libreoffice_text(&dir, &old, "accept"), "Reject All");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
