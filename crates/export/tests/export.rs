@@ -6,6 +6,8 @@
 // the DOCX; LibreOffice opening every export of the corpus.
 #[path = "export/corpus.rs"]
 mod corpus;
+#[path = "export/kinds.rs"]
+mod kinds;
 #[path = "export/notes.rs"]
 mod notes;
 #[path = "export/pages.rs"]

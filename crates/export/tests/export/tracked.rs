@@ -14,11 +14,11 @@ use redline_ports::{DocumentConverter, DocumentExporter, TrackedChange, TrackedD
 
 use super::{assert_well_formed, unzip};
 
-fn same(html: &str) -> TrackedPart {
+pub(super) fn same(html: &str) -> TrackedPart {
     TrackedPart::Same(html.to_owned())
 }
 
-fn changed(old: &str, new: &str, comment: &str) -> TrackedPart {
+pub(super) fn changed(old: &str, new: &str, comment: &str) -> TrackedPart {
     TrackedPart::Changed(TrackedChange {
         old: old.to_owned(),
         new: new.to_owned(),
@@ -78,7 +78,7 @@ fn document_with(new_list: &str) -> TrackedDocument {
 }
 
 /// The document with every change made (`new`) or none (`old`).
-fn resolved(doc: &TrackedDocument, new: bool) -> String {
+pub(super) fn resolved(doc: &TrackedDocument, new: bool) -> String {
     doc.parts
         .iter()
         .map(|p| match p {
@@ -89,11 +89,11 @@ fn resolved(doc: &TrackedDocument, new: bool) -> String {
         .collect()
 }
 
-fn tracked_docx(doc: &TrackedDocument) -> Vec<u8> {
+pub(super) fn tracked_docx(doc: &TrackedDocument) -> Vec<u8> {
     FileExporter::new().export_tracked(doc, "Agreement", &NoImages).expect("tracked export")
 }
 
-fn plain_docx(html: &str) -> Vec<u8> {
+pub(super) fn plain_docx(html: &str) -> Vec<u8> {
     FileExporter::new().export(html, "Agreement", ExportFormat::Docx, &NoImages).expect("export")
 }
 
@@ -101,7 +101,7 @@ fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
-fn present(program: &str, args: &[&str], what: &str) -> bool {
+pub(super) fn present(program: &str, args: &[&str], what: &str) -> bool {
     let ok = Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
     if !ok {
         let message = format!("{what} is not installed: run scripts/setup-tests.sh");
@@ -111,21 +111,21 @@ fn present(program: &str, args: &[&str], what: &str) -> bool {
     ok
 }
 
-fn run(program: &str, args: &[&str]) -> String {
+pub(super) fn run(program: &str, args: &[&str]) -> String {
     let out = Command::new(program).args(args).output().expect("run the reader");
     assert!(out.status.success(), "{program} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
 /// A fresh folder for one test's files.
-fn folder(name: &str) -> PathBuf {
+pub(super) fn folder(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("redline-tracked-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
 
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+pub(super) fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
     let path = dir.join(name);
     std::fs::write(&path, bytes).expect("write");
     path.to_str().expect("path").to_owned()
@@ -176,7 +176,7 @@ fn without_changes_the_tracked_export_is_the_plain_one() {
 }
 
 /// pandoc's plain text of a DOCX, with its reading of tracked changes.
-fn pandoc_text(file: &str, track: &str) -> String {
+pub(super) fn pandoc_text(file: &str, track: &str) -> String {
     // GitHub Markdown: tables without column widths (a tracked table's columns are sized
     // for the old and the new text both).
     // Right-to-left runs are spans, split where the revisions were: the spans are left out.
@@ -233,7 +233,7 @@ fn pandoc_accepts_into_the_new_document_and_rejects_into_the_old() {
 
 /// LibreOffice's text of a DOCX after it accepts or rejects every revision, or of a plain
 /// DOCX (`convert`), blank lines left out.
-fn libreoffice_text(dir: &Path, file: &str, action: &str) -> String {
+pub(super) fn libreoffice_text(dir: &Path, file: &str, action: &str) -> String {
     let out = dir.join(format!("{action}-{}.txt", Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("x")));
     let out = out.to_str().expect("path");
     run(
