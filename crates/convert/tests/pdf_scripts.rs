@@ -235,3 +235,55 @@ fn a_right_to_left_table_keeps_its_columns_in_reading_order() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Vertical Japanese (LibreOffice lays a page out top to bottom, columns right to left, from
+/// a flat ODT with `style:writing-mode="tb-rl"`) reads back with each paragraph whole and in
+/// order. pdftotext reads the page row by row across the columns, so its text has neither
+/// paragraph (printed, not asserted).
+#[test]
+fn vertical_japanese_reads_in_reading_order() {
+    if !present("soffice", &["--version"]) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("redline-pdf-vertical-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let paragraphs = ["多言語のお知らせ", "年次総会は来週の木曜日に大ホールで開催されます。"];
+    let body: String = paragraphs.iter().map(|p| format!("<text:p>{p}</text:p>")).collect();
+    let source = dir.join("vertical.fodt");
+    std::fs::write(
+        &source,
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.text">
+<office:font-face-decls><style:font-face style:name="Noto Sans CJK JP" svg:font-family="'Noto Sans CJK JP'"/></office:font-face-decls>
+<office:styles><style:default-style style:family="paragraph"><style:text-properties style:font-name-asian="Noto Sans CJK JP" fo:font-size="14pt" style:font-size-asian="14pt"/></style:default-style></office:styles>
+<office:automatic-styles><style:page-layout style:name="pm1"><style:page-layout-properties fo:page-width="14.8cm" fo:page-height="21cm" style:writing-mode="tb-rl" fo:margin="2cm"/></style:page-layout></office:automatic-styles>
+<office:master-styles><style:master-page style:name="Standard" style:page-layout-name="pm1"/></office:master-styles>
+<office:body><office:text>{body}</office:text></office:body>
+</office:document>"#
+        ),
+    )
+    .expect("write the source");
+    let profile = format!("-env:UserInstallation=file://{}", dir.join("profile").display());
+    let out = Command::new("soffice")
+        .args([&profile, "--headless", "--convert-to", "pdf", "--outdir"])
+        .arg(&dir)
+        .arg(&source)
+        .output()
+        .expect("soffice");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bytes = std::fs::read(dir.join("vertical.pdf")).expect("LibreOffice wrote no PDF");
+    let converted = Converters.convert(SourceFormat::Pdf, &bytes).expect("converts");
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let ours = squeeze(&text_of(&converted.html));
+    for p in paragraphs {
+        assert!(ours.contains(p), "{p} is not whole in {}", converted.html);
+    }
+    if let Ok(poppler) = Command::new("pdftotext").arg(dir.join("vertical.pdf")).arg("-").output() {
+        let theirs = squeeze(&String::from_utf8_lossy(&poppler.stdout));
+        let whole = paragraphs.iter().filter(|p| theirs.contains(*p)).count();
+        eprintln!("vertical Japanese: paragraphs whole: Redline 2 of 2, pdftotext {whole} of 2");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
