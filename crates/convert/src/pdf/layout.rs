@@ -105,6 +105,9 @@ struct LineBuilder {
     y: f32,
     /// Where the last character ended.
     end: f32,
+    /// Where the last character that is not a space ended (a space after it can be drawn
+    /// over by the next one: each character of a CJK line drawn with a space after it).
+    ink_end: f32,
     /// Characters per font size (size in tenths of a point).
     sizes: Vec<(i32, u32)>,
     /// Where the characters start, for spotting text drawn twice (fake bold).
@@ -302,6 +305,7 @@ impl Collector {
                     x,
                     y,
                     end: x,
+                    ink_end: x,
                     sizes: Vec::new(),
                     starts: Vec::new(),
                     pending_space: false,
@@ -358,6 +362,7 @@ impl Collector {
             }
         }
         line.end = end;
+        line.ink_end = end;
         if let Some(run) = line.runs.last_mut() {
             run.end = end;
         }
@@ -417,7 +422,7 @@ impl OutputDev for Collector {
             let tolerance = size.max(line.size()).max(1.0);
             if (y - line.y).abs() > tolerance * 0.5 {
                 self.flush();
-            } else if x < line.end - tolerance * 0.1 {
+            } else if x < line.ink_end - tolerance * 0.1 {
                 // Back over text already on this line: the same text drawn again (fake
                 // bold, shadows) is dropped; moving well left starts a new line.
                 let first = char.chars().next().unwrap_or(' ');
@@ -425,7 +430,7 @@ impl OutputDev for Collector {
                 if drawn_twice {
                     return Ok(());
                 }
-                if x < line.end - tolerance * 0.5 {
+                if x < line.ink_end - tolerance * 0.5 {
                     let rtl = line.text.chars().any(super::bidi::is_rtl) || char.chars().any(super::bidi::is_rtl);
                     if rtl && (y - line.y).abs() <= tolerance * 0.1 {
                         // A mixed-direction line drawn run by run: one line, sorted at its end.

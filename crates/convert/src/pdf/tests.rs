@@ -471,6 +471,25 @@ fn collected(lines: &[(f64, f64, &str)]) -> Vec<Block> {
 }
 
 #[test]
+fn cjk_characters_drawn_each_with_a_space_after_it_are_one_line_without_spaces() {
+    // As Chinese word processors write them: a character, then a space the next character is
+    // drawn over (here the space is an em wide, as in a font whose widths are per byte).
+    let mut collector = Collector::default();
+    collector.begin_page(1, &MediaBox { llx: 0.0, lly: 0.0, urx: 600.0, ury: 800.0 }, None).expect("page");
+    let size = 10.0;
+    for (i, c) in "（一九三七年）".chars().enumerate() {
+        let x = 72.0 + i as f64 * size;
+        for (at, text) in [(x, c.to_string()), (x + size, " ".to_owned())] {
+            let trm = Transform::row_major(1.0, 0.0, 0.0, 1.0, at, 700.0);
+            collector.output_character(&trm, 1.0, 0.0, size, &text).expect("collects");
+        }
+    }
+    collector.end_page().expect("end");
+    assert_eq!(collector.lines.len(), 1, "one line");
+    assert_eq!(blocks(&collector.lines), [Block::Paragraph("（一九三七年）".into())]);
+}
+
+#[test]
 fn ligatures_are_expanded() {
     assert_eq!(collected(&[(700.0, 10.0, "e\u{FB03}cient \u{FB01}ne")]), [Block::Paragraph("efficient fine".into())]);
 }
