@@ -102,13 +102,8 @@ fn and_list(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::test_support::section;
     use redline_domain::document::{ChunkId, Section};
-
-    fn section(id: &str, text: &str) -> Section {
-        let id = ChunkId::parse(id).expect("id");
-        let html = format!("<p data-chunk-id=\"{}\">{text}</p>", id.as_str());
-        Section { id, tag: "p".to_owned(), html, text: text.to_owned() }
-    }
 
     fn by(author: &str, date: &str) -> Reviser {
         Reviser { author: Some(author.to_owned()), date: (!date.is_empty()).then(|| date.to_owned()) }

@@ -26,6 +26,8 @@ pub mod protocol;
 pub mod record;
 mod rewrite;
 mod takeover;
+#[cfg(test)]
+mod test_support;
 pub use takeover::RUN_START;
 pub mod revisions;
 pub mod settle;

@@ -314,12 +314,7 @@ impl Changes<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn section(id: &str, text: &str) -> Section {
-        let id = ChunkId::parse(id).expect("id");
-        let html = format!("<p data-chunk-id=\"{}\">{text}</p>", id.as_str());
-        Section { id, tag: "p".to_owned(), html, text: text.to_owned() }
-    }
+    use crate::chat::test_support::section;
 
     fn apply(doc: &Document, changes: &[Change]) -> Vec<String> {
         let refs: Vec<&Change> = changes.iter().collect();

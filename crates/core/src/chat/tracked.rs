@@ -129,12 +129,7 @@ mod tests {
     use redline_domain::document::Section;
 
     use super::*;
-
-    fn section(id: &str, text: &str) -> Section {
-        let id = ChunkId::parse(id).expect("id");
-        let html = format!("<p data-chunk-id=\"{}\">{text}</p>", id.as_str());
-        Section { id, tag: "p".to_owned(), html, text: text.to_owned() }
-    }
+    use crate::chat::test_support::section;
 
     fn change(id: &str, op: ChangeOp, chunk: &Section, after: Option<&str>, new: Option<&Section>) -> Change {
         Change {

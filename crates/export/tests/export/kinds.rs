@@ -7,7 +7,8 @@ use redline_domain::formats::SourceFormat;
 use redline_ports::{DocumentConverter, TrackedDocument};
 
 use super::tracked::{
-    changed, folder, libreoffice_text, pandoc_text, plain_docx, present, resolved, run, same, tracked_docx, write,
+    changed, folder, libreoffice_present, libreoffice_text, pandoc_text, plain_docx, present, resolved, run, same,
+    tracked_docx, write,
 };
 
 /// Each kind: its name, the change's old and new HTML (between two untouched paragraphs).
@@ -105,12 +106,7 @@ fn libreoffice_words(dir: &std::path::Path, file: &str, action: &str, formatting
 #[test]
 fn every_kind_of_tracked_change_reads_back_accepted_and_rejected() {
     let pandoc = present("pandoc", &["--version"], "pandoc (apt-get install pandoc)");
-    let libreoffice = present("soffice", &["--version"], "LibreOffice (apt-get install libreoffice-writer-nogui)")
-        && present(
-            "/usr/bin/python3",
-            &["-c", "import uno"],
-            "LibreOffice's Python bridge (apt-get install python3-uno)",
-        );
+    let libreoffice = libreoffice_present();
     // mammoth (pip install mammoth) has no choice: its one reading is compared with both.
     // It is not among the test command's readers: its column is measured where it is installed.
     let mammoth = std::process::Command::new("mammoth").arg("--help").output().is_ok_and(|o| o.status.success());

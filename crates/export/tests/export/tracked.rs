@@ -111,6 +111,17 @@ pub(super) fn present(program: &str, args: &[&str], what: &str) -> bool {
     ok
 }
 
+/// Whether LibreOffice and its Python bridge are here (scripts/lo-revisions.py needs both);
+/// missing, a failure under `CI=true` and a loud skip elsewhere.
+pub(super) fn libreoffice_present() -> bool {
+    present("soffice", &["--version"], "LibreOffice (apt-get install libreoffice-writer-nogui)")
+        && present(
+            "/usr/bin/python3",
+            &["-c", "import uno"],
+            "LibreOffice's Python bridge (apt-get install python3-uno)",
+        )
+}
+
 pub(super) fn run(program: &str, args: &[&str]) -> String {
     let out = Command::new(program).args(args).output().expect("run the reader");
     assert!(out.status.success(), "{program} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -246,13 +257,7 @@ pub(super) fn libreoffice_text(dir: &Path, file: &str, action: &str) -> String {
 
 #[test]
 fn libreoffice_accepts_into_the_new_document_and_rejects_into_the_old() {
-    if !present("soffice", &["--version"], "LibreOffice (apt-get install libreoffice-writer-nogui)")
-        || !present(
-            "/usr/bin/python3",
-            &["-c", "import uno"],
-            "LibreOffice's Python bridge (apt-get install python3-uno)",
-        )
-    {
+    if !libreoffice_present() {
         return;
     }
     let doc = document_for_libreoffice();
@@ -323,13 +328,7 @@ fn a_change_of_formatting_is_a_formatting_revision_that_rejecting_undoes() {
     assert!(read.html.contains("<strong>") && !read.html.contains("<em>"), "{}", read.html);
     let original = read.tracked.expect("a tracked change").original;
     assert!(original.html.contains("<em>free</em>"), "{}", original.html);
-    if !present("soffice", &["--version"], "LibreOffice (apt-get install libreoffice-writer-nogui)")
-        || !present(
-            "/usr/bin/python3",
-            &["-c", "import uno"],
-            "LibreOffice's Python bridge (apt-get install python3-uno)",
-        )
-    {
+    if !libreoffice_present() {
         return;
     }
     let dir = folder("reformatted");
@@ -435,13 +434,7 @@ fn a_section_moved_is_a_move_that_readers_accept_and_reject() {
         assert_eq!(pandoc_text(&file, "reject"), pandoc_text(&old, "accept"));
         let _ = std::fs::remove_dir_all(dir);
     }
-    if present("soffice", &["--version"], "LibreOffice (apt-get install libreoffice-writer-nogui)")
-        && present(
-            "/usr/bin/python3",
-            &["-c", "import uno"],
-            "LibreOffice's Python bridge (apt-get install python3-uno)",
-        )
-    {
+    if libreoffice_present() {
         let dir = folder("moved-libreoffice");
         let file = write(&dir, "moved.docx", &docx);
         let new = write(&dir, "new.docx", &plain_docx(&resolved(&doc, true)));

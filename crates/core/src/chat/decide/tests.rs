@@ -2,11 +2,7 @@ use redline_domain::document::{ChunkId, Document, Section};
 use redline_domain::job::{Change, ChangeOp};
 
 use super::{decide, Decision};
-
-fn section(id: &str, text: &str) -> Section {
-    let html = format!("<p data-chunk-id=\"{id}\">{text}</p>");
-    Section { id: ChunkId::parse(id).expect("id"), tag: "p".to_owned(), html, text: text.to_owned() }
-}
+use crate::chat::test_support::section;
 
 /// The reading a reviewer sends back: its sections have ids of their own.
 fn reading(texts: &[&str]) -> Vec<Section> {
