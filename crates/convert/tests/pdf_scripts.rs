@@ -127,6 +127,19 @@ fn text_of(html: &str) -> String {
     out.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"")
 }
 
+/// LibreOffice's PDFs of `sources` (HTML read as Writer documents when `html`), written
+/// beside them in `dir`.
+fn libreoffice_pdfs(dir: &Path, sources: &[PathBuf], html: bool) {
+    let profile = format!("-env:UserInstallation=file://{}", dir.join("profile").display());
+    let mut command = Command::new("soffice");
+    command.args([profile.as_str(), "--headless"]);
+    if html {
+        command.arg("--infilter=HTML (StarWriter)");
+    }
+    let out = command.args(["--convert-to", "pdf", "--outdir"]).arg(dir).args(sources).output().expect("soffice");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 fn pdfs(dir: &Path) -> Vec<(PathBuf, &'static [(bool, &'static str)])> {
     let mut sources = Vec::new();
     for (name, paragraphs) in DOCUMENTS {
@@ -142,14 +155,7 @@ fn pdfs(dir: &Path) -> Vec<(PathBuf, &'static [(bool, &'static str)])> {
         .expect("write the source");
         sources.push(path);
     }
-    let profile = format!("-env:UserInstallation=file://{}", dir.join("profile").display());
-    let out = Command::new("soffice")
-        .args([&profile, "--headless", "--infilter=HTML (StarWriter)", "--convert-to", "pdf", "--outdir"])
-        .arg(dir)
-        .args(&sources)
-        .output()
-        .expect("soffice");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    libreoffice_pdfs(dir, &sources, true);
     DOCUMENTS.iter().map(|(name, paragraphs)| (dir.join(format!("{name}.pdf")), *paragraphs)).collect()
 }
 
@@ -211,14 +217,7 @@ fn a_right_to_left_table_keeps_its_columns_in_reading_order() {
         ),
     )
     .expect("write the source");
-    let profile = format!("-env:UserInstallation=file://{}", dir.join("profile").display());
-    let out = Command::new("soffice")
-        .args([&profile, "--headless", "--infilter=HTML (StarWriter)", "--convert-to", "pdf", "--outdir"])
-        .arg(&dir)
-        .arg(&source)
-        .output()
-        .expect("soffice");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    libreoffice_pdfs(&dir, &[source], true);
     let bytes = std::fs::read(dir.join("table.pdf")).expect("LibreOffice wrote no PDF");
     let converted = Converters.convert(SourceFormat::Pdf, &bytes).expect("converts");
     let html = &converted.html;
@@ -265,14 +264,7 @@ fn vertical_japanese_reads_in_reading_order() {
         ),
     )
     .expect("write the source");
-    let profile = format!("-env:UserInstallation=file://{}", dir.join("profile").display());
-    let out = Command::new("soffice")
-        .args([&profile, "--headless", "--convert-to", "pdf", "--outdir"])
-        .arg(&dir)
-        .arg(&source)
-        .output()
-        .expect("soffice");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    libreoffice_pdfs(&dir, &[source], false);
     let bytes = std::fs::read(dir.join("vertical.pdf")).expect("LibreOffice wrote no PDF");
     let converted = Converters.convert(SourceFormat::Pdf, &bytes).expect("converts");
     let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
