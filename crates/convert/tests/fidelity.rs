@@ -47,7 +47,7 @@ const FLOOR: &[(&str, &str, usize)] = &[
     ("md", "nested-lists", 8),
     ("md", "tables", 3),
     ("md", "unicode-rtl", 2),
-    ("pdf", "cjk", 3),
+    ("pdf", "cjk", 4),
     ("pdf", "footnotes", 2),
     ("pdf", "headings", 6),
     ("pdf", "images", 8),

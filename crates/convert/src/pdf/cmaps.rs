@@ -82,6 +82,63 @@ pub(super) fn legacy(name: &[u8]) -> Option<&'static Legacy> {
     }
 }
 
+/// The CID → Unicode tables of Adobe's CJK character collections (`cid/README.md`).
+static COLLECTIONS: [(&[u8], &[u8]); 4] = [
+    (b"Japan1", include_bytes!("cid/Japan1.bin")),
+    (b"GB1", include_bytes!("cid/GB1.bin")),
+    (b"CNS1", include_bytes!("cid/CNS1.bin")),
+    (b"Korea1", include_bytes!("cid/Korea1.bin")),
+];
+static COLLECTION_MAPS: [OnceLock<Vec<u8>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+
+/// A `/ToUnicode` CMap keyed by CID for a CID font of Adobe's character collection
+/// `ordering` (`Japan1`, `GB1`, `CNS1`, `Korea1`; registry `Adobe`), for a font drawn with
+/// `Identity-H`/`-V` (code = CID) and no map of its own; built once per collection.
+pub(super) fn collection_to_unicode(ordering: &[u8]) -> Option<&'static [u8]> {
+    let k = COLLECTIONS.iter().position(|(name, _)| *name == ordering)?;
+    let map = COLLECTION_MAPS[k].get_or_init(|| {
+        use std::io::Read;
+        let mut raw = Vec::new();
+        if flate2::read::ZlibDecoder::new(COLLECTIONS[k].1).read_to_end(&mut raw).is_err() {
+            return Vec::new();
+        }
+        let mut out = String::from(
+            "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CMapType 2 def\n\
+             1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n",
+        );
+        let mut ranges = Vec::new();
+        let mut chars = Vec::new();
+        for run in raw.chunks_exact(8) {
+            let cid = u16::from_le_bytes([run[0], run[1]]);
+            let cp = u32::from_le_bytes([run[2], run[3], run[4], run[5]]);
+            let len = u16::from_le_bytes([run[6], run[7]]);
+            let last = u32::from(cid) + u32::from(len) - 1;
+            if len == 0 || last > 0xFFFF {
+                continue;
+            }
+            // A run within the BMP is one range; past it, each character is its surrogates.
+            if cp + u32::from(len) - 1 <= 0xFFFF && (cp > 0xDFFF || cp + u32::from(len) - 1 < 0xD800) {
+                ranges.push(format!("<{cid:04X}> <{last:04X}> <{cp:04X}>"));
+            } else {
+                for i in 0..u32::from(len) {
+                    let Some(c) = char::from_u32(cp + i) else { continue };
+                    let utf16: String = c.encode_utf16(&mut [0; 2]).iter().map(|u| format!("{u:04X}")).collect();
+                    chars.push(format!("<{:04X}> <{utf16}>", u32::from(cid) + i));
+                }
+            }
+        }
+        for chunk in ranges.chunks(100) {
+            out.push_str(&format!("{} beginbfrange\n{}\nendbfrange\n", chunk.len(), chunk.join("\n")));
+        }
+        for chunk in chars.chunks(100) {
+            out.push_str(&format!("{} beginbfchar\n{}\nendbfchar\n", chunk.len(), chunk.join("\n")));
+        }
+        out.push_str("endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n");
+        out.into_bytes()
+    });
+    (!map.is_empty()).then_some(map.as_slice())
+}
+
 /// Whether a simple font (TrueType or Type 1, one byte a code by its dictionary) is named as
 /// a Chinese font of the GB encodings: `…_GB2312`, `…GBK…`, or a name in GBK bytes (`宋体`).
 /// Such fonts draw GBK bytes through `WinAnsiEncoding` in PDFs of Chinese word processors;
@@ -214,6 +271,28 @@ mod tests {
         for latin in [&b"SimSun"[..], b"Helvetica", b"ABCDEF+Arial", b"Caf\xE9"] {
             assert!(!gb_named(latin), "{}", String::from_utf8_lossy(latin));
         }
+    }
+
+    #[test]
+    fn the_character_collections_map_cids_to_unicode() {
+        let japan = adobe_cmap_parser::get_unicode_map(collection_to_unicode(b"Japan1").expect("Japan1"))
+            .expect("a unicode cmap");
+        // Adobe-Japan1: CID 34 is "A", 843 "あ", 3284 "日".
+        let at = |map: &std::collections::HashMap<u32, Vec<u8>>, cid: u32| {
+            map.get(&cid).map(|v| {
+                String::from_utf16_lossy(&v.chunks(2).map(|p| u16::from_be_bytes([p[0], p[1]])).collect::<Vec<_>>())
+            })
+        };
+        assert_eq!(at(&japan, 34).as_deref(), Some("A"));
+        assert_eq!(at(&japan, 843).as_deref(), Some("あ"));
+        assert_eq!(at(&japan, 3284).as_deref(), Some("日"));
+        assert!(japan.len() > 15_000, "{}", japan.len());
+        for ordering in [&b"GB1"[..], b"CNS1", b"Korea1"] {
+            let map =
+                adobe_cmap_parser::get_unicode_map(collection_to_unicode(ordering).expect("a table")).expect("a cmap");
+            assert!(map.len() > 15_000, "{}: {}", String::from_utf8_lossy(ordering), map.len());
+        }
+        assert!(collection_to_unicode(b"Identity").is_none());
     }
 
     #[test]

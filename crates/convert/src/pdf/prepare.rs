@@ -473,6 +473,14 @@ fn repair_type0(
     match font.get(b"Encoding").ok().and_then(|o| deref(doc, o)) {
         Some(Object::Name(n)) if n == b"Identity-H" || n == b"Identity-V" => {
             fixed.set("Encoding", Object::Name(n.clone()));
+            // Codes are CIDs: a font of one of Adobe's CJK collections without a map of its
+            // own is read through the collection's table (`cmaps.rs`).
+            let own = matches!(font.get(b"ToUnicode").ok().and_then(|o| deref(doc, o)), Some(Object::Stream(_)));
+            if !own {
+                if let Some(map) = adobe_ordering(doc, font).and_then(|o| super::cmaps::collection_to_unicode(&o)) {
+                    fixed.set("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), map.to_vec())));
+                }
+            }
         }
         // Two-byte codes that are UTF-16 code units: read as Identity, the /ToUnicode
         // map (if any) still applies.
@@ -561,6 +569,23 @@ fn gbk_font(doc: &Document, font: &Dictionary, base_font: &[u8]) -> Dictionary {
         ("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), gbk.to_unicode().to_vec()))),
         ("DescendantFonts", Object::Array(vec![Object::Dictionary(cid_font)])),
     ])
+}
+
+/// The ordering of an Adobe character collection (`Japan1`, …) the Type 0 font's first
+/// descendant names in its `CIDSystemInfo`.
+fn adobe_ordering(doc: &Document, font: &Dictionary) -> Option<Vec<u8>> {
+    let Some(Object::Array(descendants)) = font.get(b"DescendantFonts").ok().and_then(|o| deref(doc, o)) else {
+        return None;
+    };
+    let Some(Object::Dictionary(cid_font)) = descendants.first().and_then(|o| deref(doc, o)) else { return None };
+    let Some(Object::Dictionary(info)) = cid_font.get(b"CIDSystemInfo").ok().and_then(|o| deref(doc, o)) else {
+        return None;
+    };
+    let string = |key: &[u8]| match info.get(key).ok().and_then(|o| deref(doc, o)) {
+        Some(Object::String(s, _)) => Some(s.clone()),
+        _ => None,
+    };
+    (string(b"Registry").as_deref() == Some(b"Adobe")).then(|| string(b"Ordering")).flatten()
 }
 
 fn empty_cid_font() -> Dictionary {

@@ -442,6 +442,41 @@ fn a_chinese_font_drawing_gbk_bytes_as_one_byte_codes_reads_as_chinese() {
     assert!(converted.html.contains("plain text"), "a Latin font is read as it was: {}", converted.html);
 }
 
+/// A Type 0 font drawing `codes` with `Identity-H`, no `ToUnicode`, its descendant of the
+/// character collection `ordering`.
+fn identity_pdf(ordering: &str, codes: &str) -> Vec<u8> {
+    let page = format!("BT /F4 11 Tf 72 700 Td <{codes}> Tj ET");
+    pdf_with(&[page.as_str()], |doc| {
+        let f4 = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "Ryumin-Light-Identity-H",
+            "Encoding" => "Identity-H",
+            "DescendantFonts" => vec![Object::Dictionary(dictionary! {
+                "Type" => "Font", "Subtype" => "CIDFontType0", "BaseFont" => "Ryumin-Light",
+                "CIDSystemInfo" => dictionary! {
+                    "Registry" => Object::string_literal("Adobe"),
+                    "Ordering" => Object::string_literal(ordering),
+                    "Supplement" => 2,
+                },
+                "DW" => 1000,
+            })],
+        });
+        add_page_resource(doc, "Font", "F4", f4);
+    })
+}
+
+#[test]
+fn a_cid_font_of_an_adobe_collection_without_a_map_reads_through_the_collections_table() {
+    // Adobe-Japan1 CIDs 843, 844 and 3284: あぃ日 (CID 844 is the small i).
+    let converted = convert(&identity_pdf("Japan1", "034B034C0CD4")).expect("converts");
+    assert!(converted.html.contains("あぃ日"), "{}", converted.html);
+    // A font whose CIDs are its own (ordering Identity) and without a map says nothing of
+    // its characters: refused with the reason, not read as mojibake.
+    match convert(&identity_pdf("Identity", "034B034C")) {
+        Err(ConvertError::NoText(why)) => assert!(why.contains("do not say which characters"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_cjk_font_with_an_unsupported_cmap_is_left_out_with_a_warning() {
     let converted = convert(&cjk_pdf("GBK2K-H", "8140")).expect("converts");
@@ -582,8 +617,6 @@ const PDF_EXCEPTIONS: &[(&str, &str)] = &[
     // One blank page.
     ("pdfjs-empty.pdf", "notext"),
     ("pdfjs-empty_protected.pdf", "notext"),
-    // A CID font without /ToUnicode: its codes need the Adobe-Japan1 tables.
-    ("pdfminer-jo.pdf", "notext"),
 ];
 
 #[test]
