@@ -70,7 +70,7 @@ pub(super) fn prepare(mut doc: Document, input_len: usize) -> Result<Prepared, C
     let images = super::pictures::take_images(&mut doc);
     let mut has_images = decode_streams(&mut doc, decode_budget(input_len))?;
     flatten_pages(&mut doc, &pages);
-    repair_fonts(&mut doc, &mut warnings);
+    repair_fonts(&mut doc, &pages, &mut warnings);
     let inline_images = check_forms(&doc, &pages)?;
     has_images |= inline_images;
     let (drawn, rules) = super::pictures::place(&doc, &pages, &images);
@@ -248,17 +248,22 @@ fn is_font(dict: &Dictionary) -> bool {
 }
 
 /// Repairs the font dictionaries where `pdf-extract` would panic or loop for long.
-fn repair_fonts(doc: &mut Document, warnings: &mut Vec<String>) {
+fn repair_fonts(doc: &mut Document, pages: &BTreeMap<u32, ObjectId>, warnings: &mut Vec<String>) {
     let ids: Vec<ObjectId> = doc
         .objects
         .iter()
         .filter(|(_, o)| matches!(o, Object::Dictionary(d) if is_font(d)))
         .map(|(id, _)| *id)
         .collect();
+    let shown_on = font_pages(doc, pages);
     let mut font_files = Vec::new();
     for id in ids {
         let Some(Object::Dictionary(font)) = doc.objects.get(&id) else { continue };
-        let repaired = repair_font(doc, font, warnings, &mut font_files);
+        // What a font loses is said with the pages that use it.
+        let mut said = Vec::new();
+        let repaired = repair_font(doc, font, &mut said, &mut font_files);
+        let on = shown_on.get(&id).map(|p| on_pages(p)).unwrap_or_default();
+        warnings.extend(said.into_iter().map(|w| format!("{w}{on}")));
         doc.objects.insert(id, Object::Dictionary(repaired));
     }
     // `pdf-extract` reads the subtype of every /FontFile3 stream and panics without one.
@@ -268,6 +273,41 @@ fn repair_fonts(doc: &mut Document, warnings: &mut Vec<String>) {
                 stream.dict.set("Subtype", "OpenType");
             }
         }
+    }
+}
+
+/// The pages whose resources name each font (by reference), in page order.
+fn font_pages(doc: &Document, pages: &BTreeMap<u32, ObjectId>) -> HashMap<ObjectId, Vec<u32>> {
+    let mut out: HashMap<ObjectId, Vec<u32>> = HashMap::new();
+    for (&number, id) in pages {
+        let Some(Object::Dictionary(page)) = doc.objects.get(id) else { continue };
+        let Some(Object::Dictionary(resources)) = page.get(b"Resources").ok().and_then(|o| deref(doc, o)) else {
+            continue;
+        };
+        let Some(Object::Dictionary(fonts)) = resources.get(b"Font").ok().and_then(|o| deref(doc, o)) else {
+            continue;
+        };
+        for (_, font) in fonts.iter() {
+            if let Object::Reference(font_id) = font {
+                let on = out.entry(*font_id).or_default();
+                if on.last() != Some(&number) {
+                    on.push(number);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// " (page 2)", " (pages 1, 3 and 4)", " (pages 1, 2, 3 and 9 more)".
+fn on_pages(pages: &[u32]) -> String {
+    const NAMED: usize = 3;
+    let named: Vec<String> = pages.iter().take(NAMED).map(u32::to_string).collect();
+    match pages.len() {
+        0 => String::new(),
+        1 => format!(" (page {})", named[0]),
+        n if n <= NAMED => format!(" (pages {} and {})", named[..n - 1].join(", "), named[n - 1]),
+        n => format!(" (pages {} and {} more)", named.join(", "), n - NAMED),
     }
 }
 
@@ -857,5 +897,16 @@ fn convert_object(object: Object) -> pdf_extract::Object {
             start_position: stream.start_position,
         }),
         Object::Reference(id) => Old::Reference(id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pages_are_named_up_to_three() {
+        assert_eq!(super::on_pages(&[]), "");
+        assert_eq!(super::on_pages(&[2]), " (page 2)");
+        assert_eq!(super::on_pages(&[1, 3, 4]), " (pages 1, 3 and 4)");
+        assert_eq!(super::on_pages(&[1, 2, 3, 4, 5]), " (pages 1, 2, 3 and 2 more)");
     }
 }
