@@ -139,6 +139,57 @@ pub(super) fn collection_to_unicode(ordering: &[u8]) -> Option<&'static [u8]> {
     (!map.is_empty()).then_some(map.as_slice())
 }
 
+/// Largest embedded font read for its cmap, in bytes.
+pub(super) const MAX_FONT_BYTES: usize = 32 << 20;
+
+/// A `/ToUnicode` CMap keyed by CID for an embedded TrueType CID font drawn with
+/// `Identity-H`/`-V` and without a map of its own, as poppler falls back to: the font's own
+/// `cmap` table read backwards (each glyph's lowest code point), through `cid_to_gid` (the
+/// `CIDToGIDMap` stream, two bytes a CID; `None`: the identity). `None` when the font has no
+/// usable `cmap`.
+pub(super) fn font_to_unicode(font: &[u8], cid_to_gid: Option<&[u8]>) -> Option<Vec<u8>> {
+    let face = ttf_parser::Face::parse(font, 0).ok()?;
+    let cmap = face.tables().cmap?;
+    let mut of_glyph: std::collections::HashMap<u16, char> = std::collections::HashMap::new();
+    for subtable in cmap.subtables.into_iter().filter(|s| s.is_unicode()) {
+        subtable.codepoints(|cp| {
+            let (Some(c), Some(gid)) = (char::from_u32(cp), subtable.glyph_index(cp)) else { return };
+            if gid.0 != 0 && !c.is_control() {
+                of_glyph.entry(gid.0).and_modify(|old| *old = (*old).min(c)).or_insert(c);
+            }
+        });
+    }
+    if of_glyph.is_empty() {
+        return None;
+    }
+    let mut entries: Vec<(u16, char)> = match cid_to_gid {
+        None => of_glyph.into_iter().collect(),
+        Some(map) => map
+            .chunks_exact(2)
+            .enumerate()
+            .filter_map(|(cid, gid)| {
+                let c = of_glyph.get(&u16::from_be_bytes([gid[0], gid[1]]))?;
+                Some((u16::try_from(cid).ok()?, *c))
+            })
+            .collect(),
+    };
+    entries.sort_unstable();
+    let mut out = String::from(
+        "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CMapType 2 def\n\
+         1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n",
+    );
+    for chunk in entries.chunks(100) {
+        out.push_str(&format!("{} beginbfchar\n", chunk.len()));
+        for (cid, c) in chunk {
+            let utf16: String = c.encode_utf16(&mut [0; 2]).iter().map(|u| format!("{u:04X}")).collect();
+            out.push_str(&format!("<{cid:04X}> <{utf16}>\n"));
+        }
+        out.push_str("endbfchar\n");
+    }
+    out.push_str("endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n");
+    Some(out.into_bytes())
+}
+
 /// Whether a simple font (TrueType or Type 1, one byte a code by its dictionary) is named as
 /// a Chinese font of the GB encodings: `…_GB2312`, `…GBK…`, or a name in GBK bytes (`宋体`).
 /// Such fonts draw GBK bytes through `WinAnsiEncoding` in PDFs of Chinese word processors;

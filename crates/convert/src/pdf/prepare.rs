@@ -519,6 +519,9 @@ fn repair_type0(
             if !own {
                 if let Some(map) = adobe_ordering(doc, font).and_then(|o| super::cmaps::collection_to_unicode(&o)) {
                     fixed.set("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), map.to_vec())));
+                } else if let Some(map) = embedded_font_map(doc, font) {
+                    // Else an embedded TrueType font's own cmap, read backwards.
+                    fixed.set("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), map)));
                 }
             }
         }
@@ -609,6 +612,43 @@ fn gbk_font(doc: &Document, font: &Dictionary, base_font: &[u8]) -> Dictionary {
         ("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), gbk.to_unicode().to_vec()))),
         ("DescendantFonts", Object::Array(vec![Object::Dictionary(cid_font)])),
     ])
+}
+
+/// The `ToUnicode` map of a Type 0 font's embedded TrueType descendant (`FontFile2`) from
+/// the font's own cmap (`cmaps::font_to_unicode`), through its `CIDToGIDMap`.
+fn embedded_font_map(doc: &Document, font: &Dictionary) -> Option<Vec<u8>> {
+    let Some(Object::Array(descendants)) = font.get(b"DescendantFonts").ok().and_then(|o| deref(doc, o)) else {
+        return None;
+    };
+    let Some(Object::Dictionary(cid_font)) = descendants.first().and_then(|o| deref(doc, o)) else { return None };
+    let Some(Object::Dictionary(descriptor)) = cid_font.get(b"FontDescriptor").ok().and_then(|o| deref(doc, o)) else {
+        return None;
+    };
+    let Some(Object::Stream(file)) = descriptor.get(b"FontFile2").ok().and_then(|o| deref(doc, o)) else {
+        return None;
+    };
+    let content = |stream: &Stream| -> Option<Vec<u8>> {
+        let bytes = if stream.filters().map(|f| f.is_empty()).unwrap_or(true) {
+            stream.content.clone()
+        } else {
+            use std::io::Read;
+            let filters = stream.filters().ok()?;
+            if filters != [b"FlateDecode".as_slice()] {
+                return None;
+            }
+            let mut out = Vec::new();
+            let limit = super::cmaps::MAX_FONT_BYTES as u64 + 1;
+            flate2::read::ZlibDecoder::new(stream.content.as_slice()).take(limit).read_to_end(&mut out).ok()?;
+            out
+        };
+        (bytes.len() <= super::cmaps::MAX_FONT_BYTES).then_some(bytes)
+    };
+    let data = content(file)?;
+    let cid_to_gid = match cid_font.get(b"CIDToGIDMap").ok().and_then(|o| deref(doc, o)) {
+        Some(Object::Stream(map)) => Some(content(map)?),
+        _ => None,
+    };
+    super::cmaps::font_to_unicode(&data, cid_to_gid.as_deref())
 }
 
 /// The ordering of an Adobe character collection (`Japan1`, …) the Type 0 font's first

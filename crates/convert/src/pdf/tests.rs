@@ -478,6 +478,36 @@ fn a_cid_font_of_an_adobe_collection_without_a_map_reads_through_the_collections
 }
 
 #[test]
+fn an_embedded_truetype_cid_font_without_a_map_reads_through_its_own_cmap() {
+    // DejaVu Sans (the exporter's font), embedded whole, its glyph ids drawn as CIDs.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../export/fonts/DejaVuSans.ttf");
+    let ttf = std::fs::read(path).expect("the font");
+    let face = ttf_parser::Face::parse(&ttf, 0).expect("a font");
+    let codes: String =
+        "Hello world".chars().map(|c| format!("{:04X}", face.glyph_index(c).map_or(0, |g| g.0))).collect();
+    let page = format!("BT /F4 11 Tf 72 700 Td <{codes}> Tj ET");
+    let bytes = pdf_with(&[page.as_str()], |doc| {
+        let file = doc.add_object(lopdf::Stream::new(dictionary! { "Length1" => ttf.len() as i64 }, ttf.clone()));
+        let f4 = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "DejaVuSans", "Encoding" => "Identity-H",
+            "DescendantFonts" => vec![Object::Dictionary(dictionary! {
+                "Type" => "Font", "Subtype" => "CIDFontType2", "BaseFont" => "DejaVuSans",
+                "CIDSystemInfo" => dictionary! {
+                    "Registry" => Object::string_literal("Adobe"),
+                    "Ordering" => Object::string_literal("Identity"),
+                    "Supplement" => 0,
+                },
+                "FontDescriptor" => dictionary! { "Type" => "FontDescriptor", "FontName" => "DejaVuSans", "FontFile2" => file },
+                "DW" => 600,
+            })],
+        });
+        add_page_resource(doc, "Font", "F4", f4);
+    });
+    let converted = convert(&bytes).expect("converts");
+    assert!(converted.html.contains("Hello world"), "{}", converted.html);
+}
+
+#[test]
 fn a_cjk_font_with_an_unsupported_cmap_is_left_out_with_a_warning() {
     let converted = convert(&cjk_pdf("GBK2K-H", "8140")).expect("converts");
     assert!(converted.html.contains("Latin text"), "{}", converted.html);
