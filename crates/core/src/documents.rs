@@ -467,12 +467,10 @@ impl Documents {
         used: &[&[Section]],
     ) -> DocumentResult<()> {
         // A picture only a reading left unused shows is not stored.
-        let pending: Vec<PendingImage> = readings
-            .new_images
-            .iter()
-            .filter(|p| used.iter().flat_map(|r| r.iter()).any(|s| s.html.contains(p.image_id.as_str())))
-            .cloned()
-            .collect();
+        let shown: std::collections::HashSet<String> =
+            used.iter().flat_map(|r| r.iter()).flat_map(|s| crate::exports::referenced_image_ids(&s.html)).collect();
+        let pending: Vec<PendingImage> =
+            readings.new_images.iter().filter(|p| shown.contains(&p.image_id)).cloned().collect();
         self.put_images(&pending).await?;
         self.record_images(owner, session, &pending).await?;
         Ok(())

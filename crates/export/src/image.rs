@@ -125,6 +125,8 @@ pub(crate) fn sniff(b: &[u8]) -> Option<(Kind, u32, u32)> {
 
 /// Largest decoded picture accepted, in bytes of samples.
 pub(crate) const MAX_SAMPLES: usize = 128 << 20;
+/// Decoded samples of all the pictures of one document (a small file can decode to a lot).
+pub(crate) const DOCUMENT_SAMPLES: usize = 384 << 20;
 
 /// A WebP picture's samples (its first frame when animated): width, height, whether they are
 /// RGBA (else RGB), and the samples, when they fit in `budget` (which they are taken from).
@@ -143,14 +145,13 @@ pub(crate) fn decode_webp(bytes: &[u8], budget: &mut usize) -> Option<(u32, u32,
 }
 
 /// The picture as a word processor takes it: a WebP (which Word before 2024 and other
-/// readers do not show) as a PNG of the same pixels; other types as they are. `None` when a
-/// WebP cannot be decoded.
-pub(crate) fn office_picture(pic: Picture) -> Option<Picture> {
+/// readers do not show) as a PNG of the same pixels, its samples taken from the document's
+/// `budget`; other types as they are. `None` when a WebP cannot be decoded within it.
+pub(crate) fn office_picture(pic: Picture, budget: &mut usize) -> Option<Picture> {
     if pic.kind != Kind::Webp {
         return Some(pic);
     }
-    let mut budget = MAX_SAMPLES;
-    let (width, height, alpha, samples) = decode_webp(&pic.bytes, &mut budget)?;
+    let (width, height, alpha, samples) = decode_webp(&pic.bytes, budget)?;
     let mut bytes = Vec::new();
     {
         let mut encoder = png::Encoder::new(&mut bytes, width, height);
@@ -294,7 +295,10 @@ mod tests {
         image_webp::WebPEncoder::new(&mut webp).encode(&samples, 4, 3, image_webp::ColorType::Rgba8).expect("webp");
         let pic = picture(webp).expect("a webp picture");
         assert_eq!((pic.kind, pic.width, pic.height), (Kind::Webp, 4, 3));
-        let png = office_picture(pic).expect("transcoded");
+        let mut budget = DOCUMENT_SAMPLES;
+        let png = office_picture(pic.clone(), &mut budget).expect("transcoded");
+        assert_eq!(budget, DOCUMENT_SAMPLES - 4 * 3 * 4, "its samples taken from the budget");
+        assert!(office_picture(pic, &mut 10).is_none(), "none past the budget");
         assert_eq!((png.kind, png.width, png.height), (Kind::Png, 4, 3));
         let decoder = png::Decoder::new(std::io::Cursor::new(png.bytes));
         let mut reader = decoder.read_info().expect("a png");
@@ -303,7 +307,7 @@ mod tests {
         assert_eq!(out, samples, "the same pixels, alpha kept");
         // Not a WebP after all: nothing.
         let broken = Picture { kind: Kind::Webp, bytes: b"RIFF\0\0\0\0WEBPVP8 ".to_vec(), width: 1, height: 1 };
-        assert!(office_picture(broken).is_none());
+        assert!(office_picture(broken, &mut budget).is_none());
     }
 
     #[test]

@@ -127,6 +127,11 @@ impl Revisions {
             "moveFrom" => {}
             _ => self.formatting += 1,
         }
+        self.log(e);
+    }
+
+    /// Notes a revision's author (and its date, for the paragraph it is in) without counting it.
+    fn log(&mut self, e: &BytesStart<'_>) {
         let author = attr(e, "author").filter(|a| !a.trim().is_empty()).map(Cow::into_owned);
         if let Some(author) = &author {
             if self.authors.len() < 16 {
@@ -393,7 +398,12 @@ impl<'a> Xml<'a> {
                     // `w:trPr/w:del`): a marker its reader acts on.
                     Class::Revision { .. } => {
                         let name = local(&e);
-                        self.revisions.count(name, &e);
+                        // A moved paragraph's mark is part of its move, not a second one.
+                        if matches!(name, "moveTo" | "moveFrom") {
+                            self.revisions.log(&e);
+                        } else {
+                            self.revisions.count(name, &e);
+                        }
                         return Ok(Ev::Empty(e));
                     }
                     Class::FormerFormat => {

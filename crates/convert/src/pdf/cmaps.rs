@@ -112,12 +112,16 @@ pub(super) fn collection_to_unicode(ordering: &[u8]) -> Option<&'static [u8]> {
             let cid = u16::from_le_bytes([run[0], run[1]]);
             let cp = u32::from_le_bytes([run[2], run[3], run[4], run[5]]);
             let len = u16::from_le_bytes([run[6], run[7]]);
+            if len == 0 {
+                continue;
+            }
             let last = u32::from(cid) + u32::from(len) - 1;
-            if len == 0 || last > 0xFFFF {
+            let Some(cp_last) = cp.checked_add(u32::from(len) - 1) else { continue };
+            if last > 0xFFFF {
                 continue;
             }
             // A run within the BMP is one range; past it, each character is its surrogates.
-            if cp + u32::from(len) - 1 <= 0xFFFF && (cp > 0xDFFF || cp + u32::from(len) - 1 < 0xD800) {
+            if cp_last <= 0xFFFF && (cp > 0xDFFF || cp_last < 0xD800) {
                 ranges.push(format!("<{cid:04X}> <{last:04X}> <{cp:04X}>"));
             } else {
                 for i in 0..u32::from(len) {
@@ -146,18 +150,27 @@ pub(super) const MAX_FONT_BYTES: usize = 32 << 20;
 /// `Identity-H`/`-V` and without a map of its own, as poppler falls back to: the font's own
 /// `cmap` table read backwards (each glyph's lowest code point), through `cid_to_gid` (the
 /// `CIDToGIDMap` stream, two bytes a CID; `None`: the identity). `None` when the font has no
-/// usable `cmap`.
+/// usable `cmap`. The work is bounded whatever the font claims: one Unicode subtable is asked
+/// for the code points of the BMP and of the ideographic plane, and glyphs past the font's
+/// glyph count are ignored.
 pub(super) fn font_to_unicode(font: &[u8], cid_to_gid: Option<&[u8]>) -> Option<Vec<u8>> {
     let face = ttf_parser::Face::parse(font, 0).ok()?;
+    let glyphs = face.number_of_glyphs();
     let cmap = face.tables().cmap?;
+    let subtable = cmap.subtables.into_iter().filter(|s| s.is_unicode()).max_by_key(|s| {
+        use ttf_parser::cmap::Format;
+        match s.format {
+            Format::SegmentedCoverage(_) => 2,
+            Format::SegmentMappingToDeltaValues(_) => 1,
+            _ => 0,
+        }
+    })?;
     let mut of_glyph: std::collections::HashMap<u16, char> = std::collections::HashMap::new();
-    for subtable in cmap.subtables.into_iter().filter(|s| s.is_unicode()) {
-        subtable.codepoints(|cp| {
-            let (Some(c), Some(gid)) = (char::from_u32(cp), subtable.glyph_index(cp)) else { return };
-            if gid.0 != 0 && !c.is_control() {
-                of_glyph.entry(gid.0).and_modify(|old| *old = (*old).min(c)).or_insert(c);
-            }
-        });
+    for cp in (0x20..=0xFFFF_u32).chain(0x2_0000..=0x2_FFFF) {
+        let (Some(c), Some(gid)) = (char::from_u32(cp), subtable.glyph_index(cp)) else { continue };
+        if gid.0 != 0 && gid.0 < glyphs && !c.is_control() {
+            of_glyph.entry(gid.0).or_insert(c);
+        }
     }
     if of_glyph.is_empty() {
         return None;
@@ -207,9 +220,15 @@ pub(super) fn gb_named(base_font: &[u8]) -> bool {
     if name.is_ascii() {
         return false;
     }
+    // Names in other encodings decode as GBK characters too (Shift_JIS `ＭＳ 明朝`, EUC-KR
+    // `굴림`, Latin-1 `Crème`): only the names of the GB fonts' families count.
     let (text, had_errors) = GBK.decode_without_bom_handling(name);
-    !had_errors && text.chars().filter(|c| !c.is_ascii()).all(|c| matches!(c as u32, 0x4E00..=0x9FFF))
+    !had_errors && GB_FAMILIES.iter().any(|family| text.contains(family))
 }
+
+/// The families of Chinese fonts of the GB encodings (宋体, 黑体, 楷体, 仿宋, 隶书, 幼圆,
+/// 微软雅黑, the 华文 and 方正 fonts).
+const GB_FAMILIES: [&str; 9] = ["宋", "黑体", "楷体", "仿宋", "隶书", "幼圆", "雅黑", "华文", "方正"];
 
 /// The GBK reading of codes.
 pub(super) fn gbk() -> &'static Legacy {
@@ -319,7 +338,16 @@ mod tests {
         assert!(gb_named(b"\xB7\xC2\xCB\xCE_GB2312"), "仿宋_GB2312");
         assert!(gb_named(b"\xCB\xCE\xCC\xE5"), "宋体");
         assert!(gb_named(b"ABCDEF+SimSun-GBK"));
-        for latin in [&b"SimSun"[..], b"Helvetica", b"ABCDEF+Arial", b"Caf\xE9"] {
+        // Latin, and names in Shift_JIS (ＭＳ 明朝), EUC-KR (굴림) and Latin-1 (Crème).
+        for latin in [
+            &b"SimSun"[..],
+            b"Helvetica",
+            b"ABCDEF+Arial",
+            b"Caf\xE9",
+            b"\x82\x6C\x82\x72 \x96\xBE\x92\xA9",
+            b"\xB1\xBC\xB8\xB2",
+            b"Cr\xE8me",
+        ] {
             assert!(!gb_named(latin), "{}", String::from_utf8_lossy(latin));
         }
     }

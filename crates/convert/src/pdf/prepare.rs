@@ -257,13 +257,30 @@ fn repair_fonts(doc: &mut Document, pages: &BTreeMap<u32, ObjectId>, warnings: &
         .collect();
     let shown_on = font_pages(doc, pages);
     let mut font_files = Vec::new();
+    let mut maps = FontMaps::default();
+    // The character maps made for fonts, each kept once however many fonts use it.
+    let mut made: HashMap<u64, ObjectId> = HashMap::new();
     for id in ids {
         let Some(Object::Dictionary(font)) = doc.objects.get(&id) else { continue };
         // What a font loses is said with the pages that use it.
         let mut said = Vec::new();
-        let repaired = repair_font(doc, font, &mut said, &mut font_files);
+        let mut repaired = repair_font(doc, font, &mut said, &mut font_files, &mut maps);
         let on = shown_on.get(&id).map(|p| on_pages(p)).unwrap_or_default();
         warnings.extend(said.into_iter().map(|w| format!("{w}{on}")));
+        for key in [&b"Encoding"[..], b"ToUnicode"] {
+            // A stream held in the dictionary itself is one made here (a file's own are
+            // objects of their own).
+            let Ok(Object::Stream(stream)) = repaired.get(key) else { continue };
+            let hash = {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                stream.content.hash(&mut hasher);
+                hasher.finish()
+            };
+            let stream = stream.clone();
+            let object = *made.entry(hash).or_insert_with(|| doc.add_object(stream));
+            repaired.set(key, Object::Reference(object));
+        }
         doc.objects.insert(id, Object::Dictionary(repaired));
     }
     // `pdf-extract` reads the subtype of every /FontFile3 stream and panics without one.
@@ -311,11 +328,22 @@ fn on_pages(pages: &[u32]) -> String {
     }
 }
 
+/// The character maps read from embedded fonts while repairing a document: each font file
+/// read once, and at most [`MAX_EMBEDDED_MAPS`] of them.
+#[derive(Default)]
+struct FontMaps {
+    embedded: HashMap<ObjectId, Option<Vec<u8>>>,
+}
+
+/// Embedded fonts read for their own character map in one document.
+const MAX_EMBEDDED_MAPS: usize = 64;
+
 fn repair_font(
     doc: &Document,
     font: &Dictionary,
     warnings: &mut Vec<String>,
     font_files: &mut Vec<ObjectId>,
+    maps: &mut FontMaps,
 ) -> Dictionary {
     let mut fixed = font.clone();
     let subtype = name(doc, font.get(b"Subtype").ok()).unwrap_or(b"Type1").to_vec();
@@ -339,7 +367,7 @@ fn repair_font(
         return gbk_font(doc, font, &base_font);
     }
     match subtype.as_slice() {
-        b"Type0" => repair_type0(doc, font, &mut fixed, &base_font, warnings),
+        b"Type0" => repair_type0(doc, font, &mut fixed, &base_font, warnings, maps),
         b"CIDFontType0" | b"CIDFontType2" => {
             if !matches!(descriptor, Some(Object::Dictionary(_))) {
                 fixed.set("FontDescriptor", Dictionary::from_iter([("Type", Object::from("FontDescriptor"))]));
@@ -509,6 +537,7 @@ fn repair_type0(
     fixed: &mut Dictionary,
     base_font: &[u8],
     warnings: &mut Vec<String>,
+    maps: &mut FontMaps,
 ) {
     match font.get(b"Encoding").ok().and_then(|o| deref(doc, o)) {
         Some(Object::Name(n)) if n == b"Identity-H" || n == b"Identity-V" => {
@@ -519,7 +548,7 @@ fn repair_type0(
             if !own {
                 if let Some(map) = adobe_ordering(doc, font).and_then(|o| super::cmaps::collection_to_unicode(&o)) {
                     fixed.set("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), map.to_vec())));
-                } else if let Some(map) = embedded_font_map(doc, font) {
+                } else if let Some(map) = embedded_font_map(doc, font, maps) {
                     // Else an embedded TrueType font's own cmap, read backwards.
                     fixed.set("ToUnicode", Object::Stream(Stream::new(Dictionary::new(), map)));
                 }
@@ -587,7 +616,7 @@ fn repair_type0(
 /// codes keep their widths, two-byte ones are a full em.
 fn gbk_font(doc: &Document, font: &Dictionary, base_font: &[u8]) -> Dictionary {
     let gbk = super::cmaps::gbk();
-    let first = font.get(b"FirstChar").ok().and_then(|o| number(doc, o)).unwrap_or(0.0).max(0.0) as i64;
+    let first = font.get(b"FirstChar").ok().and_then(|o| number(doc, o)).unwrap_or(0.0).clamp(0.0, 255.0) as i64;
     let widths: Vec<Object> = match font.get(b"Widths").ok().and_then(|o| deref(doc, o)) {
         Some(Object::Array(w)) => {
             w.iter().take(256).map(|o| Object::Real(number(doc, o).unwrap_or(500.0) as f32)).collect()
@@ -616,7 +645,7 @@ fn gbk_font(doc: &Document, font: &Dictionary, base_font: &[u8]) -> Dictionary {
 
 /// The `ToUnicode` map of a Type 0 font's embedded TrueType descendant (`FontFile2`) from
 /// the font's own cmap (`cmaps::font_to_unicode`), through its `CIDToGIDMap`.
-fn embedded_font_map(doc: &Document, font: &Dictionary) -> Option<Vec<u8>> {
+fn embedded_font_map(doc: &Document, font: &Dictionary, maps: &mut FontMaps) -> Option<Vec<u8>> {
     let Some(Object::Array(descendants)) = font.get(b"DescendantFonts").ok().and_then(|o| deref(doc, o)) else {
         return None;
     };
@@ -624,9 +653,14 @@ fn embedded_font_map(doc: &Document, font: &Dictionary) -> Option<Vec<u8>> {
     let Some(Object::Dictionary(descriptor)) = cid_font.get(b"FontDescriptor").ok().and_then(|o| deref(doc, o)) else {
         return None;
     };
-    let Some(Object::Stream(file)) = descriptor.get(b"FontFile2").ok().and_then(|o| deref(doc, o)) else {
+    let Ok(Object::Reference(file_id)) = descriptor.get(b"FontFile2") else { return None };
+    if let Some(known) = maps.embedded.get(file_id) {
+        return known.clone();
+    }
+    if maps.embedded.len() >= MAX_EMBEDDED_MAPS {
         return None;
-    };
+    }
+    let Some(Object::Stream(file)) = doc.objects.get(file_id) else { return None };
     let content = |stream: &Stream| -> Option<Vec<u8>> {
         let bytes = if stream.filters().map(|f| f.is_empty()).unwrap_or(true) {
             stream.content.clone()
@@ -643,12 +677,15 @@ fn embedded_font_map(doc: &Document, font: &Dictionary) -> Option<Vec<u8>> {
         };
         (bytes.len() <= super::cmaps::MAX_FONT_BYTES).then_some(bytes)
     };
-    let data = content(file)?;
     let cid_to_gid = match cid_font.get(b"CIDToGIDMap").ok().and_then(|o| deref(doc, o)) {
         Some(Object::Stream(map)) => Some(content(map)?),
         _ => None,
     };
-    super::cmaps::font_to_unicode(&data, cid_to_gid.as_deref())
+    let map = content(file).and_then(|data| super::cmaps::font_to_unicode(&data, cid_to_gid.as_deref()));
+    // Fonts sharing a file share its map (a second CID → glyph map of the same file is not
+    // read: rare, and the bound holds).
+    maps.embedded.insert(*file_id, map.clone());
+    map
 }
 
 /// The ordering of an Adobe character collection (`Japan1`, …) the Type 0 font's first

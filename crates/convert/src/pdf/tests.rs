@@ -485,12 +485,16 @@ fn an_embedded_truetype_cid_font_without_a_map_reads_through_its_own_cmap() {
     let face = ttf_parser::Face::parse(&ttf, 0).expect("a font");
     let codes: String =
         "Hello world".chars().map(|c| format!("{:04X}", face.glyph_index(c).map_or(0, |g| g.0))).collect();
-    let page = format!("BT /F4 11 Tf 72 700 Td <{codes}> Tj ET");
+    // The second font draws CIDs 1, 2, 3, … through a CIDToGIDMap to the glyphs of "again".
+    let again: Vec<u8> = std::iter::once(0u16)
+        .chain("again".chars().map(|c| face.glyph_index(c).map_or(0, |g| g.0)))
+        .flat_map(u16::to_be_bytes)
+        .collect();
+    let page = format!("BT /F4 11 Tf 72 700 Td <{codes}> Tj ET BT /F5 11 Tf 72 680 Td <00010002000300040005> Tj ET");
     let bytes = pdf_with(&[page.as_str()], |doc| {
-        let file = doc.add_object(lopdf::Stream::new(dictionary! { "Length1" => ttf.len() as i64 }, ttf.clone()));
-        let f4 = doc.add_object(dictionary! {
-            "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "DejaVuSans", "Encoding" => "Identity-H",
-            "DescendantFonts" => vec![Object::Dictionary(dictionary! {
+        for (name, map) in [("F4", None), ("F5", Some(again.clone()))] {
+            let file = doc.add_object(lopdf::Stream::new(dictionary! { "Length1" => ttf.len() as i64 }, ttf.clone()));
+            let mut cid_font = dictionary! {
                 "Type" => "Font", "Subtype" => "CIDFontType2", "BaseFont" => "DejaVuSans",
                 "CIDSystemInfo" => dictionary! {
                     "Registry" => Object::string_literal("Adobe"),
@@ -499,12 +503,45 @@ fn an_embedded_truetype_cid_font_without_a_map_reads_through_its_own_cmap() {
                 },
                 "FontDescriptor" => dictionary! { "Type" => "FontDescriptor", "FontName" => "DejaVuSans", "FontFile2" => file },
                 "DW" => 600,
-            })],
-        });
-        add_page_resource(doc, "Font", "F4", f4);
+            };
+            if let Some(map) = map {
+                cid_font.set("CIDToGIDMap", doc.add_object(lopdf::Stream::new(dictionary! {}, map)));
+            }
+            let font = doc.add_object(dictionary! {
+                "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "DejaVuSans", "Encoding" => "Identity-H",
+                "DescendantFonts" => vec![Object::Dictionary(cid_font)],
+            });
+            add_page_resource(doc, "Font", name, font);
+        }
     });
     let converted = convert(&bytes).expect("converts");
-    assert!(converted.html.contains("Hello world"), "{}", converted.html);
+    assert!(converted.html.contains("Hello world") && converted.html.contains("again"), "{}", converted.html);
+}
+
+#[test]
+fn the_maps_made_for_many_fonts_are_kept_once() {
+    // Two hundred fonts of the same CMap: one encoding map and one ToUnicode map in all.
+    let page = "BT /F1 11 Tf 72 720 Td (x) Tj ET";
+    let bytes = pdf_with(&[page], |doc| {
+        for i in 0..200 {
+            let font = doc.add_object(dictionary! {
+                "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "MS-Mincho", "Encoding" => "90ms-RKSJ-H",
+                "DescendantFonts" => vec![Object::Dictionary(dictionary! {
+                    "Type" => "Font", "Subtype" => "CIDFontType2", "BaseFont" => "MS-Mincho",
+                })],
+            });
+            add_page_resource(doc, "Font", &format!("J{i}"), font);
+        }
+    });
+    let doc = Document::load_mem(&bytes).expect("a pdf");
+    let prepared = prepare::prepare(doc, bytes.len()).unwrap_or_else(|e| panic!("{e}"));
+    let maps = prepared
+        .doc
+        .objects
+        .values()
+        .filter(|o| matches!(o, pdf_extract::Object::Stream(s) if s.content.starts_with(b"/CIDInit")))
+        .count();
+    assert_eq!(maps, 2);
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! revisions names, in its explanation, the authors and dates of the revisions in the
 //! paragraphs it shows — the new text of an edit or a creation, the old text of a deletion.
 
+use std::collections::HashMap;
+
 use redline_domain::document::Document;
 use redline_domain::job::{Change, ChangeOp};
 use redline_ports::documents::{Attributed, Authorship, Reviser};
@@ -9,32 +11,40 @@ use redline_ports::documents::{Attributed, Authorship, Reviser};
 /// Revisers named in one explanation; more are counted.
 const NAMED: usize = 3;
 
+/// Revisers kept for one change (beyond [`NAMED`] they are only counted).
+const MAX_KEPT: usize = 64;
+
+/// Characters compared by the part-of search in one call of [`explain`]: past it, a section
+/// whose text is no paragraph's names only exact matches (the work stays linear in the file).
+const PART_BUDGET: usize = 50_000_000;
+
 /// Gives each change the explanation `lead` followed by who made it and when ("A tracked
 /// change of f.docx, by Ann Lee on 2026-05-03."), or `fallback` when the file says nothing of
 /// the paragraphs it shows. `base` is the document the changes apply to.
 pub(super) fn explain(changes: &mut [Change], base: &Document, who: &Authorship, lead: &str, fallback: &str) {
+    let (accepted, original) = (Index::new(&who.accepted), Index::new(&who.original));
+    let mut budget = PART_BUDGET;
     for change in changes {
-        let by = match change.op {
+        let mut by = Vec::new();
+        match change.op {
             ChangeOp::Delete => {
-                base.get(&change.chunk_id).map(|s| revisers(&s.text, &who.original)).unwrap_or_default()
+                if let Some(s) = base.get(&change.chunk_id) {
+                    original.revisers(&s.text, &mut budget, &mut by);
+                }
             }
             ChangeOp::Edit | ChangeOp::Create => {
-                let mut by = Vec::new();
                 for s in &change.new_sections {
-                    for r in revisers(&s.text, &who.accepted) {
-                        if !by.contains(&r) {
-                            by.push(r);
-                        }
-                    }
+                    accepted.revisers(&s.text, &mut budget, &mut by);
                 }
                 // An edit that only deleted words may show no paragraph with revisions in
                 // its new text; the old text then tells.
                 if by.is_empty() && change.op == ChangeOp::Edit {
-                    by = base.get(&change.chunk_id).map(|s| revisers(&s.text, &who.original)).unwrap_or_default();
+                    if let Some(s) = base.get(&change.chunk_id) {
+                        original.revisers(&s.text, &mut budget, &mut by);
+                    }
                 }
-                by
             }
-        };
+        }
         change.explanation = Some(match describe(&by) {
             Some(said) => format!("{lead}, {said}."),
             None => fallback.to_owned(),
@@ -42,35 +52,62 @@ pub(super) fn explain(changes: &mut [Change], base: &Document, who: &Authorship,
     }
 }
 
-/// The revisers of the paragraphs `text` shows: those whose text is `text`, else those
-/// whose text is part of it (a list or a table holds several). Compared without white space,
-/// which the readings place differently between elements.
-fn revisers<'a>(text: &str, paragraphs: &'a [Attributed]) -> Vec<&'a Reviser> {
-    let key = squeeze(text);
-    if key.is_empty() {
-        return Vec::new();
+/// One reading's paragraphs with revisions, keyed by their text without white space (which
+/// the readings place differently between elements).
+struct Index<'a> {
+    paragraphs: &'a [Attributed],
+    keys: Vec<String>,
+    exact: HashMap<String, Vec<usize>>,
+}
+
+impl<'a> Index<'a> {
+    fn new(paragraphs: &'a [Attributed]) -> Self {
+        let keys: Vec<String> = paragraphs.iter().map(|p| squeeze(&p.text)).collect();
+        let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, key) in keys.iter().enumerate().filter(|(_, k)| !k.is_empty()) {
+            exact.entry(key.clone()).or_default().push(i);
+        }
+        Index { paragraphs, keys, exact }
     }
-    let keyed: Vec<(String, &Attributed)> = paragraphs.iter().map(|p| (squeeze(&p.text), p)).collect();
-    let exact: Vec<&Attributed> = keyed.iter().filter(|(k, _)| *k == key).map(|(_, p)| *p).collect();
-    let found = if exact.is_empty() {
-        keyed.iter().filter(|(k, _)| !k.is_empty() && key.contains(k.as_str())).map(|(_, p)| *p).collect()
-    } else {
-        exact
-    };
-    let mut by: Vec<&Reviser> = Vec::new();
-    for r in found.into_iter().flat_map(|p| &p.by) {
-        if !by.contains(&r) {
-            by.push(r);
+
+    /// Adds to `by` the revisers of the paragraphs `text` shows: those whose text is `text`,
+    /// else those whose text is part of it (a list or a table holds several), while `budget`
+    /// lasts.
+    fn revisers(&self, text: &str, budget: &mut usize, by: &mut Vec<&'a Reviser>) {
+        let key = squeeze(text);
+        if key.is_empty() {
+            return;
+        }
+        let found: Vec<usize> = match self.exact.get(&key) {
+            Some(found) => found.clone(),
+            None => {
+                let mut found = Vec::new();
+                for (i, k) in self.keys.iter().enumerate() {
+                    let cost = key.len().max(k.len());
+                    if *budget < cost {
+                        break;
+                    }
+                    *budget -= cost;
+                    if !k.is_empty() && k.len() <= key.len() && key.contains(k.as_str()) {
+                        found.push(i);
+                    }
+                }
+                found
+            }
+        };
+        for r in found.into_iter().flat_map(|i| &self.paragraphs[i].by) {
+            if by.len() < MAX_KEPT && !by.contains(&r) {
+                by.push(r);
+            }
         }
     }
-    by
 }
 
 fn squeeze(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
-/// "by Ann Lee on 2026-05-03 and Bob on 2026-05-04", "by 4 reviewers (Ann Lee, Bob, Cy, …)";
+/// "by Ann Lee on 2026-05-03 and Bob on 2026-05-04", "by A, B, C and 2 more";
 /// `None` when nobody is named or dated.
 fn describe(by: &[&Reviser]) -> Option<String> {
     let one = |r: &Reviser| {

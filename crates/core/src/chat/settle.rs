@@ -197,16 +197,20 @@ impl Chat {
         // of the upload (whose decisions stand).
         let refs: Vec<&Change> = rest.iter().collect();
         let version = record.and_then(|r| r.version_id);
-        let taken = match redline_domain::job::apply_approved(&doc, &refs) {
-            Ok(next) => {
-                self.documents.commit_over(owner, session, &next, version, "upload").await.map_err(|e| e.to_string())
-            }
-            Err(e) => Err(e.to_string()),
+        // The document moving on meanwhile is said; an outage of the store is an error (the
+        // decisions stand: the file can be uploaded again).
+        let why = match redline_domain::job::apply_approved(&doc, &refs) {
+            Ok(next) => match self.documents.commit_over(owner, session, &next, version, "upload").await {
+                Ok(_) => None,
+                Err(crate::documents::DocumentError::Stale { .. }) => Some("the document changed meanwhile".to_owned()),
+                Err(e) => return Err(e.into()),
+            },
+            Err(e) => Some(e.to_string()),
         };
-        if let Err(e) = taken {
-            tracing::warn!(error = %e, job_id, "a reviewed file's other changes could not be applied");
+        if let Some(why) = why {
+            tracing::warn!(reason = %why, job_id, "a reviewed file's other changes could not be applied");
             said.push_str(&format!(
-                " The file's {n} other change{plural} could not be applied ({e}): upload it again with track_changes=review to review them."
+                " The file's {n} other change{plural} could not be applied ({why}): upload it again with track_changes=review to review them."
             ));
             return Ok(Settled { job, review: None, said });
         }

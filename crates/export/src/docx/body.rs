@@ -70,6 +70,8 @@ enum Target<'s> {
 
 pub(crate) struct Body<'a> {
     images: &'a dyn ImageSource,
+    /// Decoded samples left for the WebP pictures of this document (turned into PNGs).
+    webp_budget: usize,
     pub out: String,
     /// `<Relationship>` elements beyond the fixed ones.
     pub rels: String,
@@ -106,6 +108,7 @@ impl<'a> Body<'a> {
             link_rels: HashMap::new(),
             pictures: HashMap::new(),
             media: Vec::new(),
+            webp_budget: image::DOCUMENT_SAMPLES,
             nums: Vec::new(),
             next_drawing: 1,
             bookmarks: HashMap::new(),
@@ -805,15 +808,20 @@ impl<'a> Body<'a> {
         if let Some(known) = self.pictures.get(src) {
             return known.clone();
         }
-        let found = image::resolve(src, self.images).and_then(image::office_picture).map(|pic: Picture| {
-            let id = format!("rId{}", self.next_rel);
-            self.next_rel += 1;
-            let name = format!("image{}.{}", self.media.len() + 1, pic.kind.extension());
-            let _ =
-                write!(self.rels, "<Relationship Id=\"{id}\" Type=\"{}\" Target=\"media/{name}\"/>", parts::REL_IMAGE);
-            self.media.push(Media { name, bytes: pic.bytes });
-            (id, pic.width, pic.height)
-        });
+        let budget = &mut self.webp_budget;
+        let found =
+            image::resolve(src, self.images).and_then(|pic| image::office_picture(pic, budget)).map(|pic: Picture| {
+                let id = format!("rId{}", self.next_rel);
+                self.next_rel += 1;
+                let name = format!("image{}.{}", self.media.len() + 1, pic.kind.extension());
+                let _ = write!(
+                    self.rels,
+                    "<Relationship Id=\"{id}\" Type=\"{}\" Target=\"media/{name}\"/>",
+                    parts::REL_IMAGE
+                );
+                self.media.push(Media { name, bytes: pic.bytes });
+                (id, pic.width, pic.height)
+            });
         self.pictures.insert(src.to_string(), found.clone());
         found
     }

@@ -112,7 +112,9 @@ pub(crate) fn export_tracked(
                             }
                         }
                     } else {
-                        moves.remove(&at);
+                        // Both sides stay a deletion and an insertion.
+                        let name = moves.get(&at).map(|m| m.1);
+                        moves.retain(|_, (_, n)| Some(*n) != name);
                     }
                 }
                 let comment = change.comment.as_deref().filter(|c| !c.trim().is_empty());
@@ -136,11 +138,10 @@ pub(crate) fn export_tracked(
                 comments.push_str(&comment_xml(id, &body.author, &body.dates[*change], text));
             }
         }
-        // A move's side (both of them kept as moves) within its named range.
-        let partner = moves.get(&at).and_then(|(_, name)| moves.iter().find(|(k, (_, n))| **k != at && n == name));
+        // A move's side within its named range.
         let rev = blocks.iter().find_map(|(rev, _)| *rev);
-        match (moves.get(&at), partner, rev) {
-            (Some(&(_, name)), Some(_), Some(rev)) => {
+        match (moves.get(&at), rev) {
+            (Some(&(_, name)), Some(rev)) => {
                 let (start, end) = body.move_range(rev, name);
                 body.out.push_str(&start);
                 body.out.push_str(&part);
@@ -172,20 +173,20 @@ fn moves(parts: &[TrackedPart]) -> HashMap<usize, (RevKind, usize)> {
         out
     };
     let mut deleted: Vec<(usize, String)> = Vec::new();
-    let mut created: Vec<(usize, String)> = Vec::new();
+    // The creations by their text, each list in document order (taken from the front).
+    let mut created: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
     for (at, part) in parts.iter().enumerate() {
         if let TrackedPart::Changed(change) = part {
             match (change.old.trim().is_empty(), change.new.trim().is_empty()) {
                 (false, true) => deleted.push((at, key(&change.old))),
-                (true, false) => created.push((at, key(&change.new))),
+                (true, false) => created.entry(key(&change.new)).or_default().push_back(at),
                 _ => {}
             }
         }
     }
     let mut out = HashMap::new();
     for (from, text) in deleted {
-        if let Some(k) = created.iter().position(|(_, t)| *t == text) {
-            let (to, _) = created.remove(k);
+        if let Some(to) = created.get_mut(&text).and_then(std::collections::VecDeque::pop_front) {
             let name = out.len() / 2 + 1;
             out.insert(from, (RevKind::MovedFrom, name));
             out.insert(to, (RevKind::MovedTo, name));

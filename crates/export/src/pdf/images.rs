@@ -5,8 +5,6 @@
 use std::io::Cursor;
 
 use crate::image::{jpeg_info, Kind, Picture, MAX_SAMPLES};
-/// Decoded samples of all the pictures of one document (a small PNG can decode to a lot).
-pub(crate) const SAMPLE_BUDGET: usize = 384 << 20;
 
 #[derive(Debug)]
 pub(crate) enum Data {

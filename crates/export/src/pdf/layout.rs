@@ -241,7 +241,7 @@ impl<'a> Layout<'a> {
             images,
             pictures: Vec::new(),
             picture_index: HashMap::new(),
-            sample_budget: images::SAMPLE_BUDGET,
+            sample_budget: crate::image::DOCUMENT_SAMPLES,
             notes: HashMap::new(),
         }
     }
