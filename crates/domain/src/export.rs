@@ -24,8 +24,23 @@ impl ExportFormat {
     pub const ALL: [ExportFormat; 5] =
         [ExportFormat::Docx, ExportFormat::Pdf, ExportFormat::Html, ExportFormat::Markdown, ExportFormat::Txt];
 
+    /// The legacy name of DOCX, accepted with `Deprecation: true`.
+    pub const LEGACY_ALIAS: &'static str = "doc";
+
+    /// The strict enum of the API's `format`: every format's name, then the legacy alias.
+    /// The HTTP check and the OpenAPI document both take it from here.
+    pub const API_NAMES: [&'static str; ExportFormat::ALL.len() + 1] = {
+        let mut names = [Self::LEGACY_ALIAS; ExportFormat::ALL.len() + 1];
+        let mut i = 0;
+        while i < ExportFormat::ALL.len() {
+            names[i] = ExportFormat::ALL[i].as_str();
+            i += 1;
+        }
+        names
+    };
+
     /// The enum value as the API spells it.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ExportFormat::Docx => "docx",
             ExportFormat::Pdf => "pdf",
@@ -56,15 +71,10 @@ impl ExportFormat {
     /// Parses the API's strict enum (case-sensitive, no trimming), accepting `doc` as the
     /// legacy alias of `docx`.
     pub fn parse(value: &str) -> Option<RequestedFormat> {
-        let format = match value {
-            "docx" => ExportFormat::Docx,
-            "pdf" => ExportFormat::Pdf,
-            "html" => ExportFormat::Html,
-            "markdown" => ExportFormat::Markdown,
-            "txt" => ExportFormat::Txt,
-            "doc" => return Some(RequestedFormat { format: ExportFormat::Docx, deprecated_alias: true }),
-            _ => return None,
-        };
+        if value == Self::LEGACY_ALIAS {
+            return Some(RequestedFormat { format: ExportFormat::Docx, deprecated_alias: true });
+        }
+        let format = ExportFormat::ALL.into_iter().find(|f| f.as_str() == value)?;
         Some(RequestedFormat { format, deprecated_alias: false })
     }
 }
@@ -78,6 +88,15 @@ impl fmt::Display for ExportFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_api_names_are_every_format_then_the_alias() {
+        assert_eq!(ExportFormat::API_NAMES, ["docx", "pdf", "html", "markdown", "txt", "doc"]);
+        for name in ExportFormat::API_NAMES {
+            assert!(ExportFormat::parse(name).is_some(), "{name}");
+        }
+        assert_eq!(ExportFormat::parse("DOCX"), None);
+    }
 
     #[test]
     fn the_enum_is_strict_and_doc_is_an_alias() {

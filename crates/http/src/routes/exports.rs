@@ -27,9 +27,6 @@ pub fn configure(routes: &mut Routes<'_>) {
         .get("/v1/documents/export/download/{token}", download);
 }
 
-/// The strict enum of `format`, with the legacy alias `doc` (served as DOCX).
-pub const FORMATS: [&str; 6] = ["docx", "pdf", "html", "markdown", "txt", "doc"];
-
 /// The `detail` of an export over its format's cap (the contract's Errors, Details 8).
 #[derive(Serialize, ToSchema)]
 pub struct ExportTooLargeDetail {
@@ -65,17 +62,21 @@ pub enum ExportTooLargeAnswer {
     Request(crate::openapi::RequestTooLargeBody),
 }
 
-/// A format of `POST /v1/documents/export`; `doc` is the deprecated alias of `docx`.
-#[derive(ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum FormatField {
-    Docx,
-    Pdf,
-    Html,
-    Markdown,
-    Txt,
-    Doc,
+/// A format of `POST /v1/documents/export` in the OpenAPI document: the strict enum
+/// [`ExportFormat::API_NAMES`], the one list the check of `format` uses too.
+pub struct FormatField;
+
+impl utoipa::PartialSchema for FormatField {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some("A format of `POST /v1/documents/export`; `doc` is the deprecated alias of `docx`."))
+            .enum_values(Some(ExportFormat::API_NAMES))
+            .into()
+    }
 }
+
+impl ToSchema for FormatField {}
 
 /// The body of `POST /v1/documents/export`.
 #[derive(ToSchema)]
@@ -115,7 +116,7 @@ pub struct EmailRequestAccepted {
 /// `session_id` and `format` of an export body, every problem at once.
 fn session_and_format(f: &mut Fields<'_>) -> (Option<SessionId>, Option<RequestedFormat>) {
     let session = f.session_id("session_id");
-    let format = f.required_literal("format", &FORMATS).and_then(ExportFormat::parse);
+    let format = f.required_literal("format", &ExportFormat::API_NAMES).and_then(ExportFormat::parse);
     (session, format)
 }
 
