@@ -30,6 +30,20 @@ pub fn is_section_tag(tag: &str) -> bool {
 }
 
 /// The longest chunk id accepted.
+/// `html` with every ` data-chunk-id="…"` attribute left out: sections compared by what they
+/// hold, whatever their ids.
+pub fn without_chunk_ids(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(at) = rest.find(" data-chunk-id=\"") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + " data-chunk-id=\"".len()..];
+        rest = after.find('"').map_or("", |end| &after[end + 1..]);
+    }
+    out.push_str(rest);
+    out
+}
+
 pub const CHUNK_ID_MAX_LEN: usize = 64;
 
 /// A section id: 1 to 64 of `A-Z a-z 0-9 _ -`.

@@ -69,14 +69,7 @@ pub fn without_chunk_id(html: &str) -> String {
 /// HTML compared for sameness: without `data-chunk-id`, with runs of white space as one
 /// space and none between tags.
 pub fn normalized(html: &str) -> String {
-    let mut s = String::with_capacity(html.len());
-    let mut rest = html;
-    while let Some(i) = rest.find(" data-chunk-id=\"") {
-        s.push_str(&rest[..i]);
-        let after = &rest[i + " data-chunk-id=\"".len()..];
-        rest = after.find('"').map_or("", |j| &after[j + 1..]);
-    }
-    s.push_str(rest);
+    let s = redline_domain::document::without_chunk_ids(html);
     let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
     collapsed.replace("> <", "><")
 }

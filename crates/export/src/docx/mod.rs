@@ -161,17 +161,7 @@ pub(crate) fn export_tracked(
 /// sections (their ids aside) are the two sides of one move. Part index → its side and the
 /// move's number.
 fn moves(parts: &[TrackedPart]) -> HashMap<usize, (RevKind, usize)> {
-    let key = |html: &str| -> String {
-        let mut out = String::with_capacity(html.len());
-        let mut rest = html;
-        while let Some(at) = rest.find(" data-chunk-id=\"") {
-            out.push_str(&rest[..at]);
-            let after = &rest[at + " data-chunk-id=\"".len()..];
-            rest = after.find('"').map_or("", |end| &after[end + 1..]);
-        }
-        out.push_str(rest);
-        out
-    };
+    let key = redline_domain::document::without_chunk_ids;
     let mut deleted: Vec<(usize, String)> = Vec::new();
     // The creations by their text, each list in document order (taken from the front).
     let mut created: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
