@@ -193,8 +193,9 @@ pub async fn run(services: &Services, command: AdminCommand) -> anyhow::Result<V
             json!({"org_id": org.id.to_string(), "name": org.name, "owner_user_id": org.owner_user_id.to_string()})
         }
         AdminCommand::CreateKey { owner, name } => {
-            let created =
-                identity.create_key(owner.owner()?, &redline_domain::account::plain_name(&name), None).await?;
+            let created = identity
+                .create_key(owner.owner()?, &redline_domain::account::plain_name(&name), None, Default::default())
+                .await?;
             json!({"key_id": created.record.id.to_string(), "api_key": created.key.expose(), "name": created.record.name})
         }
         AdminCommand::SetPlan { owner, plan: p, monthly_limit } => {

@@ -9,6 +9,7 @@ use anyhow::Context;
 use redline_core::attachments::{AttachmentConfig, AttachmentPorts, Attachments, UploadSigner};
 use redline_core::documents::{Documents, ImageStorage};
 use redline_core::exports::{ExportConfig, ExportPorts, Exports, LinkSigner};
+use redline_core::idempotency::Idempotency;
 use redline_core::identity::IdentityConfig;
 use redline_core::sessions::Sessions;
 use redline_core::templates::Templates;
@@ -37,6 +38,7 @@ pub struct Services {
     pub exports: Arc<Exports>,
     pub templates: Arc<Templates>,
     pub attachments: Arc<Attachments>,
+    pub idempotency: Arc<Idempotency>,
 }
 
 fn language_model(config: &LlmConfig) -> anyhow::Result<Arc<dyn LanguageModel>> {
@@ -175,8 +177,36 @@ impl Services {
             },
         ));
         let runners = Runners { attachments: Some(attachments.clone()), exports: Some(exports.clone()) };
+        let idempotency = Arc::new(Idempotency::new(db.clone(), clock.clone()));
         let workers = Workers::new(chat.clone(), runners, db.clone(), clock);
-        Ok(Self { db, identity, sessions, usage, documents, chat, workers, exports, templates, attachments })
+        Ok(Self {
+            db,
+            identity,
+            sessions,
+            usage,
+            documents,
+            chat,
+            workers,
+            exports,
+            templates,
+            attachments,
+            idempotency,
+        })
+    }
+}
+
+/// Deletes idempotency keys past their day, every ten minutes until the replica drains.
+async fn purge_idempotency_keys(idempotency: Arc<Idempotency>, mut draining: tokio::sync::watch::Receiver<bool>) {
+    loop {
+        match idempotency.purge().await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(n, "idempotency keys past their day deleted"),
+            Err(e) => tracing::warn!(error = %e, "could not delete old idempotency keys"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_secs(600)) => {}
+            _ = draining.wait_for(|d| *d) => return,
+        }
     }
 }
 
@@ -261,6 +291,7 @@ impl Application {
             templates: services.templates,
             chat: services.chat,
             attachments: services.attachments,
+            idempotency: services.idempotency.clone(),
             health: services.db.clone(),
             metrics: Arc::new(Metrics::default()),
             config: HttpConfig {
@@ -291,8 +322,13 @@ impl Application {
             },
             redline_web::service(),
         )?;
-        let workers =
-            services.workers.start(config.jobs.workers, drain_signal, sqlite_lock.is_some(), config.shutdown_timeout);
+        let mut workers = services.workers.start(
+            config.jobs.workers,
+            drain_signal.clone(),
+            sqlite_lock.is_some(),
+            config.shutdown_timeout,
+        );
+        workers.push(tokio::spawn(purge_idempotency_keys(services.idempotency, drain_signal)));
         tracing::info!(
             port,
             database = services.db.backend_name(),

@@ -219,6 +219,11 @@ impl Documents {
         Ok(self.sectionize_into(html, MAX_SECTIONS, (), |(), _| {}).await?.0)
     }
 
+    /// How many sections `html` makes, refusing what [`Documents::check`] refuses.
+    pub async fn count_sections(&self, html: String) -> DocumentResult<usize> {
+        Ok(self.sectionize_into(html, MAX_SECTIONS, 0usize, |n, _| *n += 1).await?.1)
+    }
+
     /// `sectionize`, with what sanitizing changed (for an upload's warnings).
     async fn sectionize_reported(&self, html: String) -> DocumentResult<(Vec<Section>, SanitizeReport)> {
         let (_, sections, report) = self.sectionize_into(html, MAX_SECTIONS, Vec::new(), Vec::push).await?;

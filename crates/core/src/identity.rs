@@ -9,10 +9,11 @@ use redline_domain::keys::max_keys;
 use redline_domain::page::{Page, PageRequest};
 use redline_domain::throttle::{self, ThrottlePolicy};
 use redline_domain::time_util::Millis;
-use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, UserId};
+use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, Scopes, UserId};
 use redline_ports::jobs::Signal;
 use redline_ports::records::*;
 use redline_ports::{Clock, IdentityStore, StoreError};
+use std::collections::HashMap;
 
 use crate::key_cache::KeyCache;
 use crate::secrets;
@@ -66,7 +67,25 @@ pub struct Principal {
     /// The key presented; `None` when a web-app session acts (for its user, or for an
     /// organization the user is a member of).
     pub key_id: Option<KeyId>,
+    /// What the credential may do: a key's scopes; every scope for a web-app session.
+    pub scopes: Scopes,
 }
+
+/// What a new key may do and until when (`POST …/api-keys {scopes?, expires_at?}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyTerms {
+    pub scopes: Scopes,
+    pub expires_at: Option<Millis>,
+}
+
+impl Default for KeyTerms {
+    fn default() -> Self {
+        Self { scopes: Scopes::FULL, expires_at: None }
+    }
+}
+
+/// A key's last use is written at most once per this many milliseconds.
+pub const KEY_USE_GRANULARITY_MS: Millis = 60_000;
 
 /// Why a credential was refused. Each has its own 401 text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,7 +252,12 @@ pub struct Identity {
     /// Where password-reset mails go ([`Identity::with_mailer`]); without it no reset mail is
     /// sent (the request is still answered the same).
     mailer: Option<Arc<dyn redline_ports::Mailer>>,
+    /// When each key's last use was last written from this replica ([`Identity::note_use`]).
+    key_uses: std::sync::Mutex<HashMap<KeyId, Millis>>,
 }
+
+/// The keys whose last write [`Identity::note_use`] remembers before starting afresh.
+const KEY_USE_MARKS: usize = 10_000;
 
 impl Identity {
     pub fn new(store: Arc<dyn IdentityStore>, clock: Arc<dyn Clock>, config: IdentityConfig) -> Self {
@@ -246,6 +270,7 @@ impl Identity {
             config,
             bus: std::sync::OnceLock::new(),
             mailer: None,
+            key_uses: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -255,7 +280,8 @@ impl Identity {
         self
     }
 
-    fn now(&self) -> Millis {
+    /// The service's clock.
+    pub fn now(&self) -> Millis {
         self.clock.now_ms()
     }
 
@@ -280,14 +306,14 @@ impl Identity {
     pub async fn authenticate_key(&self, presented: &str, client: &str) -> IdentityResult<Principal> {
         let key = ApiKey::parse(presented).ok_or(IdentityError::Auth(AuthFailure::InvalidKey))?;
         let digest = secrets::sha256(key.expose().as_bytes());
-        if let Some(p) = self.cache.get(&digest) {
-            return Ok(p);
+        if let Some((p, expires_at)) = self.cache.get(&digest) {
+            return self.admit_key(p, expires_at);
         }
         // One verification per key at a time: when a cached entry expires under load, the
         // requests that miss wait for the first one's argon2 instead of each running their own.
         let _single_flight = self.verifying[usize::from(digest[0]) % VERIFY_SHARDS].lock().await;
-        if let Some(p) = self.cache.get(&digest) {
-            return Ok(p);
+        if let Some((p, expires_at)) = self.cache.get(&digest) {
+            return self.admit_key(p, expires_at);
         }
         let began = self.cache.generation();
         let candidates = self.store.live_keys_by_prefix(key.lookup_prefix()).await?;
@@ -298,18 +324,65 @@ impl Identity {
         self.take_throttle(vec![(scope.clone(), throttle::KEY_PREFIX)], Guess::ApiKey).await?;
         for candidate in candidates {
             if secrets::verify_secret(key.expose().to_owned(), candidate.hash.clone()).await {
-                let principal = Principal { owner: candidate.owner, key_id: Some(candidate.id) };
-                self.cache.insert(digest, principal.clone(), began);
+                let principal =
+                    Principal { owner: candidate.owner, key_id: Some(candidate.id), scopes: candidate.scopes };
+                self.cache.insert(digest, principal.clone(), candidate.expires_at, began);
                 self.store.give_back_throttle(&scope, false).await?;
-                return Ok(principal);
+                return self.admit_key(principal, candidate.expires_at);
             }
         }
         Err(IdentityError::Auth(AuthFailure::InvalidKey))
     }
 
+    /// A verified key that has expired gets the 401 of a revoked one; a live one is let in,
+    /// and its last use noted.
+    fn admit_key(&self, principal: Principal, expires_at: Option<Millis>) -> IdentityResult<Principal> {
+        let now = self.now();
+        if expires_at.is_some_and(|at| at <= now) {
+            return Err(IdentityError::Auth(AuthFailure::InvalidKey));
+        }
+        if let Some(key) = principal.key_id {
+            self.note_use(key, now);
+        }
+        Ok(principal)
+    }
+
+    /// Writes a key's last use, at most once a minute per key and off the request's path: the
+    /// in-memory mark decides without touching the store, and the write itself runs as a task
+    /// of its own (whose conditional update keeps replicas to one write a minute too).
+    fn note_use(&self, key: KeyId, now: Millis) {
+        {
+            let mut marks = self.key_uses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if marks.get(&key).is_some_and(|&at| now - at < KEY_USE_GRANULARITY_MS) {
+                return;
+            }
+            if marks.len() >= KEY_USE_MARKS {
+                marks.clear();
+            }
+            marks.insert(key, now);
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let store = Arc::clone(&self.store);
+        runtime.spawn(async move {
+            if let Err(e) = store.touch_key(key, now, KEY_USE_GRANULARITY_MS).await {
+                tracing::warn!(key = %key, error = %e, "could not record the key's last use");
+            }
+        });
+    }
+
     /// Creates a key for `owner` within its plan's limit; `created_by` is the user who made it
-    /// (`None` for the operator).
-    pub async fn create_key(&self, owner: Owner, name: &str, created_by: Option<UserId>) -> IdentityResult<NewKey> {
+    /// (`None` for the operator). `terms` restrict it (an expiry must lie ahead).
+    pub async fn create_key(
+        &self,
+        owner: Owner,
+        name: &str,
+        created_by: Option<UserId>,
+        terms: KeyTerms,
+    ) -> IdentityResult<NewKey> {
+        // The HTTP layer refuses both with a 422 naming the field; the CLI cannot ask for them.
+        if terms.scopes.is_empty() || terms.expires_at.is_some_and(|at| at <= self.now()) {
+            return Err(IdentityError::Conflict("A key needs a scope and an expiry in the future."));
+        }
         let plan = self.store.plan_of(owner).await.map_err(not_found("account"))?;
         let max = max_keys(plan.plan);
         let kind = match owner {
@@ -327,6 +400,9 @@ impl Identity {
             created_at: self.now(),
             revoked_at: None,
             created_by,
+            scopes: terms.scopes,
+            expires_at: terms.expires_at,
+            last_used_at: None,
         };
         match self.store.insert_key_within_limit(&record, max).await {
             Ok(()) => Ok(NewKey { record, key }),
@@ -358,7 +434,7 @@ impl Identity {
 
     /// Whether the key exists and is not revoked.
     pub async fn key_is_live(&self, key: KeyId) -> IdentityResult<bool> {
-        Ok(self.store.key_is_live(key).await?)
+        Ok(self.store.key_is_live(key, self.now()).await?)
     }
 
     /// Announces this replica's revocations on `bus` and follows the others': a key revoked
@@ -496,7 +572,7 @@ impl Identity {
     pub async fn authenticate_web(&self, token: &str, org: Option<&str>) -> IdentityResult<Principal> {
         let user = self.authenticate_session(token).await?;
         let Some(raw) = org else {
-            return Ok(Principal { owner: Owner::User(user.id), key_id: None });
+            return Ok(Principal { owner: Owner::User(user.id), key_id: None, scopes: Scopes::FULL });
         };
         let not_member = || {
             IdentityError::Forbidden(
@@ -507,7 +583,7 @@ impl Identity {
         if self.store.member(org, user.id).await?.is_none() {
             return Err(not_member());
         }
-        Ok(Principal { owner: Owner::Org(org), key_id: None })
+        Ok(Principal { owner: Owner::Org(org), key_id: None, scopes: Scopes::FULL })
     }
 
     /// Ends a session at once.
@@ -734,7 +810,7 @@ impl Identity {
         };
         self.store.create_user(&user).await?;
         let key_name = name.unwrap_or_else(|| "agent".to_owned());
-        let created = self.create_key(Owner::User(user.id), &key_name, Some(user.id)).await?;
+        let created = self.create_key(Owner::User(user.id), &key_name, Some(user.id), KeyTerms::default()).await?;
         Ok(AgentSignup { user, key: created.key, key_id: created.record.id })
     }
 

@@ -15,13 +15,15 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use redline_domain::time_util::Millis;
 use redline_domain::KeyId;
 
 use crate::identity::Principal;
 
 pub struct KeyCache {
     ttl: Duration,
-    entries: quick_cache::sync::Cache<[u8; 32], (Principal, Instant)>,
+    /// The principal, the key's own expiry, and when it was verified.
+    entries: quick_cache::sync::Cache<[u8; 32], (Principal, Option<Millis>, Instant)>,
     /// Revocations seen so far.
     generation: Mutex<u64>,
 }
@@ -45,23 +47,25 @@ impl KeyCache {
         Generation(*self.generation_lock())
     }
 
-    pub fn get(&self, digest: &[u8; 32]) -> Option<Principal> {
-        let (principal, at) = self.entries.get(digest)?;
+    /// The principal of a key verified less than `ttl` ago, with the key's expiry (which the
+    /// caller checks against its clock).
+    pub fn get(&self, digest: &[u8; 32]) -> Option<(Principal, Option<Millis>)> {
+        let (principal, expires_at, at) = self.entries.get(digest)?;
         if at.elapsed() < self.ttl {
-            return Some(principal);
+            return Some((principal, expires_at));
         }
         // Expired: gone, unless a fresh verification replaced it meanwhile.
-        self.entries.remove_if(digest, |(_, kept)| *kept == at);
+        self.entries.remove_if(digest, |(_, _, kept)| *kept == at);
         None
     }
 
     /// Keeps a verified key, unless a key was revoked since `began` (it may have been this one).
-    pub fn insert(&self, digest: [u8; 32], principal: Principal, began: Generation) {
+    pub fn insert(&self, digest: [u8; 32], principal: Principal, expires_at: Option<Millis>, began: Generation) {
         let generation = self.generation_lock();
         if *generation != began.0 {
             return;
         }
-        self.entries.insert(digest, (principal, Instant::now()));
+        self.entries.insert(digest, (principal, expires_at, Instant::now()));
     }
 
     /// Forgets every entry of a key (revocation, once it has committed), and keeps
@@ -69,7 +73,7 @@ impl KeyCache {
     pub fn evict_key(&self, key: KeyId) {
         let mut generation = self.generation_lock();
         *generation += 1;
-        self.entries.retain(|_, (p, _)| p.key_id != Some(key));
+        self.entries.retain(|_, (p, _, _)| p.key_id != Some(key));
     }
 
     /// Forgets every entry (revocations may have been missed), with the same guard.
@@ -91,27 +95,27 @@ impl KeyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use redline_domain::{Owner, UserId};
+    use redline_domain::{Owner, Scopes, UserId};
 
     fn principal() -> Principal {
-        Principal { owner: Owner::User(UserId::new()), key_id: Some(KeyId::new()) }
+        Principal { owner: Owner::User(UserId::new()), key_id: Some(KeyId::new()), scopes: Scopes::FULL }
     }
 
     #[test]
     fn expiry_eviction_and_bound() {
         let cache = KeyCache::new(Duration::from_millis(50), 3);
         let p = principal();
-        cache.insert([1; 32], p.clone(), cache.generation());
-        assert_eq!(cache.get(&[1; 32]), Some(p.clone()));
+        cache.insert([1; 32], p.clone(), None, cache.generation());
+        assert_eq!(cache.get(&[1; 32]), Some((p.clone(), None)));
         cache.evict_key(p.key_id.expect("a key"));
         assert_eq!(cache.get(&[1; 32]), None);
 
-        cache.insert([2; 32], principal(), cache.generation());
+        cache.insert([2; 32], principal(), None, cache.generation());
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(cache.get(&[2; 32]), None);
 
         for i in 0..10u8 {
-            cache.insert([i; 32], principal(), cache.generation());
+            cache.insert([i; 32], principal(), None, cache.generation());
             assert!(cache.len() <= 3);
         }
     }
@@ -123,10 +127,10 @@ mod tests {
         let began = cache.generation();
         // The key is revoked (and evicted) while its verification runs.
         cache.evict_key(p.key_id.expect("a key"));
-        cache.insert([1; 32], p.clone(), began);
+        cache.insert([1; 32], p.clone(), None, began);
         assert_eq!(cache.get(&[1; 32]), None, "the revoked key is not cached");
         // A verification that begins after it is kept.
-        cache.insert([1; 32], p.clone(), cache.generation());
-        assert_eq!(cache.get(&[1; 32]), Some(p));
+        cache.insert([1; 32], p.clone(), None, cache.generation());
+        assert_eq!(cache.get(&[1; 32]), Some((p, None)));
     }
 }

@@ -8,6 +8,7 @@ pub mod attachments;
 pub mod chat;
 pub mod documents;
 pub mod exports;
+pub mod idempotency;
 pub mod identity;
 pub mod key_cache;
 pub mod secrets;

@@ -99,6 +99,90 @@ pub fn max_keys(plan: Plan) -> u32 {
     }
 }
 
+/// What a key may do. Every API-key endpoint names the one scope it needs (its OpenAPI
+/// `security` requirement); a key without scopes named at creation holds them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// Reading: sessions, documents, jobs and their events, history, versions, attachments,
+    /// templates, usage, and exports (an export changes nothing).
+    Read,
+    /// Changing: chat, approvals, uploads, saves, restores, deletions, cancels. Grants `read`.
+    Edit,
+    /// The account itself: handing an agent's account over to a person.
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Edit, Scope::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Edit => "edit",
+            Scope::Admin => "admin",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.as_str() == s)
+    }
+
+    fn bit(self) -> u8 {
+        match self {
+            Scope::Read => 1,
+            Scope::Edit => 2,
+            Scope::Admin => 4,
+        }
+    }
+}
+
+/// The scopes a key holds. `edit` brings `read` with it, so a set never holds edit alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scopes(u8);
+
+impl Scopes {
+    /// Every scope: keys made without naming any, and web-app sessions.
+    pub const FULL: Scopes = Scopes(7);
+
+    pub fn of(scopes: impl IntoIterator<Item = Scope>) -> Self {
+        let mut bits = 0;
+        for scope in scopes {
+            bits |= scope.bit();
+            if scope == Scope::Edit {
+                bits |= Scope::Read.bit();
+            }
+        }
+        Scopes(bits)
+    }
+
+    pub fn allows(self, scope: Scope) -> bool {
+        self.0 & scope.bit() != 0
+    }
+
+    pub fn is_full(self) -> bool {
+        self == Self::FULL
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The scopes held, in the order of [`Scope::ALL`].
+    pub fn iter(self) -> impl Iterator<Item = Scope> {
+        Scope::ALL.into_iter().filter(move |s| self.allows(*s))
+    }
+
+    /// The stored form: the names joined by spaces (`"read edit"`).
+    pub fn to_words(self) -> String {
+        self.iter().map(Scope::as_str).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Reads the stored form; `None` when a word is not a scope.
+    pub fn from_words(words: &str) -> Option<Self> {
+        words.split_whitespace().map(Scope::parse).collect::<Option<Vec<_>>>().map(Self::of)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +212,23 @@ mod tests {
         let shown = format!("{key:?}");
         assert!(!shown.contains(key.expose()));
         assert!(shown.contains("sk_abababab"));
+    }
+
+    #[test]
+    fn scopes_edit_brings_read_and_words_round_trip() {
+        let edit = Scopes::of([Scope::Edit]);
+        assert!(edit.allows(Scope::Read) && edit.allows(Scope::Edit) && !edit.allows(Scope::Admin));
+        let read = Scopes::of([Scope::Read]);
+        assert!(read.allows(Scope::Read) && !read.allows(Scope::Edit));
+        let admin = Scopes::of([Scope::Admin]);
+        assert!(!admin.allows(Scope::Read) && admin.allows(Scope::Admin));
+        assert!(Scopes::of(Scope::ALL).is_full());
+        assert!(Scopes::of([]).is_empty());
+        for set in [edit, read, admin, Scopes::FULL] {
+            assert_eq!(Scopes::from_words(&set.to_words()), Some(set));
+        }
+        assert_eq!(edit.to_words(), "read edit");
+        assert_eq!(Scopes::from_words("read write"), None);
     }
 
     #[test]

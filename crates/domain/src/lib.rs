@@ -24,6 +24,6 @@ pub mod usage;
 
 pub use account::{Email, Password, Plan};
 pub use ids::{KeyId, OrgId, UserId};
-pub use keys::{ApiKey, KeyKind};
+pub use keys::{ApiKey, KeyKind, Scope, Scopes};
 pub use owner::Owner;
 pub use session::SessionId;

@@ -80,6 +80,8 @@ impl FromRequest for ApiPrincipal {
         // A header that is not text cannot name a membership: it gets the 403 of a stranger.
         let org = req.headers().get(ORGANIZATION_HEADER).map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
         let client = state.as_ref().map(|s| crate::client_addr::of(req, &s.config.trusted_proxies)).unwrap_or_default();
+        let method = req.method().clone();
+        let pattern = req.match_pattern().unwrap_or_default();
         Box::pin(async move {
             let state = state?;
             let principal = detached(async move {
@@ -89,7 +91,12 @@ impl FromRequest for ApiPrincipal {
                 }
             })
             .await?;
-            Ok(ApiPrincipal(principal?))
+            let principal = principal?;
+            let scope = crate::scopes::needed(&method, &pattern);
+            if !principal.scopes.allows(scope) {
+                return Err(ApiError::Forbidden(crate::scopes::lacking(scope, &method, &pattern)));
+            }
+            Ok(ApiPrincipal(principal))
         })
     }
 }

@@ -68,7 +68,11 @@ impl Modify for Security {
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("An API key: `sk_` + 32 hex (users) or `lce_` + 32 hex (organizations)."))
+                    .description(Some(
+                        "An API key: `sk_` + 32 hex (users) or `lce_` + 32 hex (organizations). Each \
+                         operation names the scope it needs (`read`, `edit` or `admin`); a key made \
+                         with scopes that lack it gets 403, a key made without scopes holds all three.",
+                    ))
                     .build(),
             ),
         );
@@ -104,9 +108,55 @@ impl Modify for WebSessions {
                 op.parameters.get_or_insert_with(Vec::new).push(organization_header());
                 add_answer(op, "403", || {
                     json_response(
-                        "A web-app session named an organization its user is not a member of (Redline-Organization)",
+                        "An API key without the scope the operation needs, or a web-app session that named an organization its user is not a member of (Redline-Organization)",
                         error_ref(),
                     )
+                });
+            }
+        }
+    }
+}
+
+/// The operations of [`crate::idempotency::HONOURED`] take `Idempotency-Key`.
+struct IdempotencyKeys;
+
+impl Modify for IdempotencyKeys {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let methods = [
+                (actix_web::http::Method::GET, &mut item.get),
+                (actix_web::http::Method::PUT, &mut item.put),
+                (actix_web::http::Method::POST, &mut item.post),
+                (actix_web::http::Method::PATCH, &mut item.patch),
+                (actix_web::http::Method::DELETE, &mut item.delete),
+            ];
+            for (method, op) in methods {
+                let Some(op) = op.as_mut().filter(|_| crate::idempotency::honoured(&method, path)) else { continue };
+                op.parameters.get_or_insert_with(Vec::new).push(
+                    ParameterBuilder::new()
+                        .name("Idempotency-Key")
+                        .parameter_in(ParameterIn::Header)
+                        .required(Required::False)
+                        .description(Some(
+                            "A key of the caller's (a UUID, say; 1 to 255 visible ASCII characters). A retry with the same key and the same request within 24 h gets the first answer again (header `Idempotent-Replayed: true`) without running or charging again, also while the first still runs; the same key with another request → 422.",
+                        ))
+                        .schema(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(255))))
+                        .build(),
+                );
+                add_answer(op, "400", || {
+                    json_response(
+                        "An Idempotency-Key that is not 1 to 255 visible ASCII characters, or sent twice",
+                        error_ref(),
+                    )
+                });
+                add_answer(op, "409", || {
+                    json_response(
+                        "The first request with this Idempotency-Key is still running after two minutes",
+                        error_ref(),
+                    )
+                });
+                add_answer(op, "422", || {
+                    json_response("This Idempotency-Key went with another request (`loc` names the header), or the body is invalid", validation_ref())
                 });
             }
         }
@@ -467,6 +517,7 @@ impl Modify for Links {
         templates::apply_template,
         chat::chat,
         chat::chat_async,
+        chat::estimate,
         chat::approve,
         chat::history,
         chat::revert,
@@ -477,7 +528,7 @@ impl Modify for Links {
         jobs::job_events,
     ),
     components(schemas(ErrorBody, ValidationErrorBody, ValidationItem, LocStep, RequestTooLargeBody)),
-    modifiers(&Security, &WebSessions, &CommonAnswers, &Links),
+    modifiers(&Security, &WebSessions, &IdempotencyKeys, &CommonAnswers, &Links),
     tags(
         (name = "sessions", description = "Sessions: one document each"),
         (name = "auth", description = "Web-app accounts"),

@@ -69,6 +69,8 @@ pub struct AppState {
     pub templates: Arc<Templates>,
     pub chat: Arc<Chat>,
     pub attachments: Arc<Attachments>,
+    /// Answers kept for `Idempotency-Key` retries.
+    pub idempotency: Arc<redline_core::idempotency::Idempotency>,
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,

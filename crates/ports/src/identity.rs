@@ -75,12 +75,13 @@ pub trait IdentityStore: Send + Sync {
     /// invitation deleted all the same) when the user is already a member.
     async fn accept_invitation(&self, id: &str, member: &MemberRecord) -> Result<(), StoreError>;
 
-    /// Inserts a key unless its owner already holds `max_live` keys that are not revoked, in
-    /// which case it MUST return `LimitReached` and insert nothing. Atomic under concurrency:
+    /// Inserts a key unless its owner already holds `max_live` keys that are neither revoked
+    /// nor expired at the key's `created_at`, in which case it MUST return `LimitReached` and insert nothing. Atomic under concurrency:
     /// two concurrent calls never both pass the limit.
     async fn insert_key_within_limit(&self, key: &KeyRecord, max_live: u32) -> Result<(), StoreError>;
 
-    /// Keys not revoked whose lookup prefix equals `prefix`.
+    /// Keys not revoked whose lookup prefix equals `prefix` (expired ones included: the caller
+    /// holds the clock).
     async fn live_keys_by_prefix(&self, prefix: &str) -> Result<Vec<KeyRecord>, StoreError>;
 
     /// One page of an owner's keys, revoked ones included, newest first (ties by key id,
@@ -95,8 +96,12 @@ pub trait IdentityStore: Send + Sync {
     /// Revokes every live key of `owner` that `user` made; answers their ids.
     async fn revoke_keys_created_by(&self, owner: Owner, user: UserId, now: Millis) -> Result<Vec<KeyId>, StoreError>;
 
-    /// Whether the key exists and is not revoked.
-    async fn key_is_live(&self, key: KeyId) -> Result<bool, StoreError>;
+    /// Whether the key exists, is not revoked and has not expired at `now`.
+    async fn key_is_live(&self, key: KeyId, now: Millis) -> Result<bool, StoreError>;
+
+    /// Records that the key authenticated a request at `now`, unless its recorded last use is
+    /// less than `min_gap` ms before `now` (one write a minute per key under load).
+    async fn touch_key(&self, key: KeyId, now: Millis, min_gap: Millis) -> Result<(), StoreError>;
 
     async fn insert_web_session(&self, session: &WebSessionRecord) -> Result<(), StoreError>;
 

@@ -1,7 +1,7 @@
 //! Plain records exchanged with the stores. No behaviour: the rules live in `domain`.
 
 use redline_domain::time_util::Millis;
-use redline_domain::{Email, KeyId, OrgId, Owner, Plan, UserId};
+use redline_domain::{Email, KeyId, OrgId, Owner, Plan, Scopes, UserId};
 
 /// How an account came to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +96,19 @@ pub struct KeyRecord {
     /// Who made it: the user for a user's keys and for organization keys made in the web
     /// app; `None` for keys the operator made.
     pub created_by: Option<UserId>,
+    /// What the key may do ([`Scopes::FULL`] unless restricted at creation).
+    pub scopes: Scopes,
+    /// When it stops working by itself; `None`: never.
+    pub expires_at: Option<Millis>,
+    /// When it last authenticated a request, to the minute.
+    pub last_used_at: Option<Millis>,
+}
+
+impl KeyRecord {
+    /// Neither revoked nor expired at `now`.
+    pub fn is_live(&self, now: Millis) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
+    }
 }
 
 /// A web-app login session; the token itself is never stored, only its SHA-256.

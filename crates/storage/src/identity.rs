@@ -322,6 +322,7 @@ impl IdentityStore for Db {
             let live: i64 = api_keys::table
                 .filter(api_keys::owner.eq(&row.owner))
                 .filter(api_keys::revoked_at.is_null())
+                .filter(api_keys::expires_at.is_null().or(api_keys::expires_at.gt(row.created_at)))
                 .count()
                 .get_result(conn)
                 .await?;
@@ -396,15 +397,30 @@ impl IdentityStore for Db {
         ids?.iter().map(|id| KeyId::parse(id).ok_or_else(|| crate::rows::corrupt("key id", id))).collect()
     }
 
-    async fn key_is_live(&self, key: KeyId) -> Result<bool, StoreError> {
+    async fn key_is_live(&self, key: KeyId, now: Millis) -> Result<bool, StoreError> {
         let key = key.to_string();
         let n: DbResult<i64> = with_conn!(self, |conn| Ok(api_keys::table
             .find(&key)
             .filter(api_keys::revoked_at.is_null())
+            .filter(api_keys::expires_at.is_null().or(api_keys::expires_at.gt(now)))
             .count()
             .get_result(conn)
             .await?));
         Ok(n? > 0)
+    }
+
+    async fn touch_key(&self, key: KeyId, now: Millis, min_gap: Millis) -> Result<(), StoreError> {
+        let key = key.to_string();
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(
+            api_keys::table
+                .find(&key)
+                .filter(api_keys::last_used_at.is_null().or(api_keys::last_used_at.le(now - min_gap)))
+        )
+        .set(api_keys::last_used_at.eq(now))
+        .execute(conn)
+        .await?));
+        r?;
+        Ok(())
     }
 
     async fn insert_web_session(&self, session: &WebSessionRecord) -> Result<(), StoreError> {

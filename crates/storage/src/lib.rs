@@ -94,6 +94,7 @@ mod codec;
 mod documents;
 mod error;
 mod files;
+mod idempotency;
 mod identity;
 mod jobs;
 mod lexemes;

@@ -2,7 +2,7 @@
 //! corrupt id, an unknown plan) is a `StoreError::Other`, never a panic.
 
 use diesel::prelude::*;
-use redline_domain::{Email, KeyId, OrgId, Owner, Plan, UserId};
+use redline_domain::{Email, KeyId, OrgId, Owner, Plan, Scopes, UserId};
 use redline_ports::records::*;
 use redline_ports::StoreError;
 
@@ -199,6 +199,9 @@ pub(crate) struct KeyRow {
     pub created_at: i64,
     pub revoked_at: Option<i64>,
     pub created_by: Option<String>,
+    pub scopes: Option<String>,
+    pub expires_at: Option<i64>,
+    pub last_used_at: Option<i64>,
 }
 
 impl From<&KeyRecord> for KeyRow {
@@ -212,6 +215,9 @@ impl From<&KeyRecord> for KeyRow {
             created_at: k.created_at,
             revoked_at: k.revoked_at,
             created_by: k.created_by.map(|u| u.to_string()),
+            scopes: (!k.scopes.is_full()).then(|| k.scopes.to_words()),
+            expires_at: k.expires_at,
+            last_used_at: k.last_used_at,
         }
     }
 }
@@ -229,6 +235,12 @@ impl TryFrom<KeyRow> for KeyRecord {
             created_at: r.created_at,
             revoked_at: r.revoked_at,
             created_by: r.created_by.as_deref().map(user_id).transpose()?,
+            scopes: match &r.scopes {
+                None => Scopes::FULL,
+                Some(words) => Scopes::from_words(words).ok_or_else(|| corrupt("key scopes", words))?,
+            },
+            expires_at: r.expires_at,
+            last_used_at: r.last_used_at,
         })
     }
 }

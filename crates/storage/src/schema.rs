@@ -37,6 +37,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    idempotency_keys (owner, idem_key) {
+        owner -> Text,
+        idem_key -> Text,
+        fingerprint -> Text,
+        created_at -> BigInt,
+        lease_until -> BigInt,
+        status -> Nullable<Integer>,
+        content_type -> Nullable<Text>,
+        location -> Nullable<Text>,
+        body -> Nullable<Binary>,
+    }
+}
+
+diesel::table! {
     api_keys (id) {
         id -> Text,
         owner -> Text,
@@ -46,6 +60,9 @@ diesel::table! {
         created_at -> BigInt,
         revoked_at -> Nullable<BigInt>,
         created_by -> Nullable<Text>,
+        scopes -> Nullable<Text>,
+        expires_at -> Nullable<BigInt>,
+        last_used_at -> Nullable<BigInt>,
     }
 }
 
@@ -314,6 +331,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     organizations,
     org_members,
     api_keys,
+    idempotency_keys,
     web_sessions,
     handoffs,
     promo_codes,

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use redline_domain::handoff::MAX_WRONG_CODES;
 use redline_domain::page::PageRequest;
 use redline_domain::time_util::Millis;
-use redline_domain::{Email, KeyId, OrgId, Owner, Plan, UserId};
+use redline_domain::{Email, KeyId, OrgId, Owner, Plan, Scopes, UserId};
 use redline_ports::records::*;
 use redline_ports::{HealthCheck, IdentityStore, SessionStore, StoreError};
 use redline_storage::Db;
@@ -91,6 +91,7 @@ contract_tests! {
     live_keys_by_prefix_excludes_revoked => sqlite_live_keys_by_prefix_excludes_revoked, postgres_live_keys_by_prefix_excludes_revoked;
     revoke_key_errors => sqlite_revoke_key_errors, postgres_revoke_key_errors;
     accounts::keys_remember_their_maker => sqlite_keys_remember_their_maker, postgres_keys_remember_their_maker;
+    accounts::keys_keep_their_terms_and_last_use => sqlite_keys_keep_their_terms_and_last_use, postgres_keys_keep_their_terms_and_last_use;
     accounts::invitations_are_replaced_listed_and_accepted_once => sqlite_invitations_are_replaced_listed_and_accepted_once, postgres_invitations_are_replaced_listed_and_accepted_once;
     concurrent_key_limit => sqlite_concurrent_key_limit, postgres_concurrent_key_limit;
     accounts::web_sessions_expire => sqlite_web_sessions_expire, postgres_web_sessions_expire;
@@ -236,6 +237,9 @@ fn key(owner: Owner, prefix: &str, created_at: Millis) -> KeyRecord {
         created_at,
         revoked_at: None,
         created_by: None,
+        scopes: Scopes::FULL,
+        expires_at: None,
+        last_used_at: None,
     }
 }
 

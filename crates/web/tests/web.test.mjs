@@ -292,6 +292,32 @@ describe('API keys', () => {
     await context.close();
   });
 
+  test('a read-only key that expires is made, listed with what it may do, and refused an edit', async () => {
+    const { page, context, guard } = await openPage(browser);
+    await signUp(page, email('scopes'));
+    await page.goto(`${service.base}/settings/keys`);
+    await page.getByLabel('Name (what it is for)').fill('Dashboard');
+    await page.getByLabel('What it may do').selectOption('read');
+    await page.getByLabel('Expires').selectOption('30');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = page.getByLabel('The new API key');
+    await secret.waitFor();
+    const key = (await secret.textContent()) || '';
+    const auth = { Authorization: `Bearer ${key}` };
+    assert.equal((await service.call('GET', '/v1/sessions', { headers: auth })).status, 200);
+    const edit = await service.call('PUT', '/v1/documents/s1', { json: { html: '<p>x</p>' }, headers: auth });
+    assert.equal(edit.status, 403);
+    assert.match(edit.body.detail, /lacks the 'edit' scope/);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    const row = page.getByRole('row', { name: /Dashboard/ });
+    await row.waitFor();
+    await row.getByText('Read only').waitFor();
+    await row.getByText(/^Active until/).waitFor();
+    await assertAccessible(page, 'keys with a read-only key');
+    guard.check();
+    await context.close();
+  });
+
   test('the plan limit on keys is explained', async () => {
     const { page, context, guard } = await openPage(browser);
     await signUp(page, email('limit'));

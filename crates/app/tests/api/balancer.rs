@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::attachments::multipart;
-use crate::helpers::{client, PgDatabase};
+use crate::helpers::{client, fleet_env, PgDatabase};
 use crate::replicas::{free_port, Replica};
 
 /// The shipped configuration, as an operator installs it.
@@ -193,19 +193,19 @@ impl Fleet {
         let dir = tempfile::tempdir().expect("temp dir");
         let model = Model::start().await;
         let ports = [free_port(), free_port(), free_port()];
-        let env = vec![
-            ("REDLINE_DATABASE_URL", db.url.clone()),
-            ("REDLINE_DB_CONNECTIONS", "4".to_owned()),
-            ("REDLINE_SECRET", "shared by the replicas".to_owned()),
-            ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
-            ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
-            ("REDLINE_TRUSTED_PROXIES", "127.0.0.1".to_owned()),
-            ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
-            ("REDLINE_OPENAI_MODEL", "m".to_owned()),
-            ("REDLINE_JOB_LEASE_SECS", lease_secs.to_string()),
-            ("REDLINE_SHUTDOWN_TIMEOUT_SECS", "1".to_owned()),
-            ("REDLINE_LOG_FORMAT", "json".to_owned()),
-        ];
+        let env = [
+            fleet_env(&db, dir.path()),
+            vec![
+                ("REDLINE_DB_CONNECTIONS", "4".to_owned()),
+                ("REDLINE_TRUSTED_PROXIES", "127.0.0.1".to_owned()),
+                ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
+                ("REDLINE_OPENAI_MODEL", "m".to_owned()),
+                ("REDLINE_JOB_LEASE_SECS", lease_secs.to_string()),
+                ("REDLINE_SHUTDOWN_TIMEOUT_SECS", "1".to_owned()),
+                ("REDLINE_LOG_FORMAT", "json".to_owned()),
+            ],
+        ]
+        .concat();
         let lb = Balancer::start(&haproxy, dir.path(), ports).await;
         let replicas = vec![None, None, None];
         let mut fleet = Fleet { replicas, lb, model, ports, generation: 0, env, dir, _db: db };

@@ -298,14 +298,12 @@ async fn an_export_whose_worker_died_is_retried_by_another_replica_and_mailed_on
     // the outbox folder (where a relay would collect the mail).
     let shared = tempfile::tempdir().expect("temp dir");
     let outbox = shared.path().join("outbox");
-    let (outbox_dir, blobs_dir) = (outbox.display().to_string(), shared.path().join("blobs").display().to_string());
-    let fleet = [
-        ("REDLINE_DATABASE_URL", db.url.as_str()),
-        ("REDLINE_STORAGE_URL", blobs_dir.as_str()),
-        ("REDLINE_SECRET", "shared by the replicas"),
-        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test"),
-        ("REDLINE_OUTBOX_DIR", outbox_dir.as_str()),
-    ];
+    let env = [
+        fleet_env(&db, shared.path()),
+        vec![("REDLINE_STORAGE_URL", shared.path().join("blobs").display().to_string())],
+    ]
+    .concat();
+    let fleet = borrowed(&env);
     // Replica A only serves HTTP.
     let a = spawn_app_with(&[&fleet[..], &[("REDLINE_WORKERS", "0")]].concat()).await;
     let (key, to) = a.mailing_key().await;

@@ -379,6 +379,22 @@ pub fn last_segment(url: &str) -> &str {
     url.rsplit('/').next().unwrap_or_default()
 }
 
+/// What replicas of one PostgreSQL database share, without which a replica refuses to start:
+/// the database, the signing secret, the public address, and the outbox folder (`dir/outbox`).
+pub fn fleet_env(db: &PgDatabase, dir: &std::path::Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("REDLINE_DATABASE_URL", db.url.clone()),
+        ("REDLINE_SECRET", "shared by the replicas".to_owned()),
+        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
+        ("REDLINE_OUTBOX_DIR", dir.join("outbox").display().to_string()),
+    ]
+}
+
+/// `env` as [`spawn_app_with`] takes it.
+pub fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
 /// A PostgreSQL database of one test, created fresh and dropped (`WITH (FORCE)`, so that
 /// connections still open do not keep it) when the guard goes, also when the test panics:
 /// CI runs on a machine whose PostgreSQL outlives the run.

@@ -16,6 +16,7 @@ mod handoff;
 mod helpers;
 mod history;
 mod image_urls;
+mod integrators;
 mod keys;
 mod listings;
 mod logging;

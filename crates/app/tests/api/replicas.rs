@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{client, PgDatabase};
+use crate::helpers::{client, fleet_env, PgDatabase};
 
 pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
@@ -220,17 +220,8 @@ async fn a_killed_server_leaves_no_job_stuck_and_no_document_half_written() {
 #[tokio::test]
 async fn two_replicas_share_jobs_and_streams_over_postgres() {
     let Some(db) = PgDatabase::create("redline_replicas").await else { return };
-    let url = db.url.clone();
     let dir = tempfile::tempdir().expect("temp dir");
-    let fleet = |workers: &str| {
-        vec![
-            ("REDLINE_DATABASE_URL", url.clone()),
-            ("REDLINE_SECRET", "shared by the replicas".to_owned()),
-            ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
-            ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
-            ("REDLINE_WORKERS", workers.to_owned()),
-        ]
-    };
+    let fleet = |workers: &str| [fleet_env(&db, dir.path()), vec![("REDLINE_WORKERS", workers.to_owned())]].concat();
     // Replica A only serves HTTP; B runs every job.
     let a = Replica::start(&dir.path().join("a"), &fleet("0")).await;
     let b = Replica::start(&dir.path().join("b"), &fleet("4")).await;
@@ -350,17 +341,17 @@ async fn a_replica_stopped_with_sigterm_hands_its_turn_to_another_at_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (hold, seen) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicUsize::new(0)));
     let model = slow_model(hold.clone(), seen.clone()).await;
-    let env = vec![
-        ("REDLINE_DATABASE_URL", db.url.clone()),
-        ("REDLINE_SECRET", "shared by the replicas".to_owned()),
-        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
-        ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
-        ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
-        ("REDLINE_OPENAI_BASE_URL", model),
-        ("REDLINE_OPENAI_MODEL", "m".to_owned()),
-        ("REDLINE_JOB_LEASE_SECS", "600".to_owned()),
-        ("REDLINE_SHUTDOWN_TIMEOUT_SECS", "1".to_owned()),
-    ];
+    let env = [
+        fleet_env(&db, dir.path()),
+        vec![
+            ("REDLINE_LLM_PROVIDER", "openai".to_owned()),
+            ("REDLINE_OPENAI_BASE_URL", model),
+            ("REDLINE_OPENAI_MODEL", "m".to_owned()),
+            ("REDLINE_JOB_LEASE_SECS", "600".to_owned()),
+            ("REDLINE_SHUTDOWN_TIMEOUT_SECS", "1".to_owned()),
+        ],
+    ]
+    .concat();
     let mut first = Replica::start(&dir.path().join("first"), &env).await;
     let key = first.key().await;
     let put = json!({"html": "<p>before the restart</p><p>second</p>"});
@@ -467,13 +458,7 @@ async fn a_draining_replica_serves_through_its_grace_and_closes_each_connection(
 async fn a_key_revoked_on_one_replica_is_refused_by_the_others_at_once() {
     let Some(db) = PgDatabase::create("redline_revoke").await else { return };
     let dir = tempfile::tempdir().expect("temp dir");
-    let env = vec![
-        ("REDLINE_DATABASE_URL", db.url.clone()),
-        ("REDLINE_SECRET", "shared by the replicas".to_owned()),
-        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
-        ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
-        ("REDLINE_WORKERS", "0".to_owned()),
-    ];
+    let env = [fleet_env(&db, dir.path()), vec![("REDLINE_WORKERS", "0".to_owned())]].concat();
     let a = Replica::start(&dir.path().join("a"), &env).await;
     let b = Replica::start(&dir.path().join("b"), &env).await;
     let creds = json!({"email": format!("revoke-{}@example.com", uuid::Uuid::new_v4().simple()), "password": "a long password"});
@@ -523,13 +508,7 @@ async fn a_key_revoked_on_one_replica_is_refused_by_the_others_at_once() {
 async fn a_session_list_kept_on_one_replica_shows_a_write_on_another_at_once() {
     let Some(db) = PgDatabase::create("redline_lists").await else { return };
     let dir = tempfile::tempdir().expect("temp dir");
-    let env = vec![
-        ("REDLINE_DATABASE_URL", db.url.clone()),
-        ("REDLINE_SECRET", "shared by the replicas".to_owned()),
-        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test".to_owned()),
-        ("REDLINE_OUTBOX_DIR", dir.path().join("outbox").display().to_string()),
-        ("REDLINE_WORKERS", "0".to_owned()),
-    ];
+    let env = [fleet_env(&db, dir.path()), vec![("REDLINE_WORKERS", "0".to_owned())]].concat();
     let a = Replica::start(&dir.path().join("a"), &env).await;
     let b = Replica::start(&dir.path().join("b"), &env).await;
     let key = a.key().await;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::helpers::{spawn_app, spawn_app_with, unique_email, PgDatabase, Reply};
+use crate::helpers::{borrowed, fleet_env, spawn_app, spawn_app_with, unique_email, PgDatabase, Reply};
 
 fn retry_after(r: &Reply) -> u64 {
     r.header("retry-after").and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no Retry-After: {r:?}"))
@@ -12,16 +12,10 @@ fn retry_after(r: &Reply) -> u64 {
 #[tokio::test]
 async fn guessing_one_account_is_throttled_across_two_replicas() {
     let Some(db) = PgDatabase::create("redline_sign_in").await else { return };
-    let outbox = tempfile::tempdir().expect("temp dir");
-    let outbox = outbox.path().display().to_string();
-    let fleet = [
-        ("REDLINE_DATABASE_URL", db.url.as_str()),
-        ("REDLINE_SECRET", "shared by the replicas"),
-        ("REDLINE_PUBLIC_BASE_URL", "http://redline.test"),
-        ("REDLINE_OUTBOX_DIR", outbox.as_str()),
-    ];
-    let a = spawn_app_with(&fleet).await;
-    let b = spawn_app_with(&fleet).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = fleet_env(&db, dir.path());
+    let a = spawn_app_with(&borrowed(&fleet)).await;
+    let b = spawn_app_with(&borrowed(&fleet)).await;
     let email = unique_email();
     a.web_signup(&email, "the right passphrase").await.expect_status(201);
     // Five free failures, alternating replicas.

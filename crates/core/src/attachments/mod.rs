@@ -627,7 +627,7 @@ impl Attachments {
         }
         // The URL dies with the key that asked for it.
         if let Some(key) = signed.key_id {
-            if !self.ports.plans.key_is_live(key).await? {
+            if !self.ports.plans.key_is_live(key, now).await? {
                 return Err(AttachmentError::UploadNotFound);
             }
         }

@@ -15,7 +15,48 @@ use super::record::{TurnMetadata, TurnRequest, TurnState, FORMAT};
 use super::view::{JobKind, JobView};
 use super::{ms, Chat, ChatError, ChatRequest, ChatResult};
 
+/// What a chat turn would be admitted as and could cost, worked out without running it
+/// (`POST /v1/chat/estimate`).
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    /// The sections of the document the turn would edit: the editor copy sent, else the
+    /// session's document (0 for a session not made yet).
+    pub sections: u64,
+    /// Admission holds this many operations (the least a turn costs).
+    pub held_ops: u64,
+    /// The most the turn can be charged: every section edited.
+    pub max_ops: u64,
+    /// Whether the quota lets the turn in now.
+    pub admitted: bool,
+    /// The owner's usage now.
+    pub usage: crate::usage::UsageInfo,
+}
+
 impl Chat {
+    /// Works out what [`Chat::submit`] would admit `req` as and what it could cost, without
+    /// admitting, storing or running anything.
+    pub async fn estimate(&self, owner: Owner, req: ChatRequest) -> ChatResult<Estimate> {
+        if req.message.trim().is_empty() {
+            return Err(ChatError::EmptyMessage);
+        }
+        let sections = match req.document_html {
+            Some(html) => self.documents.count_sections(html).await?,
+            None => match self.ports.store.document(owner, &req.session_id).await? {
+                Some(doc) => usize::try_from(doc.section_count).unwrap_or(0),
+                None => 0,
+            },
+        };
+        let sections = u64::try_from(sections).unwrap_or(u64::MAX);
+        let usage = self.usage.current(owner).await?;
+        Ok(Estimate {
+            sections,
+            held_ops: 1,
+            max_ops: redline_domain::usage::ops_for_sections(sections),
+            admitted: !usage.quota_exhausted,
+            usage,
+        })
+    }
+
     /// `GET /v1/jobs/{id}`: the job with its events as `render` writes it (403 for another
     /// owner's job, 404 for none). A finished job's rendering is kept and served again without
     /// a query of its events.

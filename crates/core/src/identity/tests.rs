@@ -15,6 +15,25 @@ fn clock(now: Millis) -> Arc<MockClock> {
 fn unthrottled(store: &mut MockIdentityStore) {
     store.expect_take_throttle().returning(|_, _| Ok(Ok(())));
     store.expect_give_back_throttle().returning(|_, _| Ok(()));
+    // Every admitted key notes its use.
+    store.expect_touch_key().returning(|_, _, _| Ok(()));
+}
+
+/// A stored record of `key`: hashed, live, every scope, never expiring.
+async fn key_record(key: &ApiKey, owner: Owner) -> KeyRecord {
+    KeyRecord {
+        id: KeyId::new(),
+        owner,
+        name: "k".into(),
+        lookup_prefix: key.lookup_prefix().into(),
+        hash: secrets::hash_secret(key.expose().to_owned()).await.unwrap(),
+        created_at: 0,
+        revoked_at: None,
+        created_by: None,
+        scopes: Scopes::FULL,
+        expires_at: None,
+        last_used_at: None,
+    }
 }
 
 fn identity(store: MockIdentityStore, now: Millis) -> Identity {
@@ -35,18 +54,8 @@ fn bearer_parsing() {
 #[tokio::test]
 async fn verified_keys_are_cached_and_evicted_on_revocation() {
     let key = secrets::new_api_key(KeyKind::User);
-    let hash = secrets::hash_secret(key.expose().to_owned()).await.unwrap();
     let owner = Owner::User(UserId::new());
-    let record = KeyRecord {
-        id: KeyId::new(),
-        owner,
-        name: "k".into(),
-        lookup_prefix: key.lookup_prefix().into(),
-        hash,
-        created_at: 0,
-        revoked_at: None,
-        created_by: None,
-    };
+    let record = key_record(&key, owner).await;
     let mut store = MockIdentityStore::new();
     let rec = record.clone();
     // Looked up once before revocation (then cached), once after (then refused).
@@ -69,6 +78,51 @@ async fn verified_keys_are_cached_and_evicted_on_revocation() {
     assert!(matches!(err, IdentityError::Auth(AuthFailure::InvalidKey)));
 }
 
+/// An expiring key works until its expiry and is refused from then on, also when the
+/// verified-key cache still holds it; its use is written once a minute, not per request.
+#[tokio::test]
+async fn an_expired_key_is_refused_even_from_the_cache_and_its_use_is_noted_once_a_minute() {
+    let key = secrets::new_api_key(KeyKind::User);
+    let record = KeyRecord {
+        scopes: Scopes::of([redline_domain::Scope::Read]),
+        expires_at: Some(100_000),
+        ..key_record(&key, Owner::User(UserId::new())).await
+    };
+    let now = Arc::new(std::sync::atomic::AtomicI64::new(1_000));
+    let mut clock = MockClock::new();
+    let read = now.clone();
+    clock.expect_now_ms().returning(move || read.load(std::sync::atomic::Ordering::SeqCst));
+    let touches = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut store = MockIdentityStore::new();
+    store.expect_take_throttle().returning(|_, _| Ok(Ok(())));
+    store.expect_give_back_throttle().returning(|_, _| Ok(()));
+    let rec = record.clone();
+    store.expect_live_keys_by_prefix().times(1).returning(move |_| Ok(vec![rec.clone()]));
+    let seen = touches.clone();
+    store.expect_touch_key().returning(move |_, at, gap| {
+        seen.lock().unwrap().push((at, gap));
+        Ok(())
+    });
+    let id = Identity::new(Arc::new(store), Arc::new(clock), IdentityConfig::default());
+    let header = format!("Bearer {}", key.expose());
+
+    for at in [1_000, 30_000, 61_000, 99_999] {
+        now.store(at, std::sync::atomic::Ordering::SeqCst);
+        let p = id.authenticate_header(Some(&header), "198.51.100.1").await.unwrap();
+        assert_eq!(p.scopes, record.scopes);
+    }
+    now.store(100_000, std::sync::atomic::Ordering::SeqCst);
+    let err = id.authenticate_header(Some(&header), "198.51.100.1").await.unwrap_err();
+    assert!(matches!(err, IdentityError::Auth(AuthFailure::InvalidKey)), "{err:?}");
+    for _ in 0..100 {
+        if touches.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(*touches.lock().unwrap(), vec![(1_000, KEY_USE_GRANULARITY_MS), (61_000, KEY_USE_GRANULARITY_MS)]);
+}
+
 #[tokio::test]
 async fn header_failures_are_told_apart() {
     let id = identity(MockIdentityStore::new(), 0);
@@ -88,7 +142,7 @@ async fn key_limit_is_reported_with_the_plans_maximum() {
     store.expect_plan_of().returning(|_| Ok(PlanSettings { plan: Plan::Free, monthly_limit_override: None }));
     store.expect_insert_key_within_limit().withf(|_, max| *max == 5).returning(|_, _| Err(StoreError::LimitReached));
     let id = identity(store, 0);
-    let err = id.create_key(Owner::User(UserId::new()), "x", None).await.unwrap_err();
+    let err = id.create_key(Owner::User(UserId::new()), "x", None, KeyTerms::default()).await.unwrap_err();
     assert!(matches!(err, IdentityError::KeyLimit { max: 5 }));
 }
 
@@ -170,17 +224,7 @@ fn session_token_shape() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_misses_verify_a_key_once() {
     let key = secrets::new_api_key(KeyKind::User);
-    let hash = secrets::hash_secret(key.expose().to_owned()).await.unwrap();
-    let record = KeyRecord {
-        id: KeyId::new(),
-        owner: Owner::User(UserId::new()),
-        name: "k".into(),
-        lookup_prefix: key.lookup_prefix().into(),
-        hash,
-        created_at: 0,
-        revoked_at: None,
-        created_by: None,
-    };
+    let record = key_record(&key, Owner::User(UserId::new())).await;
     let mut store = MockIdentityStore::new();
     unthrottled(&mut store);
     store.expect_live_keys_by_prefix().times(1).returning(move |_| Ok(vec![record.clone()]));

@@ -107,7 +107,7 @@ pub async fn signup(state: web::Data<AppState>, req: HttpRequest, body: JsonBody
 
 /// Starts a takeover of the agent's account by a human operator: a link and a 6-digit code,
 /// valid 24 hours. Called with the agent's own key.
-#[utoipa::path(post, path = "/v1/agents/handoff", tag = "agents", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/agents/handoff", tag = "agents", security(("bearer" = ["admin"])),
     responses(
         (status = 201, body = HandoffResponse),
         (status = 401, body = crate::openapi::ErrorBody),

@@ -246,8 +246,9 @@ fn status_body(s: ProcessingStatus) -> StatusBody {
 
 /// Uploads a file to a session for the AI to search (multipart: `session_id`, `file`). The
 /// file is streamed to storage; text extraction and indexing run as an
-/// `attachment_processing` job. Not billable.
-#[utoipa::path(post, path = "/v1/attachments/upload", tag = "attachments", security(("bearer" = [])),
+/// `attachment_processing` job. Costs 0 operations, the upload and its processing alike
+/// (not billable).
+#[utoipa::path(post, path = "/v1/attachments/upload", tag = "attachments", security(("bearer" = ["edit"])),
     operation_id = "upload_attachment",
     request_body(content_type = "multipart/form-data", content = AttachmentUploadForm),
     responses(
@@ -317,7 +318,7 @@ pub async fn upload(
 }
 
 /// Where an attachment's processing job stands.
-#[utoipa::path(get, path = "/v1/attachments/status/{job_id}", tag = "attachments", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/attachments/status/{job_id}", tag = "attachments", security(("bearer" = ["read"])),
     operation_id = "attachment_status",
     params(("job_id" = String, Path, description = "The `job_id` of the upload's 202")),
     responses((status = 200, body = StatusBody), (status = 401, body = crate::openapi::ErrorBody),
@@ -349,7 +350,7 @@ fn query_session(q: &mut Query) -> Option<redline_domain::SessionId> {
 }
 
 /// The session's attachments, oldest first, a page at a time.
-#[utoipa::path(get, path = "/v1/attachments", tag = "attachments", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/attachments", tag = "attachments", security(("bearer" = ["read"])),
     operation_id = "list_attachments",
     params(("session_id" = String, Query),
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most attachments returned (default 100; above 1000 counts as 1000)"),
@@ -381,7 +382,7 @@ pub async fn list(state: web::Data<AppState>, principal: ApiPrincipal, req: Http
 }
 
 /// One attachment: its metadata, processing status and a preview of its text.
-#[utoipa::path(get, path = "/v1/attachments/{attachment_id}", tag = "attachments", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/attachments/{attachment_id}", tag = "attachments", security(("bearer" = ["read"])),
     params(("attachment_id" = String, Path)),
     responses((status = 200, body = AttachmentBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
@@ -395,7 +396,7 @@ pub async fn get_attachment(
 }
 
 /// Deletes an attachment: its processing stops, its file and its passages are removed.
-#[utoipa::path(delete, path = "/v1/attachments/{attachment_id}", tag = "attachments", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/v1/attachments/{attachment_id}", tag = "attachments", security(("bearer" = ["edit"])),
     params(("attachment_id" = String, Path)),
     responses((status = 204, description = "Deleted"), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
@@ -411,7 +412,7 @@ pub async fn delete_attachment(
 /// Ranked passages of the session's attachments: the search the AI's `search_attachments`
 /// tool makes. Any text is a valid query (its words are looked up; quotes and operators are
 /// ignored); a query without words finds nothing.
-#[utoipa::path(get, path = "/v1/attachments/search", tag = "attachments", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/attachments/search", tag = "attachments", security(("bearer" = ["read"])),
     operation_id = "search_attachments",
     params(("session_id" = String, Query), ("q" = String, Query),
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most passages returned (default 10; more than 50 counts as 50)")),
@@ -443,7 +444,7 @@ pub async fn search(state: web::Data<AppState>, principal: ApiPrincipal, req: Ht
 
 /// A pre-signed upload URL (`{session_id, filename, file_size}`): `PUT` the file there,
 /// without Authorization, within `REDLINE_PRESIGN_TTL_SECS` (15 minutes); afterwards → 404.
-#[utoipa::path(post, path = "/v1/attachments/upload-url", tag = "attachments", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/attachments/upload-url", tag = "attachments", security(("bearer" = ["edit"])),
     request_body(content = UploadUrlRequest),
     responses((status = 201, body = UploadUrlBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 413, description = "`file_size` above the cap", body = crate::openapi::RequestTooLargeBody),

@@ -76,6 +76,7 @@ pub fn configure(routes: &mut Routes<'_>) {
     routes
         .post("/v1/chat", chat)
         .post("/v1/chat/async", chat_async)
+        .post("/v1/chat/estimate", estimate)
         .post("/v1/chat/{session_id}/approve", approve)
         .get("/v1/sessions/{session_id}/history", history)
         .post("/v1/sessions/{session_id}/revert", revert);
@@ -181,7 +182,7 @@ fn json_answer<T: Serialize>(
 
 /// Runs a chat turn and waits for it (at most `REDLINE_CHAT_TIMEOUT_SECS`, then 504 while
 /// the turn goes on as a job).
-#[utoipa::path(post, path = "/v1/chat", tag = "chat", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/chat", tag = "chat", security(("bearer" = ["edit"])),
     request_body(content = ChatRequestBody),
     responses(
         (status = 200, description = "The turn's result, or its proposed changes when they await approval", body = ChatResponseBody),
@@ -275,7 +276,7 @@ fn accepts_event_stream(range: &str) -> bool {
 
 /// Queues a chat turn: 202 with the Job; with `Accept: text/event-stream` the job's event
 /// stream instead.
-#[utoipa::path(post, path = "/v1/chat/async", tag = "chat", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/chat/async", tag = "chat", security(("bearer" = ["edit"])),
     request_body(content = ChatRequestBody),
     responses(
         (status = 202, description = "The queued Job", body = JobBody),
@@ -307,6 +308,49 @@ pub async fn chat_async(
     }
     let view = state.chat.job_view(&job, true).await?;
     Ok(json_answer(&state, HttpResponse::Accepted(), &JobBody::new(&view, false), Some(&usage)))
+}
+
+/// What a chat turn would be admitted as and could cost (`POST /v1/chat/estimate`).
+#[derive(Serialize, ToSchema)]
+pub struct EstimateBody {
+    pub session_id: String,
+    /// The sections the turn would work on: the editor copy sent, else the session's document
+    /// (0 for a session not made yet).
+    pub sections: u64,
+    /// Operations admission holds while the turn runs (the least a turn costs).
+    pub held_ops: u64,
+    /// The most the turn can be charged: `max(1, ceil(sections / 25))`, every section edited.
+    pub max_ops_charged: u64,
+    /// Whether the quota lets a turn in now (tier operations left, or a live promotion grant).
+    pub admitted: bool,
+    /// The owner's usage now.
+    pub usage: UsageBody,
+}
+
+/// What `POST /v1/chat` or `/v1/chat/async` with this body would be admitted as and could
+/// cost at most, and whether the quota allows it now, without admitting, charging or running
+/// anything. Takes the chat body; not billable.
+#[utoipa::path(post, path = "/v1/chat/estimate", tag = "chat", security(("bearer" = ["read"])),
+    request_body(content = ChatRequestBody),
+    responses(
+        (status = 200, description = "The estimate", body = EstimateBody),
+        (status = 400, description = "Empty message", body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ValidationErrorBody),
+    ))]
+pub async fn estimate(state: web::Data<AppState>, principal: ApiPrincipal, body: BodyOf) -> ApiResult<HttpResponse> {
+    let body = body.checked()?;
+    let request = chat_request(&body.0)?;
+    let session_id = request.session_id.as_str().to_owned();
+    let estimate = state.chat.estimate(principal.0.owner, request).await?;
+    Ok(HttpResponse::Ok().json(EstimateBody {
+        session_id,
+        sections: estimate.sections,
+        held_ops: estimate.held_ops,
+        max_ops_charged: estimate.max_ops,
+        admitted: estimate.admitted,
+        usage: UsageBody::from(estimate.usage),
+    }))
 }
 
 fn string_list(f: &mut Fields<'_>, field: &str) -> Vec<String> {
@@ -344,7 +388,7 @@ fn string_map(f: &mut Fields<'_>, field: &str) -> Vec<(String, String)> {
 }
 
 /// Approves or rejects a job's pending changes (docs/api.md, "Chat and jobs").
-#[utoipa::path(post, path = "/v1/chat/{session_id}/approve", tag = "chat", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/chat/{session_id}/approve", tag = "chat", security(("bearer" = ["edit"])),
     params(("session_id" = String, Path)),
     request_body(content = ApproveRequestBody),
     responses(
@@ -390,7 +434,7 @@ pub async fn approve(
 }
 
 /// The session's active chat history, oldest first, a page at a time.
-#[utoipa::path(get, path = "/v1/sessions/{session_id}/history", tag = "sessions", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/sessions/{session_id}/history", tag = "sessions", security(("bearer" = ["read"])),
     params(("session_id" = String, Path),
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most messages returned (default 100; above 1000 counts as 1000)"),
         ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
@@ -436,7 +480,7 @@ pub async fn history(
 
 /// Restores the document to the version before a message and drops that message and the
 /// later ones from the active history.
-#[utoipa::path(post, path = "/v1/sessions/{session_id}/revert", tag = "sessions", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/sessions/{session_id}/revert", tag = "sessions", security(("bearer" = ["edit"])),
     params(("session_id" = String, Path)),
     request_body(content = RevertRequestBody),
     responses(

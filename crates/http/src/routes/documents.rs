@@ -222,8 +222,8 @@ fn form_choice<T: Copy>(raw: Option<&str>, field: &str, values: &[(&str, T)], er
 }
 
 /// Uploads a file and loads it into the session's document (multipart: `file`,
-/// `session_id`, `open_mode` = `replace` | `append`).
-#[utoipa::path(post, path = "/v1/documents/upload", tag = "documents", security(("bearer" = [])),
+/// `session_id`, `open_mode` = `replace` | `append`). Costs 0 operations (not billable).
+#[utoipa::path(post, path = "/v1/documents/upload", tag = "documents", security(("bearer" = ["edit"])),
     operation_id = "upload_document",
     params(("index" = Option<bool>, Query, description = "`true` to index the document for search now")),
     request_body(content_type = "multipart/form-data", content = DocumentUploadForm),
@@ -611,7 +611,7 @@ pub async fn get_image(state: web::Data<AppState>, path: web::Path<String>) -> A
 }
 
 /// The session's document.
-#[utoipa::path(get, path = "/v1/documents/{session_id}", tag = "documents", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/documents/{session_id}", tag = "documents", security(("bearer" = ["read"])),
     params(("session_id" = String, Path)),
     responses((status = 200, body = DocumentBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
@@ -627,7 +627,7 @@ pub async fn get_document(
 
 /// Saves the document from the editor (`{html, base_version_id?}`). Saving no content over a
 /// document with content → 400; a stale `base_version_id` → 409.
-#[utoipa::path(put, path = "/v1/documents/{session_id}", tag = "documents", security(("bearer" = [])),
+#[utoipa::path(put, path = "/v1/documents/{session_id}", tag = "documents", security(("bearer" = ["edit"])),
     params(("session_id" = String, Path)),
     request_body(content = SaveRequest),
     responses((status = 200, body = DocumentBody),
@@ -657,7 +657,7 @@ pub async fn save_document(
 }
 
 /// Versions of the document, newest first, a page at a time.
-#[utoipa::path(get, path = "/v1/documents/{session_id}/versions", tag = "documents", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/documents/{session_id}/versions", tag = "documents", security(("bearer" = ["read"])),
     params(("session_id" = String, Path),
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most versions returned (default 100; above 1000 counts as 1000)"),
         ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
@@ -698,7 +698,7 @@ pub async fn list_versions(
 }
 
 /// One version with its HTML.
-#[utoipa::path(get, path = "/v1/documents/{session_id}/versions/{version_id}", tag = "documents", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/documents/{session_id}/versions/{version_id}", tag = "documents", security(("bearer" = ["read"])),
     params(("session_id" = String, Path), ("version_id" = String, Path)),
     responses((status = 200, body = VersionBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
@@ -731,7 +731,7 @@ pub struct RestoreRequest {
 /// Makes an earlier version the document again, as a new version (`source: "restore"`); the
 /// versions in between stay in the history.
 #[utoipa::path(post, path = "/v1/documents/{session_id}/versions/{version_id}/restore", tag = "documents",
-    security(("bearer" = [])),
+    security(("bearer" = ["edit"])),
     params(("session_id" = String, Path), ("version_id" = String, Path)),
     request_body(content = Option<RestoreRequest>),
     responses((status = 200, body = DocumentBody), (status = 401, body = crate::openapi::ErrorBody),
@@ -756,7 +756,7 @@ pub async fn restore_version(
 }
 
 /// Deletes the session: its document, versions and everything stored with it.
-#[utoipa::path(delete, path = "/v1/sessions/{session_id}", tag = "sessions", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/v1/sessions/{session_id}", tag = "sessions", security(("bearer" = ["edit"])),
     params(("session_id" = String, Path)),
     responses((status = 204, description = "Deleted"), (status = 401, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
@@ -789,7 +789,7 @@ pub struct AddedImage {
 /// Adds a picture to the session's document (one pasted or dropped into a section in the
 /// editor): the request body is the picture's bytes, whose first bytes decide its type. The
 /// document is unchanged until HTML naming the answered `url` is saved. Consumes no operations.
-#[utoipa::path(post, path = "/v1/documents/{session_id}/images", tag = "documents", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/documents/{session_id}/images", tag = "documents", security(("bearer" = ["edit"])),
     params(("session_id" = String, Path)),
     request_body(content_type = "application/octet-stream", content = Vec<u8>, description = "The picture: PNG, JPEG, GIF, BMP or WebP, at most 10 MiB"),
     responses(

@@ -154,7 +154,7 @@ fn file_response(file: ExportedFile, deprecated_alias: bool) -> HttpResponse {
 /// served as DOCX with `Deprecation: true`). Over the format's cap → 413 whose `detail` is
 /// an object. With `track_changes`, the pending changes are Word revisions and the answer
 /// says how many (`Redline-Tracked-Changes`) and whose they are (`Redline-Job-Id`).
-#[utoipa::path(post, path = "/v1/documents/export", tag = "export", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/documents/export", tag = "export", security(("bearer" = ["read"])),
     request_body(content = ExportRequest),
     responses(
         (status = 200, description = "The file (DOCX, PDF, HTML, Markdown or text, with its content type), with `Content-Disposition: attachment; filename=<title>.<ext>; filename*=UTF-8''<title>.<ext>` (the session id when the document has no title) (and `Deprecation: true` for `doc`); with `track_changes`, `Redline-Tracked-Changes: <n>` and, when a turn awaits approval, `Redline-Job-Id: <job_id>`"),
@@ -200,7 +200,7 @@ pub async fn export(
 /// Renders the export in the background and e-mails a signed download link
 /// (`{session_id, format, email?, track_changes?}`; without `email`, the account's own
 /// address; with `track_changes`, the tracked DOCX, rendered before the answer). → 202.
-#[utoipa::path(post, path = "/v1/documents/export/email-request", tag = "export", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/documents/export/email-request", tag = "export", security(("bearer" = ["read"])),
     request_body(content = EmailExportRequest),
     responses(
         (status = 202, body = EmailRequestAccepted),

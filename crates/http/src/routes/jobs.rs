@@ -86,7 +86,7 @@ fn listing(req: &HttpRequest, state: &AppState, page: Page<JobView>, compact: bo
 
 /// The caller's jobs, newest first, a page at a time (`limit`, `cursor`, `status`,
 /// `job_type`, `compact`).
-#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = ["read"])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most jobs returned (default 20; above 100 counts as 100)"),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: `next_cursor` of the page before"),
@@ -131,7 +131,7 @@ pub async fn list_jobs(
 }
 
 /// The jobs of one session, most recent first (`limit` default 20, `compact`).
-#[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = ["read"])),
     params(("session_id" = String, Path), ("limit" = Option<i64>, Query, minimum = 1),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: `next_cursor` of the page before"),
         ("compact" = Option<bool>, Query)),
@@ -154,7 +154,7 @@ pub async fn session_jobs(
 }
 
 /// Polls a job.
-#[utoipa::path(get, path = "/v1/jobs/{job_id}", tag = "jobs", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/jobs/{job_id}", tag = "jobs", security(("bearer" = ["read"])),
     params(("job_id" = String, Path)),
     responses((status = 200, description = "The Job", body = JobBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
@@ -173,7 +173,7 @@ pub async fn get_job(
 }
 
 /// Cancels a job that has not finished (409 once it has).
-#[utoipa::path(post, path = "/v1/jobs/{job_id}/cancel", tag = "jobs", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/jobs/{job_id}/cancel", tag = "jobs", security(("bearer" = ["edit"])),
     params(("job_id" = String, Path)),
     responses((status = 200, description = "The cancelled Job", body = JobBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
@@ -189,7 +189,7 @@ pub async fn cancel_job(
 }
 
 /// The job's events as server-sent events.
-#[utoipa::path(get, path = "/v1/jobs/{job_id}/events", tag = "jobs", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/jobs/{job_id}/events", tag = "jobs", security(("bearer" = ["read"])),
     params(("job_id" = String, Path), ("after" = Option<i64>, Query, minimum = 0, description = "Replay events after this sequence"),
         ("Last-Event-ID" = Option<String>, Header)),
     responses((status = 200, description = "`intermediate` (id = sequence), `approval_required`, `final` (the Job), then the end", content_type = "text/event-stream"),

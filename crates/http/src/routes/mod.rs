@@ -60,7 +60,13 @@ impl Routes<'_> {
         Args: FromRequest + 'static,
         F::Output: Responder + 'static,
     {
-        self.cfg.route(path, web::method(method.clone()).to(handler));
+        let route = web::method(method.clone()).to(handler);
+        if crate::idempotency::honoured(&method, path) {
+            let middleware = actix_web::middleware::from_fn(crate::idempotency::middleware);
+            self.cfg.service(web::resource(path).wrap(middleware).route(route));
+        } else {
+            self.cfg.route(path, route);
+        }
         match self.known.0.iter_mut().find(|(pattern, _)| pattern.pattern() == Some(path)) {
             Some((_, methods)) => methods.push(method),
             None => self.known.0.push((ResourceDef::new(path), vec![method])),

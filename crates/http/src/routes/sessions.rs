@@ -67,7 +67,7 @@ pub const MAX_LIMIT: usize = 1000;
     get,
     path = "/v1/sessions",
     tag = "sessions",
-    security(("bearer" = [])),
+    security(("bearer" = ["read"])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most sessions returned (default 100; above 1000 counts as 1000)"),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: the cursor of the `Link` header of the page before"),
@@ -100,7 +100,7 @@ pub async fn list_sessions(
     patch,
     path = "/v1/sessions/{session_id}",
     tag = "sessions",
-    security(("bearer" = [])),
+    security(("bearer" = ["edit"])),
     params(("session_id" = String, Path)),
     request_body(content = SessionUpdate),
     responses(

@@ -121,7 +121,7 @@ fn body(t: Template, state: &AppState) -> TemplateBody {
 
 /// The templates the caller can use: the built-in ones, then their own, newest first, a page
 /// at a time.
-#[utoipa::path(get, path = "/v1/templates", tag = "templates", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/templates", tag = "templates", security(("bearer" = ["read"])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "Most templates returned (default 100; above 1000 counts as 1000)"),
         ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
@@ -146,7 +146,7 @@ pub async fn list_templates(
 }
 
 /// Saves a template (`{name, html, description?}`), sanitized and sectioned like a save.
-#[utoipa::path(post, path = "/v1/templates", tag = "templates", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/templates", tag = "templates", security(("bearer" = ["edit"])),
     request_body(content = TemplateRequest),
     responses((status = 201, body = TemplateBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 422, description = "A missing or blank name, too long a name or description, or HTML without content", body = crate::openapi::ValidationErrorBody)))]
@@ -178,7 +178,7 @@ pub async fn create_template(
 }
 
 /// One template with its HTML. Another account's → 403; unknown → 404.
-#[utoipa::path(get, path = "/v1/templates/{template_id}", tag = "templates", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/templates/{template_id}", tag = "templates", security(("bearer" = ["read"])),
     params(("template_id" = String, Path)),
     responses((status = 200, body = TemplateBody), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
@@ -192,7 +192,7 @@ pub async fn get_template(
 }
 
 /// Deletes one of the caller's templates → 204. Built-in or another account's → 403; unknown → 404.
-#[utoipa::path(delete, path = "/v1/templates/{template_id}", tag = "templates", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/v1/templates/{template_id}", tag = "templates", security(("bearer" = ["edit"])),
     params(("template_id" = String, Path)),
     responses((status = 204, description = "Deleted"), (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
@@ -207,7 +207,7 @@ pub async fn delete_template(
 
 /// Makes the template the session's document (`{session_id}`), as a new version with source
 /// `template`; the session is created on first use. Answers the document.
-#[utoipa::path(post, path = "/v1/templates/{template_id}/apply", tag = "templates", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/templates/{template_id}/apply", tag = "templates", security(("bearer" = ["edit"])),
     params(("template_id" = String, Path)),
     request_body(content = ApplyRequest),
     responses((status = 200, body = DocumentBody), (status = 401, body = crate::openapi::ErrorBody),

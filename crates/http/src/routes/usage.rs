@@ -114,7 +114,7 @@ pub fn usage_headers(builder: &mut HttpResponseBuilder, u: &UsageInfo) {
 }
 
 /// The caller's usage this cycle (not billable).
-#[utoipa::path(get, path = "/v1/usage", tag = "usage", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/usage", tag = "usage", security(("bearer" = ["read"])),
     responses((status = 200, body = UsageBody), (status = 401, body = crate::openapi::ErrorBody)))]
 pub async fn usage(state: web::Data<AppState>, principal: ApiPrincipal) -> ApiResult<HttpResponse> {
     let owner = principal.0.owner;

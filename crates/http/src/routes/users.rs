@@ -3,11 +3,12 @@
 
 use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
+use redline_core::identity::KeyTerms;
 use redline_core::identity::MemberListing;
 use redline_domain::keys::redact_prefix;
 use redline_domain::page::{Cursor, Page, PageRequest};
-use redline_domain::time_util::iso8601;
-use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
+use redline_domain::time_util::{iso8601, parse_iso8601, Millis};
+use redline_domain::{Email, KeyId, OrgId, Owner, Scope, Scopes, UserId};
 use redline_ports::records::{KeyRecord, OrgRecord};
 use serde::Serialize;
 use serde_json::json;
@@ -72,6 +73,15 @@ pub struct KeyInfo {
     pub revoked_at: Option<String>,
     /// Who made the key; null for a key the operator made.
     pub created_by: Option<KeyCreator>,
+    /// What the key may do (`read`, `edit`, `admin`); a key made without naming scopes holds
+    /// all three.
+    pub scopes: Vec<String>,
+    /// When the key stops working by itself; null: never.
+    pub expires_at: Option<String>,
+    /// Whether `expires_at` has passed (an expired key answers 401 like a revoked one).
+    pub expired: bool,
+    /// When the key last authenticated a request, to the minute; null: never.
+    pub last_used_at: Option<String>,
 }
 
 /// The user who made a key.
@@ -102,6 +112,8 @@ pub struct CreatedKey {
     pub api_key: String,
     pub key_preview: String,
     pub created_at: String,
+    pub scopes: Vec<String>,
+    pub expires_at: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -153,6 +165,15 @@ pub struct KeyRequest {
     /// The key's name; `default` when absent or blank.
     #[schema(max_length = 200)]
     name: Option<String>,
+    /// What the key may do: any of `read` (sessions, documents, jobs, history, versions,
+    /// attachments, templates, usage, exports), `edit` (also chat, approvals, uploads, saves,
+    /// restores, deletions, cancels; brings `read`), `admin` (the account itself: an agent's
+    /// handoff). Absent: all three. A key used outside them → 403 naming the scope it lacks.
+    #[schema(min_items = 1)]
+    scopes: Option<Vec<String>>,
+    /// When the key stops working (RFC 3339, in the future); then it answers 401 like a
+    /// revoked key. Absent: never.
+    expires_at: Option<String>,
 }
 
 /// The body of `POST /v1/users/me/organizations`.
@@ -183,8 +204,16 @@ pub enum MemberRole {
     Admin,
 }
 
-fn key_info(k: KeyRecord, emails: &std::collections::HashMap<UserId, Email>) -> KeyInfo {
+fn scope_names(scopes: redline_domain::Scopes) -> Vec<String> {
+    scopes.iter().map(|s| s.as_str().to_owned()).collect()
+}
+
+fn key_info(k: KeyRecord, emails: &std::collections::HashMap<UserId, Email>, now: Millis) -> KeyInfo {
     KeyInfo {
+        scopes: scope_names(k.scopes),
+        expires_at: k.expires_at.map(iso8601),
+        expired: k.expires_at.is_some_and(|at| at <= now),
+        last_used_at: k.last_used_at.map(iso8601),
         key_id: k.id.to_string(),
         name: k.name,
         key_preview: redact_prefix(&k.lookup_prefix),
@@ -217,11 +246,48 @@ fn member_info(listed: MemberListing) -> MemberInfo {
     }
 }
 
-fn key_name(body: &serde_json::Value) -> ApiResult<String> {
+/// A new key's name and terms from `{name?, scopes?, expires_at?}`.
+fn new_key_body(body: &serde_json::Value, now: Millis) -> ApiResult<(String, KeyTerms)> {
     let mut f = Fields::optional_body(body)?;
     let name = f.optional_bounded_str("name", NAME_MAX).map(redline_domain::account::plain_name);
+    let mut terms = KeyTerms::default();
+    match f.raw("scopes") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::Array(items)) if !items.is_empty() => {
+            let parsed: Option<Vec<Scope>> = items.iter().map(|v| v.as_str().and_then(Scope::parse)).collect();
+            match parsed {
+                Some(scopes) => terms.scopes = Scopes::of(scopes),
+                None => f.problem(
+                    "scopes",
+                    "literal_error",
+                    "Each scope should be 'read', 'edit' or 'admin'",
+                    serde_json::Value::Array(items.clone()),
+                ),
+            }
+        }
+        Some(other) => f.problem(
+            "scopes",
+            "list_type",
+            "Input should be a non-empty list of scopes: 'read', 'edit', 'admin'",
+            other.clone(),
+        ),
+    }
+    if let Some(raw) = f.optional_str("expires_at") {
+        match parse_iso8601(raw) {
+            Some(at) if at > now => terms.expires_at = Some(at),
+            Some(_) => {
+                f.problem("expires_at", "value_error", "Value error, expires_at must lie in the future", raw.into())
+            }
+            None => f.problem(
+                "expires_at",
+                "datetime_parsing",
+                "Input should be a valid datetime (RFC 3339, e.g. 2027-01-31T00:00:00Z)",
+                raw.into(),
+            ),
+        }
+    }
     f.finish()?;
-    Ok(name.filter(|n| !n.is_empty()).unwrap_or_else(|| "default".to_owned()))
+    Ok((name.filter(|n| !n.is_empty()).unwrap_or_else(|| "default".to_owned()), terms))
 }
 
 fn parse_key_id(raw: &str) -> ApiResult<KeyId> {
@@ -289,7 +355,8 @@ async fn keys_response(
     creators.sort_unstable_by_key(|u| u.to_string());
     creators.dedup();
     let emails = state.identity.emails_of(&creators).await?;
-    let page = page.map(|k| key_info(k, &emails));
+    let now = state.identity.now();
+    let page = page.map(|k| key_info(k, &emails, now));
     Ok(page_response(state, req, page, |keys, next_cursor| KeyList { total: keys.len(), keys, next_cursor }))
 }
 
@@ -299,14 +366,16 @@ async fn create_key_response(
     by: UserId,
     body: &serde_json::Value,
 ) -> ApiResult<HttpResponse> {
-    let name = key_name(body)?;
-    let created = state.identity.create_key(owner, &name, Some(by)).await?;
+    let (name, terms) = new_key_body(body, state.identity.now())?;
+    let created = state.identity.create_key(owner, &name, Some(by), terms).await?;
     Ok(HttpResponse::Created().json(CreatedKey {
         key_id: created.record.id.to_string(),
         name: created.record.name,
         api_key: created.key.expose().to_owned(),
         key_preview: created.key.redacted(),
         created_at: iso8601(created.record.created_at),
+        scopes: scope_names(created.record.scopes),
+        expires_at: created.record.expires_at.map(iso8601),
     }))
 }
 

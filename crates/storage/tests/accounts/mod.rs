@@ -3,7 +3,7 @@
 
 use redline_domain::page::PageRequest;
 use redline_domain::time_util::Millis;
-use redline_domain::{Email, KeyId, OrgId, Owner, UserId};
+use redline_domain::{Email, KeyId, OrgId, Owner, Scope, Scopes, UserId};
 use redline_ports::records::{
     EmailVerificationRecord, InvitationRecord, KeyRecord, MemberRecord, OrgRecord, PasswordResetRecord, PlanSettings,
 };
@@ -33,11 +33,39 @@ pub async fn keys_remember_their_maker(db: &Db) {
 
     let revoked = db.revoke_keys_created_by(org, ann.id, T0 + 20).await.unwrap();
     assert_eq!(revoked, vec![a1.id], "Ann's live key of the organization only");
-    assert!(!db.key_is_live(a1.id).await.unwrap());
-    assert!(db.key_is_live(b1.id).await.unwrap() && db.key_is_live(ops.id).await.unwrap());
-    assert!(db.key_is_live(own.id).await.unwrap(), "Ann's own keys are not the organization's");
-    assert!(!db.key_is_live(KeyId::new()).await.unwrap());
+    assert!(!db.key_is_live(a1.id, T0).await.unwrap());
+    assert!(db.key_is_live(b1.id, T0).await.unwrap() && db.key_is_live(ops.id, T0).await.unwrap());
+    assert!(db.key_is_live(own.id, T0).await.unwrap(), "Ann's own keys are not the organization's");
+    assert!(!db.key_is_live(KeyId::new(), T0).await.unwrap());
     assert!(db.revoke_keys_created_by(org, ann.id, T0 + 30).await.unwrap().is_empty());
+}
+
+pub async fn keys_keep_their_terms_and_last_use(db: &Db) {
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let read =
+        KeyRecord { scopes: Scopes::of([Scope::Read]), expires_at: Some(T0 + 1_000), ..key(ann, "0000000a", T0) };
+    let admin = KeyRecord { scopes: Scopes::of([Scope::Admin]), ..key(ann, "0000000b", T0 + 1) };
+    for k in [&read, &admin] {
+        db.insert_key_within_limit(k, 100).await.unwrap();
+    }
+    let found = db.live_keys_by_prefix("0000000a").await.unwrap();
+    assert_eq!(found, vec![read.clone()], "scopes and expiry come back as written");
+    assert_eq!(db.live_keys_by_prefix("0000000b").await.unwrap()[0].scopes, Scopes::of([Scope::Admin]));
+    assert!(db.key_is_live(read.id, T0 + 999).await.unwrap());
+    assert!(!db.key_is_live(read.id, T0 + 1_000).await.unwrap(), "expired at its expiry");
+
+    // The last use is written once per gap, whatever the order the writes arrive in.
+    db.touch_key(read.id, T0 + 100, 60_000).await.unwrap();
+    db.touch_key(read.id, T0 + 200, 60_000).await.unwrap();
+    assert_eq!(db.live_keys_by_prefix("0000000a").await.unwrap()[0].last_used_at, Some(T0 + 100));
+    db.touch_key(read.id, T0 + 60_100, 60_000).await.unwrap();
+    assert_eq!(db.live_keys_by_prefix("0000000a").await.unwrap()[0].last_used_at, Some(T0 + 60_100));
+
+    // An expired key no longer counts against the owner's limit; a live one does.
+    let next = key(ann, "0000000c", T0 + 2_000);
+    db.insert_key_within_limit(&next, 2).await.unwrap();
+    let over = key(ann, "0000000d", T0 + 2_001);
+    assert!(matches!(db.insert_key_within_limit(&over, 2).await, Err(StoreError::LimitReached)));
 }
 
 pub async fn web_sessions_listed_touched_and_signed_out(db: &Db) {

@@ -6,6 +6,24 @@ import { html } from '../lib/html.js';
 import { api, formatDate } from '../lib/api.js';
 import { ConfirmButton, Field, Notice, useAction } from '../lib/ui.js';
 
+/** What a key may do, as offered when making one (docs/api.md, "Key scopes, expiry and last use"). */
+const ACCESS = {
+  full: { label: 'Everything (read, edit, hand over the account)', scopes: ['read', 'edit', 'admin'] },
+  edit: { label: 'Read and edit documents', scopes: ['edit'] },
+  read: { label: 'Read only (documents, jobs, exports)', scopes: ['read'] },
+};
+
+/** @param {string[] | undefined} scopes */
+function accessOf(scopes) {
+  const held = new Set(scopes || []);
+  if (held.has('admin') && held.has('edit')) return 'Everything';
+  const words = [];
+  if (held.has('edit')) words.push('Read and edit');
+  else if (held.has('read')) words.push('Read only');
+  if (held.has('admin')) words.push('Hand over the account');
+  return words.join(', ') || 'Nothing';
+}
+
 export function Keys() {
   return html`<section>
     <h1>API keys</h1>
@@ -20,6 +38,8 @@ export function Keys() {
 export function KeyManager({ path, owner }) {
   const [keys, setKeys] = useState(/** @type {any[] | null} */ (null));
   const [name, setName] = useState('');
+  const [access, setAccess] = useState('full');
+  const [lifetime, setLifetime] = useState('never');
   const [created, setCreated] = useState(/** @type {any} */ (null));
   const [copied, setCopied] = useState(false);
   const list = useAction();
@@ -39,7 +59,11 @@ export function KeyManager({ path, owner }) {
   const submit = (e) => {
     e.preventDefault();
     create.run(async () => {
-      const body = await api('POST', path, { name: name.trim() || 'Unnamed key' });
+      /** @type {Record<string, any>} */
+      const request = { name: name.trim() || 'Unnamed key' };
+      if (access !== 'full') request.scopes = ACCESS[access].scopes;
+      if (lifetime !== 'never') request.expires_at = new Date(Date.now() + Number(lifetime) * 86_400_000).toISOString();
+      const body = await api('POST', path, request);
       setCreated(body);
       setCopied(false);
       setName('');
@@ -68,20 +92,39 @@ export function KeyManager({ path, owner }) {
       <h2>Create a key</h2>
       <${Notice} message=${create.error} />
       <${Field} label="Name (what it is for)" name="name" value=${name} maxlength=${200} onInput=${setName} error=${create.fields.name} />
+      <div class="field">
+        <label for="key-access">What it may do</label>
+        <select id="key-access" value=${access} onChange=${(/** @type {any} */ e) => setAccess(e.currentTarget.value)}>
+          ${Object.entries(ACCESS).map(([value, a]) => html`<option value=${value}>${a.label}</option>`)}
+        </select>
+      </div>
+      <div class="field">
+        <label for="key-lifetime">Expires</label>
+        <select id="key-lifetime" value=${lifetime} onChange=${(/** @type {any} */ e) => setLifetime(e.currentTarget.value)}>
+          <option value="never">Never</option>
+          <option value="7">In 7 days</option>
+          <option value="30">In 30 days</option>
+          <option value="90">In 90 days</option>
+          <option value="365">In a year</option>
+        </select>
+        ${create.fields.expires_at && html`<p class="field-error">${create.fields.expires_at}</p>`}
+      </div>
       <button type="submit" class="primary" disabled=${create.busy}>${create.busy ? 'Creating…' : 'Create key'}</button>
     </form>
     <h2>Keys of ${owner}</h2>
     <${Notice} message=${list.error || revoke.error} />
     ${keys === null ? html`<p class="loading">Loading the keys…</p>` : keys.length === 0 ? html`<p>No keys yet.</p>` : html`
       <table class="list">
-        <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Made by</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Made by</th><th scope="col">May</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>
           ${keys.map((k) => html`<tr key=${k.key_id}>
             <td data-label="Name">${k.name}</td>
             <td data-label="Key"><code>${k.key_preview}</code></td>
             <td data-label="Created">${formatDate(k.created_at)}</td>
             <td data-label="Made by">${k.created_by ? k.created_by.email || 'An agent' : 'The operator'}</td>
-            <td data-label="Status">${k.revoked ? `Revoked ${formatDate(k.revoked_at)}` : 'Active'}</td>
+            <td data-label="May">${accessOf(k.scopes)}</td>
+            <td data-label="Last used">${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td>
+            <td data-label="Status">${k.revoked ? `Revoked ${formatDate(k.revoked_at)}` : k.expired ? `Expired ${formatDate(k.expires_at)}` : k.expires_at ? `Active until ${formatDate(k.expires_at)}` : 'Active'}</td>
             <td>${!k.revoked && html`<${ConfirmButton}
               label=${`Revoke ${k.name}`}
               question=${`Revoke “${k.name}”? Programs using it stop working at once; this cannot be undone.`}

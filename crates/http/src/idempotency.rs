@@ -1,0 +1,234 @@
+//! `Idempotency-Key` on the operations that start work or send something (docs/api.md,
+//! "Idempotent retries"). [`HONOURED`] is the one list: the routes register this middleware
+//! on them ([`crate::routes`]) and the OpenAPI document describes the header on them
+//! ([`crate::openapi`]).
+//!
+//! A request with a key is fingerprinted (method, path, query and body; a JSON body by its
+//! content, so the order of its fields does not matter) and claimed under its owner
+//! ([`redline_core::idempotency`]). The first runs as a task of its own, so a caller that
+//! hangs up (the usual reason to retry) does not leave the key without its answer; a 2xx
+//! answer is kept a day and replayed, with `Idempotent-Replayed: true`, to every retry; any
+//! other answer changed nothing and frees the key.
+
+use actix_web::body::{to_bytes, EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::web::{Bytes, Data};
+use actix_web::{Error, FromRequest, HttpMessage, HttpResponse};
+use futures_util::StreamExt;
+use redline_core::idempotency::{key_is_valid, Begin};
+use redline_ports::StoredAnswer;
+use serde_json::{json, Value};
+
+use crate::auth::ApiPrincipal;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::validation::ValidationItem;
+
+/// The operations that honour `Idempotency-Key`: `(method, route pattern)`.
+pub const HONOURED: &[(Method, &str)] = &[
+    (Method::POST, "/v1/chat"),
+    (Method::POST, "/v1/chat/async"),
+    (Method::POST, "/v1/chat/{session_id}/approve"),
+    (Method::POST, "/v1/documents/export"),
+    (Method::POST, "/v1/documents/export/email-request"),
+];
+
+pub const HEADER: &str = "idempotency-key";
+pub const REPLAYED_HEADER: &str = "idempotent-replayed";
+
+/// Whether `method` on `pattern` honours the header.
+pub fn honoured(method: &Method, pattern: &str) -> bool {
+    HONOURED.iter().any(|(m, p)| m == method && *p == pattern)
+}
+
+fn answer(error: ApiError) -> HttpResponse {
+    actix_web::ResponseError::error_response(&error)
+}
+
+/// A key that is not one value of 1 to 255 visible ASCII characters.
+struct BadKey;
+
+/// The key sent, `Ok(None)` when none was; an `sf-string` may come quoted.
+fn key_of(req: &ServiceRequest) -> Result<Option<String>, BadKey> {
+    let mut values = req.headers().get_all(HEADER);
+    let Some(first) = values.next() else { return Ok(None) };
+    if values.next().is_some() {
+        return Err(BadKey);
+    }
+    let text = first.to_str().map_err(|_| BadKey)?.trim();
+    let text = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
+    if !key_is_valid(text) {
+        return Err(BadKey);
+    }
+    Ok(Some(text.to_owned()))
+}
+
+/// A JSON value written with every object's fields in order: the same content, the same bytes.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut fields: Vec<(&String, &Value)> = map.iter().collect();
+            fields.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (name, v)) in fields.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(name.clone()).to_string());
+                out.push(':');
+                canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn fingerprint(req: &ServiceRequest, body: &[u8]) -> String {
+    let mut text = format!("{} {}?{}\n", req.method(), req.path(), req.query_string());
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => canonical(&value, &mut text),
+        Err(_) => text.push_str(&String::from_utf8_lossy(body)),
+    }
+    let digest = redline_core::secrets::sha256(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads the body whole, up to `cap` bytes. Over it, the request goes on with its body put
+/// back as it came (the handler answers the 413), and `None` is answered.
+async fn buffer(req: &mut ServiceRequest, cap: u64) -> Result<Option<Bytes>, Error> {
+    let mut payload = req.take_payload();
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut size = 0u64;
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk?;
+        size += chunk.len() as u64;
+        chunks.push(chunk);
+        if size > cap {
+            let read = futures_util::stream::iter(chunks.into_iter().map(Ok));
+            req.set_payload(Payload::Stream { payload: Box::pin(read.chain(payload)) });
+            return Ok(None);
+        }
+    }
+    let body: Bytes = chunks.concat().into();
+    req.set_payload(Payload::from(body.clone()));
+    Ok(Some(body))
+}
+
+fn replay(answer: StoredAnswer) -> HttpResponse {
+    let mut res = HttpResponse::build(StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK));
+    res.insert_header((REPLAYED_HEADER, "true"));
+    if let Some(location) = answer.location {
+        res.insert_header((header::LOCATION, location));
+    }
+    res.content_type(answer.content_type).body(answer.body)
+}
+
+/// The middleware of the operations in [`HONOURED`].
+pub async fn middleware<B: MessageBody + 'static>(
+    mut req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, Error> {
+    let key = match key_of(&req) {
+        Ok(Some(key)) => key,
+        Ok(None) => return next.call(req).await.map(ServiceResponse::map_into_left_body),
+        Err(BadKey) => {
+            let res = answer(ApiError::BadRequest(
+                "Idempotency-Key must be sent once, as 1 to 255 visible ASCII characters (a UUID, say).".to_owned(),
+            ));
+            return Ok(req.into_response(res).map_into_right_body());
+        }
+    };
+    let Some(state) = req.app_data::<Data<AppState>>().cloned() else {
+        return next.call(req).await.map(ServiceResponse::map_into_left_body);
+    };
+    // The owner the key is kept under. A request that fails to authenticate goes on, for the
+    // handler to answer as it would without a key.
+    let (http_req, payload) = req.parts_mut();
+    let principal = ApiPrincipal::from_request(http_req, payload).await;
+    let Ok(ApiPrincipal(principal)) = principal else {
+        return next.call(req).await.map(ServiceResponse::map_into_left_body);
+    };
+    let Some(body) = buffer(&mut req, state.config.max_body_bytes).await? else {
+        return next.call(req).await.map(ServiceResponse::map_into_left_body);
+    };
+    let print = fingerprint(&req, &body);
+    let claim = match state.idempotency.begin(principal.owner, &key, &print).await {
+        Ok(Begin::Run(claim)) => claim,
+        Ok(Begin::Replay(answer)) => return Ok(req.into_response(replay(answer)).map_into_right_body()),
+        Ok(Begin::Mismatch) => {
+            let res = answer(ApiError::Validation(vec![ValidationItem::new(
+                "idempotency_key_reused",
+                vec![json!("header"), json!("Idempotency-Key")],
+                "This Idempotency-Key was already used with a different request (another path or body). Send a new key with a new request.",
+                json!(key),
+            )]));
+            return Ok(req.into_response(res).map_into_right_body());
+        }
+        Ok(Begin::StillRunning) => {
+            let res = answer(ApiError::Conflict(
+                "The first request with this Idempotency-Key is still running. Retry later to get its answer."
+                    .to_owned(),
+            ));
+            return Ok(req.into_response(res).map_into_right_body());
+        }
+        Err(e) => return Err(crate::error::ApiError::from(e).into()),
+    };
+    // Its own task: a caller that hangs up does not cut the request short before its answer
+    // is kept.
+    let run = actix_web::rt::spawn(async move {
+        let res = next.call(req).await?;
+        let status = res.status();
+        let streamed = res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        if !status.is_success() || streamed {
+            if let Err(e) = state.idempotency.finish(claim, None).await {
+                tracing::warn!(error = %e, "could not free an idempotency key");
+            }
+            return Ok(res.map_into_left_body());
+        }
+        let content_type = res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json")
+            .to_owned();
+        let location = res.headers().get(header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let (http_req, res) = res.into_parts();
+        let (head, body) = res.into_parts();
+        let bytes = match to_bytes(body).await {
+            Ok(bytes) => bytes,
+            Err(_) => {
+                let _ = state.idempotency.finish(claim, None).await;
+                let failed = answer(ApiError::Internal("an answer's body could not be read".to_owned()));
+                return Ok(ServiceResponse::new(http_req, failed).map_into_right_body());
+            }
+        };
+        let answer = StoredAnswer { status: status.as_u16(), content_type, location, body: bytes.to_vec() };
+        if let Err(e) = state.idempotency.finish(claim, Some(answer)).await {
+            tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
+        }
+        let mut res = head.set_body(bytes.clone()).map_into_boxed_body();
+        if let Ok(value) = HeaderValue::from_str("false") {
+            res.headers_mut().insert(header::HeaderName::from_static(REPLAYED_HEADER), value);
+        }
+        Ok::<_, Error>(ServiceResponse::new(http_req, res).map_into_right_body())
+    });
+    run.await.map_err(|e| crate::error::ApiError::Internal(format!("task failed: {e}")))?
+}

@@ -1,0 +1,118 @@
+//! Idempotency keys (`IdempotencyStore`): one row per owner and key. A claim is an insert that
+//! does nothing on conflict, so of concurrent claims on any replica exactly one inserts; the
+//! others read the row that won. Expired rows and lapsed claims are deleted first, by
+//! conditions that only a row in that state meets.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use redline_domain::time_util::Millis;
+use redline_domain::Owner;
+use redline_ports::{IdempotencyClaim, IdempotencyStore, StoreError, StoredAnswer};
+
+use crate::db::Db;
+use crate::error::DbResult;
+use crate::schema::idempotency_keys as k;
+
+type Row = (String, Option<i32>, Option<String>, Option<String>, Option<Vec<u8>>);
+
+#[async_trait::async_trait]
+impl IdempotencyStore for Db {
+    async fn claim_idempotency_key(
+        &self,
+        owner: Owner,
+        key: &str,
+        fingerprint: &str,
+        now: Millis,
+        lease_until: Millis,
+        expired_before: Millis,
+    ) -> Result<IdempotencyClaim, StoreError> {
+        let owner = owner.to_string();
+        let r: DbResult<IdempotencyClaim> = with_write!(self, |conn| {
+            let this = k::table.filter(k::owner.eq(&owner)).filter(k::idem_key.eq(key));
+            diesel::delete(
+                this.filter(k::created_at.lt(expired_before).or(k::status.is_null().and(k::lease_until.lt(now)))),
+            )
+            .execute(conn)
+            .await?;
+            let inserted = diesel::insert_into(k::table)
+                .values((
+                    k::owner.eq(&owner),
+                    k::idem_key.eq(key),
+                    k::fingerprint.eq(fingerprint),
+                    k::created_at.eq(now),
+                    k::lease_until.eq(lease_until),
+                ))
+                .on_conflict_do_nothing()
+                .execute(conn)
+                .await?;
+            if inserted == 1 {
+                return Ok(IdempotencyClaim::Claimed);
+            }
+            let row: Option<Row> = this
+                .select((k::fingerprint, k::status, k::content_type, k::location, k::body))
+                .get_result(conn)
+                .await
+                .optional()?;
+            Ok(match row {
+                // Released between the insert and the read: the caller asks again.
+                None => IdempotencyClaim::Running,
+                Some((found, _, _, _, _)) if found != fingerprint => IdempotencyClaim::Mismatch,
+                Some((_, None, _, _, _)) => IdempotencyClaim::Running,
+                Some((_, Some(status), content_type, location, body)) => IdempotencyClaim::Done(StoredAnswer {
+                    status: u16::try_from(status).unwrap_or(500),
+                    content_type: content_type.unwrap_or_default(),
+                    location,
+                    body: body.unwrap_or_default(),
+                }),
+            })
+        });
+        Ok(r?)
+    }
+
+    async fn finish_idempotency_key(&self, owner: Owner, key: &str, answer: &StoredAnswer) -> Result<(), StoreError> {
+        let owner = owner.to_string();
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(
+            k::table.filter(k::owner.eq(&owner)).filter(k::idem_key.eq(key)).filter(k::status.is_null())
+        )
+        .set((
+            k::status.eq(i32::from(answer.status)),
+            k::content_type.eq(&answer.content_type),
+            k::location.eq(&answer.location),
+            k::body.eq(&answer.body),
+        ))
+        .execute(conn)
+        .await?));
+        r?;
+        Ok(())
+    }
+
+    async fn release_idempotency_key(&self, owner: Owner, key: &str) -> Result<(), StoreError> {
+        let owner = owner.to_string();
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(
+            k::table.filter(k::owner.eq(&owner)).filter(k::idem_key.eq(key)).filter(k::status.is_null())
+        )
+        .execute(conn)
+        .await?));
+        r?;
+        Ok(())
+    }
+
+    async fn purge_idempotency_keys(&self, before: Millis, limit: i64) -> Result<usize, StoreError> {
+        let r: DbResult<usize> = with_write!(self, |conn| {
+            let old: Vec<(String, String)> = k::table
+                .filter(k::created_at.lt(before))
+                .select((k::owner, k::idem_key))
+                .limit(limit)
+                .load(conn)
+                .await?;
+            let mut n = 0;
+            for (owner, key) in &old {
+                n += diesel::delete(k::table.filter(k::owner.eq(owner)).filter(k::idem_key.eq(key)))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(n)
+        });
+        Ok(r?)
+    }
+}
