@@ -4,7 +4,7 @@
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::web::Data;
-use actix_web::{FromRequest, HttpRequest};
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use redline_core::identity::{bearer_token, AuthFailure, SESSION_TOKEN_PREFIX};
 use redline_core::Principal;
@@ -65,6 +65,10 @@ impl FromRequest for ApiPrincipal {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        // Admitted already, for this very route (the idempotency middleware checks first).
+        if let Some(principal) = req.extensions().get::<Principal>().cloned() {
+            return Box::pin(async move { Ok(ApiPrincipal(principal)) });
+        }
         let state = state(req);
         let header = authorization(req);
         let session = match (&header, &state) {

@@ -109,23 +109,32 @@ fn fingerprint(req: &ServiceRequest, body: &[u8]) -> String {
 
 /// Reads the body whole, up to `cap` bytes. Over it, the request goes on with its body put
 /// back as it came (the handler answers the 413), and `None` is answered.
-async fn buffer(req: &mut ServiceRequest, cap: u64) -> Result<Option<Bytes>, Error> {
+async fn buffer(req: &mut ServiceRequest, cap: u64) -> Option<Bytes> {
     let mut payload = req.take_payload();
     let mut chunks: Vec<Bytes> = Vec::new();
     let mut size = 0u64;
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk?;
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            // The handler meets the failure where it would have (a stalled body's 408).
+            Err(e) => {
+                let read = futures_util::stream::iter(chunks.into_iter().map(Ok));
+                let failed = futures_util::stream::once(async move { Err(e) });
+                req.set_payload(Payload::Stream { payload: Box::pin(read.chain(failed)) });
+                return None;
+            }
+        };
         size += chunk.len() as u64;
         chunks.push(chunk);
         if size > cap {
             let read = futures_util::stream::iter(chunks.into_iter().map(Ok));
             req.set_payload(Payload::Stream { payload: Box::pin(read.chain(payload)) });
-            return Ok(None);
+            return None;
         }
     }
     let body: Bytes = chunks.concat().into();
     req.set_payload(Payload::from(body.clone()));
-    Ok(Some(body))
+    Some(body)
 }
 
 fn replay(answer: StoredAnswer) -> HttpResponse {
@@ -142,6 +151,11 @@ pub async fn middleware<B: MessageBody + 'static>(
     mut req: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, Error> {
+    // The resource this wraps answers its other methods too (a TRACE's 405): those go by.
+    let here = req.match_pattern().unwrap_or_default();
+    if !honoured(req.method(), &here) {
+        return next.call(req).await.map(ServiceResponse::map_into_left_body);
+    }
     let key = match key_of(&req) {
         Ok(Some(key)) => key,
         Ok(None) => return next.call(req).await.map(ServiceResponse::map_into_left_body),
@@ -155,14 +169,16 @@ pub async fn middleware<B: MessageBody + 'static>(
     let Some(state) = req.app_data::<Data<AppState>>().cloned() else {
         return next.call(req).await.map(ServiceResponse::map_into_left_body);
     };
-    // The owner the key is kept under. A request that fails to authenticate goes on, for the
-    // handler to answer as it would without a key.
+    // The owner the key is kept under. A credential refused gets the answer the handler would
+    // give first (it checks the caller before the body); one admitted is handed on, so the
+    // handler does not check it again.
     let (http_req, payload) = req.parts_mut();
-    let principal = ApiPrincipal::from_request(http_req, payload).await;
-    let Ok(ApiPrincipal(principal)) = principal else {
-        return next.call(req).await.map(ServiceResponse::map_into_left_body);
+    let principal = match ApiPrincipal::from_request(http_req, payload).await {
+        Ok(ApiPrincipal(principal)) => principal,
+        Err(e) => return Ok(req.into_response(answer(e)).map_into_right_body()),
     };
-    let Some(body) = buffer(&mut req, state.config.max_body_bytes).await? else {
+    req.extensions_mut().insert(principal.clone());
+    let Some(body) = buffer(&mut req, state.config.max_body_bytes).await else {
         return next.call(req).await.map(ServiceResponse::map_into_left_body);
     };
     let print = fingerprint(&req, &body);

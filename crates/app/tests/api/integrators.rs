@@ -100,6 +100,11 @@ async fn a_read_key_reads_and_cannot_edit_and_a_full_key_keeps_full_access() {
         chat.detail(),
         "This API key lacks the 'edit' scope, which POST /v1/chat needs. Use a key made with it (POST /v1/users/me/api-keys {\"scopes\": [\"edit\"]})."
     );
+    // So is the same request with an Idempotency-Key (checked before the key is claimed).
+    let keyed = app.post("/v1/chat").bearer_auth(&read).header("Idempotency-Key", "k");
+    let r = app.send(keyed.json(&json!({"session_id": "s1", "message": "hi"}))).await;
+    r.expect_status(403);
+    assert_eq!(r.detail(), chat.detail());
     // An export changes nothing: a read key may make one.
     let export = app
         .send(app.post("/v1/documents/export").bearer_auth(&read).json(&json!({"session_id": "s1", "format": "txt"})))
@@ -241,6 +246,10 @@ async fn a_retry_of_an_async_turn_gets_the_same_job_and_failures_free_the_key() 
 
     // A key that is not 1 to 255 visible characters is refused before anything runs.
     send(&"x".repeat(256), &body).await.expect_status(400);
+    // A refused credential gets its own answer, with or without a key.
+    let wrong = app.post("/v1/chat/async").bearer_auth(format!("sk_{}", "0".repeat(32)));
+    let r = app.send(wrong.header("Idempotency-Key", "c").json(&body)).await;
+    assert_eq!(r.expect_401(), "Invalid API key");
 }
 
 #[tokio::test]

@@ -170,9 +170,10 @@ pub struct KeyRequest {
     /// restores, deletions, cancels; brings `read`), `admin` (the account itself: an agent's
     /// handoff). Absent: all three. A key used outside them → 403 naming the scope it lacks.
     #[schema(min_items = 1)]
-    scopes: Option<Vec<String>>,
-    /// When the key stops working (RFC 3339, in the future); then it answers 401 like a
-    /// revoked key. Absent: never.
+    scopes: Option<Vec<ScopeName>>,
+    /// When the key stops working (RFC 3339, in the future; a time already past → 422); then
+    /// it answers 401 like a revoked key. Absent: never.
+    #[schema(format = DateTime)]
     expires_at: Option<String>,
 }
 
@@ -194,6 +195,15 @@ pub struct MemberRequest {
     email: String,
     /// `member` when absent.
     role: Option<MemberRole>,
+}
+
+/// What a key may do (docs/api.md, "Key scopes, expiry and last use").
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeName {
+    Read,
+    Edit,
+    Admin,
 }
 
 /// A member's role as it can be given.
