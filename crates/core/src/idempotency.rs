@@ -8,13 +8,16 @@ use std::time::Duration;
 
 use redline_domain::time_util::Millis;
 use redline_domain::Owner;
-use redline_ports::{Clock, IdempotencyClaim, IdempotencyStore, StoreError, StoredAnswer};
+use redline_ports::{ClaimRef, Clock, IdempotencyClaim, IdempotencyStore, StoreError, StoredAnswer};
 
 /// How long a key and its answer are kept.
 pub const KEY_LIFETIME_MS: Millis = 24 * 60 * 60 * 1000;
-/// The longest a key is held by a first request that has not answered; past it (its replica
-/// died) the key is free again.
-pub const LEASE_MS: Millis = 15 * 60 * 1000;
+/// How long a claim holds its key without being renewed: the request running renews it every
+/// [`RENEW_EVERY`] for as long as it runs, so only a claim whose replica died lapses, and its
+/// key is free again this long after.
+pub const LEASE_MS: Millis = 5 * 60 * 1000;
+/// How often a running request renews its claim's lease.
+pub const RENEW_EVERY: Duration = Duration::from_secs(60);
 /// The longest a retry waits for the first request's answer before answering 409.
 pub const WAIT: Duration = Duration::from_secs(120);
 /// The most characters a key may have.
@@ -33,12 +36,19 @@ pub enum Begin {
     StillRunning,
 }
 
-/// A key this request holds.
+/// A key this request holds, under a token of its own.
 #[derive(Debug)]
 #[must_use = "a claim is finished or released, else it holds the key until its lease ends"]
 pub struct Claim {
     owner: Owner,
     key: String,
+    token: String,
+}
+
+impl Claim {
+    fn at(&self) -> ClaimRef<'_> {
+        ClaimRef { owner: self.owner, key: &self.key, token: &self.token }
+    }
 }
 
 pub struct Idempotency {
@@ -61,14 +71,15 @@ impl Idempotency {
     pub async fn begin(&self, owner: Owner, key: &str, fingerprint: &str) -> Result<Begin, StoreError> {
         let started = tokio::time::Instant::now();
         let mut pause = Duration::from_millis(20);
+        let token = uuid::Uuid::new_v4().simple().to_string();
         loop {
             let now = self.clock.now_ms();
             let claim = self
                 .store
-                .claim_idempotency_key(owner, key, fingerprint, now, now + LEASE_MS, now - KEY_LIFETIME_MS)
+                .claim_idempotency_key(owner, key, &token, fingerprint, now, now + LEASE_MS, now - KEY_LIFETIME_MS)
                 .await?;
             match claim {
-                IdempotencyClaim::Claimed => return Ok(Begin::Run(Claim { owner, key: key.to_owned() })),
+                IdempotencyClaim::Claimed => return Ok(Begin::Run(Claim { owner, key: key.to_owned(), token })),
                 IdempotencyClaim::Done(answer) => return Ok(Begin::Replay(answer)),
                 IdempotencyClaim::Mismatch => return Ok(Begin::Mismatch),
                 IdempotencyClaim::Running if started.elapsed() >= WAIT => return Ok(Begin::StillRunning),
@@ -84,15 +95,41 @@ impl Idempotency {
     /// the key so that a retry runs afresh.
     pub async fn finish(&self, claim: Claim, answer: Option<StoredAnswer>) -> Result<(), StoreError> {
         match answer {
-            Some(answer) => self.store.finish_idempotency_key(claim.owner, &claim.key, &answer).await,
-            None => self.store.release_idempotency_key(claim.owner, &claim.key).await,
+            Some(answer) => self.store.finish_idempotency_key(claim.at(), &answer).await,
+            None => self.store.release_idempotency_key(claim.at()).await,
         }
     }
 
-    /// Deletes keys older than their lifetime, a batch at a time; answers how many went.
+    /// Runs `work` while renewing `claim`'s lease every [`RENEW_EVERY`], so that a request
+    /// running longer than a lease keeps its key.
+    pub async fn holding<T>(&self, claim: &Claim, work: impl std::future::Future<Output = T>) -> T {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                done = &mut work => return done,
+                () = tokio::time::sleep(RENEW_EVERY) => {
+                    let lease_until = self.clock.now_ms() + LEASE_MS;
+                    if let Err(e) = self.store.renew_idempotency_key(claim.at(), lease_until).await {
+                        tracing::warn!(error = %e, "could not renew the lease of an idempotency key");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Deletes keys older than their lifetime, a batch at a time until none is left; answers
+    /// how many went.
     pub async fn purge(&self) -> Result<usize, StoreError> {
+        const BATCH: usize = 1_000;
         let before = self.clock.now_ms() - KEY_LIFETIME_MS;
-        self.store.purge_idempotency_keys(before, 1_000).await
+        let mut total = 0;
+        loop {
+            let n = self.store.purge_idempotency_keys(before, BATCH as i64).await?;
+            total += n;
+            if n < BATCH {
+                return Ok(total);
+            }
+        }
     }
 }
 

@@ -96,10 +96,7 @@ impl FromRequest for ApiPrincipal {
             })
             .await?;
             let principal = principal?;
-            let scope = crate::scopes::needed(&method, &pattern);
-            if !principal.scopes.allows(scope) {
-                return Err(ApiError::Forbidden(crate::scopes::lacking(scope, &method, &pattern)));
-            }
+            crate::scopes::check(principal.scopes, &method, &pattern).map_err(ApiError::Forbidden)?;
             Ok(ApiPrincipal(principal))
         })
     }

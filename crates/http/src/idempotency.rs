@@ -5,10 +5,10 @@
 //!
 //! A request with a key is fingerprinted (method, path, query and body; a JSON body by its
 //! content, so the order of its fields does not matter) and claimed under its owner
-//! ([`redline_core::idempotency`]). The first runs as a task of its own, so a caller that
-//! hangs up (the usual reason to retry) does not leave the key without its answer; a 2xx
-//! answer is kept a day and replayed, with `Idempotent-Replayed: true`, to every retry; any
-//! other answer changed nothing and frees the key.
+//! ([`redline_core::idempotency`]). Everything after the key's check runs as a task of its
+//! own, so a caller that hangs up (the usual reason to retry) does not leave the key claimed
+//! and unanswered. The answer of a request that ran ([`kept`]) is kept a day and replayed,
+//! with `Idempotent-Replayed: true`, to every retry; a refusal before any work frees the key.
 
 use actix_web::body::{to_bytes, EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -137,18 +137,33 @@ async fn buffer(req: &mut ServiceRequest, cap: u64) -> Option<Bytes> {
     Some(body)
 }
 
+/// Answers of these statuses are kept: the request ran (2xx), or may have (500), or ran and
+/// failed (502), or goes on as a job (504, whose detail names it). Every other status is a
+/// refusal before any work (400, 401, 403, 404, 409, 413, 415, 422, 429, 503 …) and frees the
+/// key for the corrected request.
+fn kept(status: StatusCode) -> bool {
+    status.is_success() || matches!(status.as_u16(), 500 | 502 | 504)
+}
+
+/// Headers that belong to one delivery, not to the answer.
+const NOT_KEPT: [&str; 6] = ["date", "content-length", "transfer-encoding", "connection", "x-request-id", "set-cookie"];
+
+/// The most bytes of an answer kept for an operation that changes nothing (an export): a
+/// larger one frees the key, and a retry renders it again at no cost.
+const MAX_KEPT_READ_BYTES: usize = 8 * 1024 * 1024;
+
 fn replay(answer: StoredAnswer) -> HttpResponse {
     let mut res = HttpResponse::build(StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK));
-    res.insert_header((REPLAYED_HEADER, "true"));
-    if let Some(location) = answer.location {
-        res.insert_header((header::LOCATION, location));
+    for (name, value) in answer.headers {
+        res.append_header((name, value));
     }
-    res.content_type(answer.content_type).body(answer.body)
+    res.insert_header((REPLAYED_HEADER, "true"));
+    res.body(answer.body)
 }
 
 /// The middleware of the operations in [`HONOURED`].
 pub async fn middleware<B: MessageBody + 'static>(
-    mut req: ServiceRequest,
+    req: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, Error> {
     // The resource this wraps answers its other methods too (a TRACE's 405): those go by.
@@ -169,6 +184,19 @@ pub async fn middleware<B: MessageBody + 'static>(
     let Some(state) = req.app_data::<Data<AppState>>().cloned() else {
         return next.call(req).await.map(ServiceResponse::map_into_left_body);
     };
+    let changes_nothing = crate::scopes::needed(req.method(), &here) == Some(redline_domain::Scope::Read);
+    let run = actix_web::rt::spawn(run(req, next, state, key, changes_nothing));
+    run.await.map_err(|e| crate::error::ApiError::Internal(format!("task failed: {e}")))?
+}
+
+/// A request with a valid key, from its credential's check to its answer kept.
+async fn run<B: MessageBody + 'static>(
+    mut req: ServiceRequest,
+    next: Next<B>,
+    state: Data<AppState>,
+    key: String,
+    changes_nothing: bool,
+) -> Result<ServiceResponse<EitherBody<B>>, Error> {
     // The owner the key is kept under. A credential refused gets the answer the handler would
     // give first (it checks the caller before the body); one admitted is handed on, so the
     // handler does not check it again.
@@ -201,50 +229,54 @@ pub async fn middleware<B: MessageBody + 'static>(
             ));
             return Ok(req.into_response(res).map_into_right_body());
         }
-        Err(e) => return Err(crate::error::ApiError::from(e).into()),
+        Err(e) => return Ok(req.into_response(answer(e.into())).map_into_right_body()),
     };
-    // Its own task: a caller that hangs up does not cut the request short before its answer
-    // is kept.
-    let run = actix_web::rt::spawn(async move {
-        let res = next.call(req).await?;
-        let status = res.status();
-        let streamed = res
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.starts_with("text/event-stream"));
-        if !status.is_success() || streamed {
-            if let Err(e) = state.idempotency.finish(claim, None).await {
-                tracing::warn!(error = %e, "could not free an idempotency key");
-            }
-            return Ok(res.map_into_left_body());
+    let res = match state.idempotency.holding(&claim, next.call(req)).await {
+        Ok(res) => res,
+        Err(e) => {
+            free(&state, claim).await;
+            return Err(e);
         }
-        let content_type = res
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("application/json")
-            .to_owned();
-        let location = res.headers().get(header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let (http_req, res) = res.into_parts();
-        let (head, body) = res.into_parts();
-        let bytes = match to_bytes(body).await {
-            Ok(bytes) => bytes,
-            Err(_) => {
-                let _ = state.idempotency.finish(claim, None).await;
-                let failed = answer(ApiError::Internal("an answer's body could not be read".to_owned()));
-                return Ok(ServiceResponse::new(http_req, failed).map_into_right_body());
-            }
-        };
-        let answer = StoredAnswer { status: status.as_u16(), content_type, location, body: bytes.to_vec() };
-        if let Err(e) = state.idempotency.finish(claim, Some(answer)).await {
+    };
+    let status = res.status();
+    let streamed = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    if !kept(status) || streamed {
+        free(&state, claim).await;
+        return Ok(res.map_into_left_body());
+    }
+    let headers: Vec<(String, String)> = res
+        .headers()
+        .iter()
+        .filter(|(name, _)| !NOT_KEPT.contains(&name.as_str()))
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .collect();
+    let (http_req, res) = res.into_parts();
+    let (head, body) = res.into_parts();
+    let Ok(bytes) = to_bytes(body).await else {
+        free(&state, claim).await;
+        let failed = answer(ApiError::Internal("an answer's body could not be read".to_owned()));
+        return Ok(ServiceResponse::new(http_req, failed).map_into_right_body());
+    };
+    if changes_nothing && bytes.len() > MAX_KEPT_READ_BYTES {
+        free(&state, claim).await;
+    } else {
+        let stored = StoredAnswer { status: status.as_u16(), headers, body: bytes.to_vec() };
+        if let Err(e) = state.idempotency.finish(claim, Some(stored)).await {
             tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
         }
-        let mut res = head.set_body(bytes.clone()).map_into_boxed_body();
-        if let Ok(value) = HeaderValue::from_str("false") {
-            res.headers_mut().insert(header::HeaderName::from_static(REPLAYED_HEADER), value);
-        }
-        Ok::<_, Error>(ServiceResponse::new(http_req, res).map_into_right_body())
-    });
-    run.await.map_err(|e| crate::error::ApiError::Internal(format!("task failed: {e}")))?
+    }
+    let mut res = head.set_body(bytes).map_into_boxed_body();
+    res.headers_mut().insert(header::HeaderName::from_static(REPLAYED_HEADER), HeaderValue::from_static("false"));
+    Ok(ServiceResponse::new(http_req, res).map_into_right_body())
+}
+
+/// Frees a claim whose request changed nothing (or whose answer cannot be kept).
+async fn free(state: &AppState, claim: redline_core::idempotency::Claim) {
+    if let Err(e) = state.idempotency.finish(claim, None).await {
+        tracing::warn!(error = %e, "could not free an idempotency key");
+    }
 }

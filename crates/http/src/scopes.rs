@@ -32,11 +32,25 @@ static NEEDED: LazyLock<HashMap<(String, String), Scope>> = LazyLock::new(|| {
 });
 
 /// The scope an API key needs for `method` on the route `pattern` (as registered, e.g.
-/// `/v1/documents/{session_id}`). An operation the document names no scope for needs
-/// `admin`: a route that forgot its scope is closed to restricted keys, not open to them.
-pub fn needed(method: &Method, pattern: &str) -> Scope {
+/// `/v1/documents/{session_id}`); `None` for an operation the document names no scope for,
+/// which only a key holding every scope reaches: a route that forgot its scope is closed to
+/// restricted keys, not open to them.
+pub fn needed(method: &Method, pattern: &str) -> Option<Scope> {
     let method = if method == Method::HEAD { "GET" } else { method.as_str() };
-    NEEDED.get(&(method.to_owned(), pattern.to_owned())).copied().unwrap_or(Scope::Admin)
+    NEEDED.get(&(method.to_owned(), pattern.to_owned())).copied()
+}
+
+/// Whether a credential holding `scopes` may call `method` on `pattern`; else the 403 detail.
+pub fn check(scopes: redline_domain::Scopes, method: &Method, pattern: &str) -> Result<(), String> {
+    match needed(method, pattern) {
+        Some(scope) if scopes.allows(scope) => Ok(()),
+        None if scopes.is_full() => Ok(()),
+        Some(scope) => Err(lacking(scope, method, pattern)),
+        None => Err(format!(
+            "This API key holds only some scopes, and {} {pattern} is open only to keys holding all of them.",
+            method.as_str()
+        )),
+    }
 }
 
 /// The 403 detail of a key without the scope it needs.
@@ -71,9 +85,12 @@ mod tests {
             }
         }
         assert!(seen > 30, "{seen} API-key operations");
-        assert_eq!(needed(&Method::GET, "/v1/documents/{session_id}"), Scope::Read);
-        assert_eq!(needed(&Method::HEAD, "/v1/documents/{session_id}"), Scope::Read);
-        assert_eq!(needed(&Method::PUT, "/v1/documents/{session_id}"), Scope::Edit);
-        assert_eq!(needed(&Method::POST, "/v1/nowhere"), Scope::Admin);
+        assert_eq!(needed(&Method::GET, "/v1/documents/{session_id}"), Some(Scope::Read));
+        assert_eq!(needed(&Method::HEAD, "/v1/documents/{session_id}"), Some(Scope::Read));
+        assert_eq!(needed(&Method::PUT, "/v1/documents/{session_id}"), Some(Scope::Edit));
+        assert_eq!(needed(&Method::POST, "/v1/nowhere"), None);
+        let admin = redline_domain::Scopes::of([Scope::Admin]);
+        assert!(check(admin, &Method::POST, "/v1/nowhere").is_err(), "an admin key is not every scope");
+        assert!(check(redline_domain::Scopes::FULL, &Method::POST, "/v1/nowhere").is_ok());
     }
 }

@@ -29,7 +29,7 @@ pub use documents::{DocumentConverter, DocumentStore, HtmlSections};
 pub use error::StoreError;
 pub use export::{DocumentExporter, ExportError, ImageSource, TrackedChange, TrackedDocument, TrackedPart};
 pub use files::FileIndex;
-pub use idempotency::{IdempotencyClaim, IdempotencyStore, StoredAnswer};
+pub use idempotency::{ClaimRef, IdempotencyClaim, IdempotencyStore, StoredAnswer};
 pub use identity::IdentityStore;
 pub use jobs::{EventBus, HistoryStore, JobStore};
 pub use llm::{LanguageModel, LlmError};

@@ -43,9 +43,9 @@ diesel::table! {
         fingerprint -> Text,
         created_at -> BigInt,
         lease_until -> BigInt,
+        claim_token -> Text,
         status -> Nullable<Integer>,
-        content_type -> Nullable<Text>,
-        location -> Nullable<Text>,
+        headers -> Nullable<Text>,
         body -> Nullable<Binary>,
     }
 }

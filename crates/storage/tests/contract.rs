@@ -92,6 +92,7 @@ contract_tests! {
     revoke_key_errors => sqlite_revoke_key_errors, postgres_revoke_key_errors;
     accounts::keys_remember_their_maker => sqlite_keys_remember_their_maker, postgres_keys_remember_their_maker;
     accounts::keys_keep_their_terms_and_last_use => sqlite_keys_keep_their_terms_and_last_use, postgres_keys_keep_their_terms_and_last_use;
+    accounts::an_idempotency_claim_taken_over_is_finished_only_by_its_new_holder => sqlite_an_idempotency_claim_taken_over_is_finished_only_by_its_new_holder, postgres_an_idempotency_claim_taken_over_is_finished_only_by_its_new_holder;
     accounts::invitations_are_replaced_listed_and_accepted_once => sqlite_invitations_are_replaced_listed_and_accepted_once, postgres_invitations_are_replaced_listed_and_accepted_once;
     concurrent_key_limit => sqlite_concurrent_key_limit, postgres_concurrent_key_limit;
     accounts::web_sessions_expire => sqlite_web_sessions_expire, postgres_web_sessions_expire;

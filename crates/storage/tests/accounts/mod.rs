@@ -232,3 +232,37 @@ pub async fn email_verifications_prove_an_address_once_until_they_expire(db: &Db
     assert_eq!(db.verified_email(bob.id).await.unwrap(), Some((email("robert@example.com"), T0 + 50)), "one per user");
     assert_eq!(db.verified_email(ann.id).await.unwrap(), Some((email("ann@example.com"), T0 + 30)));
 }
+
+pub async fn an_idempotency_claim_taken_over_is_finished_only_by_its_new_holder(db: &Db) {
+    use redline_ports::{ClaimRef, IdempotencyClaim, IdempotencyStore, StoredAnswer};
+    let ann = Owner::User(new_user(db, web_user("ann@example.com", T0)).await.id);
+    let claim =
+        |token: &'static str, now: Millis| db.claim_idempotency_key(ann, "k", token, "print", now, now + 100, 0);
+    assert_eq!(claim("first", T0).await.unwrap(), IdempotencyClaim::Claimed);
+    assert_eq!(claim("second", T0 + 50).await.unwrap(), IdempotencyClaim::Running);
+    let other = db.claim_idempotency_key(ann, "k", "third", "another print", T0 + 50, T0 + 150, 0).await.unwrap();
+    assert_eq!(other, IdempotencyClaim::Mismatch);
+    // The first's lease lapses unrenewed: the key is taken over, and the first touches nothing.
+    assert_eq!(claim("second", T0 + 200).await.unwrap(), IdempotencyClaim::Claimed);
+    let first = ClaimRef { owner: ann, key: "k", token: "first" };
+    let second = ClaimRef { owner: ann, key: "k", token: "second" };
+    assert!(!db.renew_idempotency_key(first.clone(), T0 + 1_000).await.unwrap());
+    db.release_idempotency_key(first.clone()).await.unwrap();
+    let stale = StoredAnswer { status: 200, headers: vec![], body: b"first".to_vec() };
+    db.finish_idempotency_key(first, &stale).await.unwrap();
+    assert_eq!(claim("third", T0 + 250).await.unwrap(), IdempotencyClaim::Running, "still the second's");
+    assert!(db.renew_idempotency_key(second.clone(), T0 + 1_000).await.unwrap());
+    let answer = StoredAnswer {
+        status: 504,
+        headers: vec![("content-type".into(), "application/json".into()), ("x-usage-used".into(), "1".into())],
+        body: b"{\"detail\":\"goes on\"}".to_vec(),
+    };
+    db.finish_idempotency_key(second, &answer).await.unwrap();
+    assert_eq!(claim("fourth", T0 + 5_000).await.unwrap(), IdempotencyClaim::Done(answer));
+    // Another owner's key of the same name is another key; a day later the key is free.
+    let bob = Owner::User(new_user(db, web_user("bob@example.com", T0)).await.id);
+    let bobs = db.claim_idempotency_key(bob, "k", "b", "print", T0, T0 + 100, 0).await.unwrap();
+    assert_eq!(bobs, IdempotencyClaim::Claimed);
+    assert_eq!(db.purge_idempotency_keys(T0 + 201, 10).await.unwrap(), 2, "made at T0 and at T0 + 200");
+    assert_eq!(claim("fifth", T0 + 6_000).await.unwrap(), IdempotencyClaim::Claimed);
+}
