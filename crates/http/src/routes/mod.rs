@@ -63,7 +63,10 @@ impl Routes<'_> {
         let route = web::method(method.clone()).to(handler);
         if crate::idempotency::honoured(&method, path) {
             let middleware = actix_web::middleware::from_fn(crate::idempotency::middleware);
-            self.cfg.service(web::resource(path).wrap(middleware).route(route));
+            // Guarded by the method, as `cfg.route` guards its resource: another method of the
+            // path falls through to the other routes and the default service (its 405's JSON).
+            let resource = web::resource(path).guard(actix_web::guard::Method(method.clone()));
+            self.cfg.service(resource.wrap(middleware).route(route));
         } else {
             self.cfg.route(path, route);
         }
