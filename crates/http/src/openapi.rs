@@ -140,7 +140,13 @@ impl Modify for IdempotencyKeys {
                         .description(Some(
                             "A key of the caller's (a UUID, say; 1 to 255 visible ASCII characters). A retry with the same key and the same request within 24 h gets the first answer again (header `Idempotent-Replayed: true`) without running or charging again, also while the first still runs; the same key with another request → 422.",
                         ))
-                        .schema(Some(ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(255))))
+                        .schema(Some(
+                            ObjectBuilder::new()
+                                .schema_type(Type::String)
+                                .min_length(Some(1))
+                                .max_length(Some(255))
+                                .pattern(Some("^[!-~]([ -~]*[!-~])?$")),
+                        ))
                         .build(),
                 );
                 add_answer(op, "400", || {
