@@ -61,6 +61,9 @@ pub struct Config {
     pub edit_protocol: EditProtocol,
     /// Tunables of chat jobs (README.md, "Configuration").
     pub jobs: JobsConfig,
+    /// `REDLINE_WEBHOOK_ALLOW_PRIVATE` (default off), `REDLINE_WEBHOOK_TIMEOUT_SECS` (10),
+    /// `REDLINE_WEBHOOK_FIRST_RETRY_MS` (5000): docs/api.md, "Webhooks".
+    pub webhooks: redline_core::webhooks::WebhookConfig,
     /// Blob store, mail, signed links and export caps.
     pub outbound: crate::outbound::OutboundConfig,
     /// `REDLINE_SINGLE_REPLICA`: the operator says that only this process will ever serve
@@ -202,6 +205,19 @@ impl Config {
             workers: num("REDLINE_WORKERS", get("REDLINE_WORKERS"), cores().max(4))?,
             lease: secs("REDLINE_JOB_LEASE_SECS", 30)?,
         };
+        let webhooks = {
+            let mut w = redline_core::webhooks::WebhookConfig {
+                allow_private: flag("REDLINE_WEBHOOK_ALLOW_PRIVATE", get("REDLINE_WEBHOOK_ALLOW_PRIVATE"))?,
+                timeout: secs("REDLINE_WEBHOOK_TIMEOUT_SECS", 10)?,
+                ..Default::default()
+            };
+            w.retries.first =
+                num("REDLINE_WEBHOOK_FIRST_RETRY_MS", get("REDLINE_WEBHOOK_FIRST_RETRY_MS"), 5_000)?.max(1);
+            if w.timeout.is_zero() {
+                return Err(anyhow!("REDLINE_WEBHOOK_TIMEOUT_SECS must be at least 1"));
+            }
+            w
+        };
         let presign_ttl = secs("REDLINE_PRESIGN_TTL_SECS", 900)?;
         if presign_ttl.is_zero() {
             return Err(anyhow!("REDLINE_PRESIGN_TTL_SECS must be at least 1"));
@@ -278,6 +294,7 @@ impl Config {
             llm,
             edit_protocol,
             jobs,
+            webhooks,
             outbound: crate::outbound::OutboundConfig::from_vars(vars)?,
             single_replica,
             drain_grace,
@@ -408,6 +425,9 @@ impl Config {
             ("REDLINE_APPROVAL_TIMEOUT_SECS", secs(self.jobs.approval_timeout)),
             ("REDLINE_JOB_LEASE_SECS", secs(self.jobs.lease)),
             ("REDLINE_JOB_RETENTION_SECS", secs(self.jobs.retention)),
+            ("REDLINE_WEBHOOK_ALLOW_PRIVATE", if self.webhooks.allow_private { "on" } else { "off" }.to_owned()),
+            ("REDLINE_WEBHOOK_TIMEOUT_SECS", secs(self.webhooks.timeout)),
+            ("REDLINE_WEBHOOK_FIRST_RETRY_MS", self.webhooks.retries.first.to_string()),
             ("REDLINE_MAX_BODY_BYTES", self.max_body_bytes.to_string()),
             ("REDLINE_MAX_ATTACHMENT_BYTES", self.max_attachment_bytes.to_string()),
             ("REDLINE_FREE_ATTACHMENT_STORAGE_BYTES", self.free_attachment_storage_bytes.to_string()),

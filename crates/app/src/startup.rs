@@ -14,6 +14,7 @@ use redline_core::identity::IdentityConfig;
 use redline_core::sessions::Sessions;
 use redline_core::templates::Templates;
 use redline_core::usage::Usage;
+use redline_core::webhooks::Webhooks;
 use redline_core::Identity;
 use redline_http::metrics::Metrics;
 use redline_http::{AppState, HttpConfig};
@@ -39,6 +40,8 @@ pub struct Services {
     pub templates: Arc<Templates>,
     pub attachments: Arc<Attachments>,
     pub idempotency: Arc<Idempotency>,
+    pub webhooks: Arc<Webhooks>,
+    pub bus: Arc<dyn EventBus>,
 }
 
 fn language_model(config: &LlmConfig) -> anyhow::Result<Arc<dyn LanguageModel>> {
@@ -71,7 +74,10 @@ impl Services {
         let mailer = config.outbound.mailer(&config.data_dir)?;
         let identity = Arc::new(Identity::new(db.clone(), clock.clone(), identity_config).with_mailer(mailer.clone()));
         let sessions = Arc::new(Sessions::new(db.clone()));
-        let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock.clone()));
+        let sender = redline_webhook_sender::HttpSender::new(config.webhooks.allow_private)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let webhooks = Arc::new(Webhooks::new(db.clone(), Arc::new(sender), clock.clone(), config.webhooks));
+        let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock.clone()).with_alerts(webhooks.clone()));
         let (blobs, blobs_at) = config.outbound.blob_store(&config.data_dir)?;
         tracing::debug!(blobs = %blobs_at, "blob store opened");
         let attachment_blobs = blobs.clone();
@@ -164,7 +170,7 @@ impl Services {
                 blobs: attachment_blobs,
                 converter,
                 html: sections.clone(),
-                bus,
+                bus: bus.clone(),
                 clock: clock.clone(),
             },
             UploadSigner::new(config.outbound.signing_key(&config.data_dir)?),
@@ -191,6 +197,8 @@ impl Services {
             templates,
             attachments,
             idempotency,
+            webhooks,
+            bus,
         })
     }
 }
@@ -292,6 +300,7 @@ impl Application {
             chat: services.chat,
             attachments: services.attachments,
             idempotency: services.idempotency.clone(),
+            webhooks: services.webhooks.clone(),
             health: services.db.clone(),
             metrics: Arc::new(Metrics::default()),
             config: HttpConfig {
@@ -328,7 +337,8 @@ impl Application {
             sqlite_lock.is_some(),
             config.shutdown_timeout,
         );
-        workers.push(tokio::spawn(purge_idempotency_keys(services.idempotency, drain_signal)));
+        workers.push(tokio::spawn(purge_idempotency_keys(services.idempotency, drain_signal.clone())));
+        workers.push(tokio::spawn(services.webhooks.clone().run(services.bus.clone(), drain_signal)));
         tracing::info!(
             port,
             database = services.db.backend_name(),

@@ -17,6 +17,7 @@ pub mod telemetry;
 pub mod templates;
 pub mod throttle;
 pub mod usage;
+pub mod webhooks;
 pub mod worker;
 
 pub use identity::{Identity, IdentityConfig, IdentityError, Principal};

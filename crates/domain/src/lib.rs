@@ -21,6 +21,7 @@ pub mod throttle;
 pub mod time_util;
 pub mod title;
 pub mod usage;
+pub mod webhook;
 
 pub use account::{Email, Password, Plan};
 pub use ids::{KeyId, OrgId, UserId};

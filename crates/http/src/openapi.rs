@@ -23,6 +23,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
 
 use crate::routes::{
     account, agents, attachments, auth, chat, documents, exports, invitations, jobs, sessions, templates, usage, users,
+    webhooks,
 };
 use crate::validation::{LocStep, ValidationItem};
 
@@ -532,6 +533,14 @@ impl Modify for Links {
         jobs::get_job,
         jobs::cancel_job,
         jobs::job_events,
+        webhooks::list,
+        webhooks::create,
+        webhooks::get,
+        webhooks::update,
+        webhooks::delete,
+        webhooks::rotate,
+        webhooks::deliveries,
+        webhooks::resend,
     ),
     components(schemas(ErrorBody, ValidationErrorBody, ValidationItem, LocStep, RequestTooLargeBody)),
     modifiers(&Security, &WebSessions, &IdempotencyKeys, &CommonAnswers, &Links),
@@ -547,6 +556,7 @@ impl Modify for Links {
         (name = "usage", description = "Operations used against the monthly quota, and promotions"),
         (name = "chat", description = "Chat turns with the AI: answered at once, or as jobs; approval of proposed changes"),
         (name = "jobs", description = "Jobs: listings, polling, cancelling, and their server-sent event streams"),
+        (name = "webhooks", description = "Signed notifications of job, attachment and usage events (Standard Webhooks), their delivery log and redelivery"),
         (name = "attachments", description = "Files attached to a session for the AI to search: processing jobs, passage search, pre-signed uploads"),
     )
 )]

@@ -71,6 +71,7 @@ pub struct AppState {
     pub attachments: Arc<Attachments>,
     /// Answers kept for `Idempotency-Key` retries.
     pub idempotency: Arc<redline_core::idempotency::Idempotency>,
+    pub webhooks: Arc<redline_core::webhooks::Webhooks>,
     pub health: Arc<dyn HealthCheck>,
     pub metrics: Arc<Metrics>,
     pub config: HttpConfig,

@@ -21,6 +21,7 @@ pub mod records;
 pub mod sessions;
 pub mod templates;
 pub mod usage;
+pub mod webhooks;
 
 pub use attachments::{AttachmentSearch, AttachmentStore};
 pub use blobs::{BlobError, BlobStore};
@@ -38,6 +39,10 @@ pub use ocr::{Ocr, OcrError};
 pub use sessions::SessionStore;
 pub use templates::TemplateStore;
 pub use usage::UsageStore;
+pub use webhooks::{
+    AttemptOutcome, ClaimedDelivery, Delivery, DeliveryAttempt, DeliveryStatus, EndpointChanges, OutgoingWebhook,
+    SendOutcome, WebhookEndpoint, WebhookMessage, WebhookSender, WebhookStore,
+};
 
 /// Liveness of the backing store, for `/readyz`.
 #[cfg_attr(feature = "mocks", mockall::automock)]

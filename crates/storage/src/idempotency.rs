@@ -17,6 +17,18 @@ use crate::schema::idempotency_keys as k;
 
 type Row = (String, Option<i32>, Option<String>, Option<Vec<u8>>);
 
+/// The row of a claim still held by its token, not yet answered: the only row that renew,
+/// finish and release touch.
+macro_rules! held {
+    ($owner:expr, $claim:expr) => {
+        k::table
+            .filter(k::owner.eq(&$owner))
+            .filter(k::idem_key.eq($claim.key))
+            .filter(k::claim_token.eq($claim.token))
+            .filter(k::status.is_null())
+    };
+}
+
 fn answer(status: i32, headers: Option<String>, body: Option<Vec<u8>>) -> Result<StoredAnswer, StoreError> {
     let headers: Vec<(String, String)> = match headers {
         Some(text) => serde_json::from_str(&text)
@@ -76,16 +88,10 @@ impl IdempotencyStore for Db {
 
     async fn renew_idempotency_key<'a>(&self, claim: ClaimRef<'a>, lease_until: Millis) -> Result<bool, StoreError> {
         let owner = claim.owner.to_string();
-        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(
-            k::table
-                .filter(k::owner.eq(&owner))
-                .filter(k::idem_key.eq(claim.key))
-                .filter(k::claim_token.eq(claim.token))
-                .filter(k::status.is_null())
-        )
-        .set(k::lease_until.eq(lease_until))
-        .execute(conn)
-        .await?));
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(held!(owner, claim))
+            .set(k::lease_until.eq(lease_until))
+            .execute(conn)
+            .await?));
         Ok(r? == 1)
     }
 
@@ -93,31 +99,18 @@ impl IdempotencyStore for Db {
         let owner = claim.owner.to_string();
         let headers = serde_json::to_string(&answer.headers)
             .map_err(|e| StoreError::Other(format!("the headers of an idempotency key: {e}")))?;
-        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(
-            k::table
-                .filter(k::owner.eq(&owner))
-                .filter(k::idem_key.eq(claim.key))
-                .filter(k::claim_token.eq(claim.token))
-                .filter(k::status.is_null())
-        )
-        .set((k::status.eq(i32::from(answer.status)), k::headers.eq(&headers), k::body.eq(&answer.body)))
-        .execute(conn)
-        .await?));
+        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::update(held!(owner, claim))
+            .set((k::status.eq(i32::from(answer.status)), k::headers.eq(&headers), k::body.eq(&answer.body)))
+            .execute(conn)
+            .await?));
         r?;
         Ok(())
     }
 
     async fn release_idempotency_key<'a>(&self, claim: ClaimRef<'a>) -> Result<(), StoreError> {
         let owner = claim.owner.to_string();
-        let r: DbResult<usize> = with_write!(self, |conn| Ok(diesel::delete(
-            k::table
-                .filter(k::owner.eq(&owner))
-                .filter(k::idem_key.eq(claim.key))
-                .filter(k::claim_token.eq(claim.token))
-                .filter(k::status.is_null())
-        )
-        .execute(conn)
-        .await?));
+        let r: DbResult<usize> =
+            with_write!(self, |conn| Ok(diesel::delete(held!(owner, claim)).execute(conn).await?));
         r?;
         Ok(())
     }

@@ -87,6 +87,8 @@
 
 #[macro_use]
 mod db;
+#[macro_use]
+mod webhooks;
 mod attachments;
 pub mod bus;
 mod chunks;

@@ -399,3 +399,52 @@ diesel::table! {
 
 diesel::joinable!(attachment_passages -> attachments (attachment_id));
 diesel::allow_tables_to_appear_in_same_query!(attachments, attachment_passages);
+
+diesel::table! {
+    webhook_endpoints (id) {
+        id -> Text,
+        owner -> Text,
+        url -> Text,
+        description -> Text,
+        events -> Text,
+        secret -> Text,
+        previous_secret -> Nullable<Text>,
+        previous_secret_until -> Nullable<BigInt>,
+        disabled_reason -> Nullable<Text>,
+        failing_since -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Text,
+        endpoint_id -> Text,
+        owner -> Text,
+        event -> Text,
+        payload -> Text,
+        created_at -> BigInt,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> BigInt,
+        lease_until -> Nullable<BigInt>,
+        lease_token -> Nullable<Text>,
+        last_status_code -> Nullable<Integer>,
+        last_error -> Nullable<Text>,
+        delivered_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    webhook_attempts (delivery_id, attempt) {
+        delivery_id -> Text,
+        attempt -> Integer,
+        at -> BigInt,
+        status_code -> Nullable<Integer>,
+        latency_ms -> BigInt,
+        error -> Nullable<Text>,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(webhook_endpoints, webhook_deliveries, webhook_attempts);

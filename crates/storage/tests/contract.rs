@@ -15,6 +15,7 @@ mod sessions;
 mod templates;
 mod throttles;
 mod usage;
+mod webhooks;
 
 use std::collections::BTreeSet;
 
@@ -145,6 +146,8 @@ contract_tests! {
     files::images_and_exports_belong_to_their_session => sqlite_files_images_and_exports_belong_to_their_session, postgres_files_images_and_exports_belong_to_their_session;
     files::expired_exports_are_taken_once => sqlite_files_expired_exports_are_taken_once, postgres_files_expired_exports_are_taken_once;
     templates::templates_are_owner_scoped => sqlite_templates_are_owner_scoped, postgres_templates_are_owner_scoped;
+    webhooks::a_job_status_queues_its_message_for_the_endpoints_that_asked => sqlite_webhooks_a_job_status_queues_its_message_for_the_endpoints_that_asked, postgres_webhooks_a_job_status_queues_its_message_for_the_endpoints_that_asked;
+    webhooks::deliveries_are_held_by_one_sender_at_a_time => sqlite_webhooks_deliveries_are_held_by_one_sender_at_a_time, postgres_webhooks_deliveries_are_held_by_one_sender_at_a_time;
     jobs::claims_are_exclusive_and_oldest_first => sqlite_jobs_claims_are_exclusive_and_oldest_first, postgres_jobs_claims_are_exclusive_and_oldest_first;
     jobs::updates_are_compare_and_set => sqlite_jobs_updates_are_compare_and_set, postgres_jobs_updates_are_compare_and_set;
     jobs::listings_are_owner_scoped_newest_first => sqlite_jobs_listings_are_owner_scoped_newest_first, postgres_jobs_listings_are_owner_scoped_newest_first;

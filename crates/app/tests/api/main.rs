@@ -40,3 +40,4 @@ mod untrusted;
 mod upload_pictures;
 mod web_sessions;
 mod web_users;
+mod webhooks;

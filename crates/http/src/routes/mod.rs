@@ -16,6 +16,7 @@ pub mod sessions;
 pub mod templates;
 pub mod usage;
 pub mod users;
+pub mod webhooks;
 
 use actix_web::dev::ResourceDef;
 use actix_web::http::Method;
@@ -43,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     chat::configure(&mut routes);
     attachments::configure(&mut routes);
     usage::configure(&mut routes);
+    webhooks::configure(&mut routes);
     let Routes { cfg, known } = routes;
     cfg.app_data(known);
 }

@@ -42,6 +42,31 @@ pub(crate) struct JobRow {
     archive: Option<Vec<u8>>,
 }
 
+/// The webhook message of a job's status as it now is, if that status makes one
+/// (`EventType::of_job`). A stored value this version cannot read makes none.
+fn webhook_message(row: &JobRow) -> Option<redline_ports::WebhookMessage> {
+    let job_type = JobType::parse(&row.job_type)?;
+    let status = JobStatus::parse(&row.status)?;
+    let event = redline_domain::webhook::EventType::of_job(job_type, status)?;
+    let owner = redline_domain::Owner::parse(&row.owner)?;
+    let mut data = serde_json::json!({
+        "job_id": row.job_id,
+        "session_id": row.session_id,
+        "job_type": job_type.as_str(),
+        "status": status.as_str(),
+    });
+    if let Some(error) = &row.error {
+        data["error"] = Value::from(error.as_str());
+    }
+    if job_type == JobType::AttachmentProcessing {
+        let request: Value = serde_json::from_str(&row.request).unwrap_or(Value::Null);
+        if let Some(id) = request.get("attachment_id").and_then(Value::as_str) {
+            data["attachment_id"] = Value::from(id);
+        }
+    }
+    Some(redline_ports::WebhookMessage::new(owner, event, row.updated_at, data))
+}
+
 fn corrupt(what: &str, value: &str) -> StoreError {
     StoreError::Other(format!("corrupt {what} in database: {value:?}"))
 }
@@ -289,6 +314,17 @@ impl JobStore for Db {
         let changes = JobChanges::new(update, now);
         let row: DbResult<Option<JobRow>> = with_tx!(self, |conn| {
             let target = jobs::table.find(job_id).filter(jobs::status.eq_any(&from));
+            // What the status was, when this update sets one: a webhook tells of a change only.
+            let before: Option<String> = match update.status {
+                Some(_) => jobs::table
+                    .find(job_id)
+                    .filter(jobs::status.eq_any(&from))
+                    .select(jobs::status)
+                    .get_result(conn)
+                    .await
+                    .optional()?,
+                None => None,
+            };
             let n = if update.status == Some(JobStatus::Cancelled) {
                 // A job that has committed its document is finishing: too late to cancel.
                 let target = target.filter(jobs::committed_version.is_null());
@@ -299,7 +335,14 @@ impl JobStore for Db {
             if n == 0 {
                 return Ok(None);
             }
-            Ok(jobs::table.find(job_id).select(JobRow::as_select()).get_result(conn).await.optional()?)
+            let row: Option<JobRow> =
+                jobs::table.find(job_id).select(JobRow::as_select()).get_result(conn).await.optional()?;
+            // The webhooks of a new status, in this transaction: no crash loses one.
+            let changed = |r: &&JobRow| before.as_ref().is_some_and(|b| *b != r.status);
+            if let Some(message) = row.as_ref().filter(changed).and_then(webhook_message) {
+                queue_webhooks!(conn, &message, now);
+            }
+            Ok(row)
         });
         row?.map(JobRecord::try_from).transpose()
     }
@@ -507,6 +550,14 @@ impl JobStore for Db {
                 .await?;
                 if n > 0 {
                     sweep.cancelled.push(id);
+                }
+            }
+            let ended: Vec<&String> = sweep.failed.iter().chain(&sweep.cancelled).collect();
+            if !ended.is_empty() {
+                let rows: Vec<JobRow> =
+                    jobs::table.filter(jobs::job_id.eq_any(ended)).select(JobRow::as_select()).load(conn).await?;
+                for message in rows.iter().filter_map(webhook_message) {
+                    queue_webhooks!(conn, &message, now);
                 }
             }
             let old: Vec<String> = jobs::table
