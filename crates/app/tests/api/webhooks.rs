@@ -427,3 +427,21 @@ async fn two_replicas_on_postgres_deliver_each_message_once() {
     assert_eq!(ids.len(), jobs.len(), "{lines:?}");
     assert!(lines.iter().all(|l| l["verified"] == true), "{lines:?}");
 }
+
+#[tokio::test]
+async fn a_processed_attachment_is_told_with_its_id() {
+    let Some(python) = python() else { return };
+    let receiver = Receiver::started(python, 0).await;
+    let app = spawn_app_with(&[ALLOW]).await;
+    let key = app.agent_key().await;
+    let created = endpoint(&app, &key, &receiver.url(), &["attachment.processed", "attachment.failed"]).await;
+    receiver.trust(&[created["secret"].as_str().unwrap()]);
+    seed(&app, &key, "a", &["alpha"]).await;
+    let up = crate::attachments::attach(&app, &key, "a", "notes.txt", b"The harvest was early this year.").await;
+    up.expect_status(202);
+    let attachment_id = up.json["attachment_id"].as_str().unwrap().to_owned();
+    let line = receiver.wait_for("attachment.processed", |l| l["type"] == "attachment.processed").await;
+    assert_eq!(line["verified"], true, "{line}");
+    assert_eq!(line["data"]["attachment_id"], attachment_id.as_str(), "{line}");
+    assert_eq!(line["data"]["session_id"], "a");
+}

@@ -158,6 +158,16 @@ impl AttachmentStore for Db {
                 if diesel::update(target).set(changes).execute(conn).await? == 0 {
                     return Ok(Replaced::NotRunning);
                 }
+                // Its webhooks (`attachment.processed`), in this transaction like every job's.
+                let row: Option<crate::jobs::JobRow> = jobs::table
+                    .find(*job_id)
+                    .select(crate::jobs::JobRow::as_select())
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                if let Some(message) = row.as_ref().and_then(crate::jobs::webhook_message) {
+                    queue_webhooks!(conn, &message, now);
+                }
             }
             diesel::delete(attachment_passages::table.filter(attachment_passages::attachment_id.eq(attachment_id)))
                 .execute(conn)

@@ -44,7 +44,7 @@ pub(crate) struct JobRow {
 
 /// The webhook message of a job's status as it now is, if that status makes one
 /// (`EventType::of_job`). A stored value this version cannot read makes none.
-fn webhook_message(row: &JobRow) -> Option<redline_ports::WebhookMessage> {
+pub(crate) fn webhook_message(row: &JobRow) -> Option<redline_ports::WebhookMessage> {
     let job_type = JobType::parse(&row.job_type)?;
     let status = JobStatus::parse(&row.status)?;
     let event = redline_domain::webhook::EventType::of_job(job_type, status)?;
