@@ -852,6 +852,9 @@ describe('the editor with the OpenAI-wire fake', () => {
     await bar.waitFor({ state: 'detached' });
     await page.getByText('Here is a shorter summary.').waitFor();
     // The chat keeps the round the note sent back: the AI's first answer, the note, the retry.
+    // Read once the chat has settled (it is drawn again from the history after Finish).
+    await page.waitForFunction(() => document.querySelectorAll('.messages > li.message').length === 4, null, { timeout: 10_000 })
+      .catch(() => {});
     const said = await page.locator('.messages > li.message').evaluateAll((items) =>
       items.map((li) => `${li.querySelector('.who')?.textContent}: ${li.querySelector('p')?.textContent}`));
     assert.equal(said.length, 4, said.join('\n'));
