@@ -193,14 +193,11 @@ impl Webhooks {
     /// "Send again": the delivery is owed again now, under its own id (a receiver that took
     /// it already can tell).
     pub async fn redeliver(&self, owner: Owner, id: &str, delivery_id: &str) -> WebhookResult<Delivery> {
-        let endpoint = self.get(owner, id).await?;
-        let delivery = self
-            .store
-            .redeliver_webhook(owner, delivery_id, self.clock.now_ms())
+        self.get(owner, id).await?;
+        self.store
+            .redeliver_webhook(owner, id, delivery_id, self.clock.now_ms())
             .await?
-            .filter(|d| d.endpoint_id == endpoint.id)
-            .ok_or(WebhookError::DeliveryNotFound)?;
-        Ok(delivery)
+            .ok_or(WebhookError::DeliveryNotFound)
     }
 
     /// Queues a message outside a job's transaction (the usage thresholds).

@@ -225,11 +225,12 @@ pub trait WebhookStore: Send + Sync {
         limit: i64,
     ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, StoreError>;
 
-    /// Owes a delivery of the owner's again, due at `now` (its id unchanged); `None` when
-    /// there is no such delivery.
+    /// Owes a delivery of the owner's endpoint again, due at `now` (its id unchanged); `None`
+    /// when the endpoint has no such delivery.
     async fn redeliver_webhook(
         &self,
         owner: Owner,
+        endpoint_id: &str,
         delivery_id: &str,
         now: Millis,
     ) -> Result<Option<Delivery>, StoreError>;

@@ -69,38 +69,23 @@ macro_rules! queue_webhooks {
     }};
 }
 
-type EndpointRow = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<i64>,
-    Option<String>,
-    Option<i64>,
-    i64,
-    i64,
-);
-
-macro_rules! endpoint_columns {
-    () => {
-        (
-            e::id,
-            e::owner,
-            e::url,
-            e::description,
-            e::events,
-            e::secret,
-            e::previous_secret,
-            e::previous_secret_until,
-            e::disabled_reason,
-            e::failing_since,
-            e::created_at,
-            e::updated_at,
-        )
-    };
+/// An endpoint as stored.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = e)]
+struct EndpointRow {
+    id: String,
+    owner: String,
+    url: String,
+    description: String,
+    /// A JSON array of event names.
+    events: String,
+    secret: String,
+    previous_secret: Option<String>,
+    previous_secret_until: Option<i64>,
+    disabled_reason: Option<String>,
+    failing_since: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
 }
 
 fn corrupt(what: &str) -> StoreError {
@@ -108,35 +93,21 @@ fn corrupt(what: &str) -> StoreError {
 }
 
 fn endpoint(row: EndpointRow) -> Result<WebhookEndpoint, StoreError> {
-    let (
-        id,
-        owner,
-        url,
-        description,
-        events,
-        secret,
-        previous_secret,
-        previous_secret_until,
-        disabled_reason,
-        failing_since,
-        created_at,
-        updated_at,
-    ) = row;
-    let names: Vec<String> = serde_json::from_str(&events).map_err(|_| corrupt("event list"))?;
+    let names: Vec<String> = serde_json::from_str(&row.events).map_err(|_| corrupt("event list"))?;
     Ok(WebhookEndpoint {
-        id,
-        owner: Owner::parse(&owner).ok_or_else(|| corrupt("owner"))?,
-        url,
-        description,
+        owner: Owner::parse(&row.owner).ok_or_else(|| corrupt("owner"))?,
         // A name this version does not know (written by a newer one) is left out.
         events: names.iter().filter_map(|n| EventType::parse(n)).collect(),
-        secret,
-        previous_secret,
-        previous_secret_until,
-        disabled_reason,
-        failing_since,
-        created_at,
-        updated_at,
+        id: row.id,
+        url: row.url,
+        description: row.description,
+        secret: row.secret,
+        previous_secret: row.previous_secret,
+        previous_secret_until: row.previous_secret_until,
+        disabled_reason: row.disabled_reason,
+        failing_since: row.failing_since,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
     })
 }
 
@@ -144,56 +115,38 @@ fn event_names(events: &[EventType]) -> String {
     serde_json::Value::from(events.iter().map(|e| e.as_str()).collect::<Vec<_>>()).to_string()
 }
 
-type DeliveryRow =
-    (String, String, String, String, String, i64, String, i32, i64, Option<i32>, Option<String>, Option<i64>);
-
-macro_rules! delivery_columns {
-    () => {
-        (
-            d::id,
-            d::endpoint_id,
-            d::owner,
-            d::event,
-            d::payload,
-            d::created_at,
-            d::status,
-            d::attempts,
-            d::next_attempt_at,
-            d::last_status_code,
-            d::last_error,
-            d::delivered_at,
-        )
-    };
+/// A delivery as stored (its claim's lease and token are the sender's business).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = d)]
+struct DeliveryRow {
+    id: String,
+    endpoint_id: String,
+    owner: String,
+    event: String,
+    payload: String,
+    created_at: i64,
+    status: String,
+    attempts: i32,
+    next_attempt_at: i64,
+    last_status_code: Option<i32>,
+    last_error: Option<String>,
+    delivered_at: Option<i64>,
 }
 
 fn delivery(row: DeliveryRow) -> Result<Delivery, StoreError> {
-    let (
-        id,
-        endpoint_id,
-        owner,
-        event,
-        payload,
-        created_at,
-        status,
-        attempts,
-        next_attempt_at,
-        last_status_code,
-        last_error,
-        delivered_at,
-    ) = row;
     Ok(Delivery {
-        id,
-        endpoint_id,
-        owner: Owner::parse(&owner).ok_or_else(|| corrupt("owner"))?,
-        event: EventType::parse(&event).ok_or_else(|| corrupt("event"))?,
-        payload,
-        created_at,
-        status: DeliveryStatus::parse(&status).ok_or_else(|| corrupt("status"))?,
-        attempts,
-        next_attempt_at,
-        last_status_code,
-        last_error,
-        delivered_at,
+        owner: Owner::parse(&row.owner).ok_or_else(|| corrupt("owner"))?,
+        event: EventType::parse(&row.event).ok_or_else(|| corrupt("event"))?,
+        status: DeliveryStatus::parse(&row.status).ok_or_else(|| corrupt("status"))?,
+        id: row.id,
+        endpoint_id: row.endpoint_id,
+        payload: row.payload,
+        created_at: row.created_at,
+        attempts: row.attempts,
+        next_attempt_at: row.next_attempt_at,
+        last_status_code: row.last_status_code,
+        last_error: row.last_error,
+        delivered_at: row.delivered_at,
     })
 }
 
@@ -252,7 +205,7 @@ impl WebhookStore for Db {
         let rows: DbResult<Vec<EndpointRow>> = with_conn!(self, |conn| Ok(e::table
             .filter(e::owner.eq(&owner))
             .order((e::created_at.asc(), e::id.asc()))
-            .select(endpoint_columns!())
+            .select(EndpointRow::as_select())
             .load(conn)
             .await?));
         rows?.into_iter().map(endpoint).collect()
@@ -263,7 +216,7 @@ impl WebhookStore for Db {
         let row: DbResult<Option<EndpointRow>> = with_conn!(self, |conn| Ok(e::table
             .find(id)
             .filter(e::owner.eq(&owner))
-            .select(endpoint_columns!())
+            .select(EndpointRow::as_select())
             .get_result(conn)
             .await
             .optional()?));
@@ -307,7 +260,7 @@ impl WebhookStore for Db {
                     give_up_pending!(conn, id, reason);
                 }
             }
-            Ok(this.select(endpoint_columns!()).get_result(conn).await.optional()?)
+            Ok(this.select(EndpointRow::as_select()).get_result(conn).await.optional()?)
         });
         row?.map(endpoint).transpose()
     }
@@ -335,7 +288,7 @@ impl WebhookStore for Db {
                 ))
                 .execute(conn)
                 .await?;
-            Ok(this.select(endpoint_columns!()).get_result(conn).await.optional()?)
+            Ok(this.select(EndpointRow::as_select()).get_result(conn).await.optional()?)
         });
         row?.map(endpoint).transpose()
     }
@@ -401,9 +354,13 @@ impl WebhookStore for Db {
                 if n == 0 {
                     continue;
                 }
-                let row: DeliveryRow = d::table.find(&id).select(delivery_columns!()).get_result(conn).await?;
-                let endpoint: Option<EndpointRow> =
-                    e::table.find(&row.1).select(endpoint_columns!()).get_result(conn).await.optional()?;
+                let row: DeliveryRow = d::table.find(&id).select(DeliveryRow::as_select()).get_result(conn).await?;
+                let endpoint: Option<EndpointRow> = e::table
+                    .find(&row.endpoint_id)
+                    .select(EndpointRow::as_select())
+                    .get_result(conn)
+                    .await
+                    .optional()?;
                 if let Some(endpoint) = endpoint {
                     taken.push((row, endpoint));
                 }
@@ -491,11 +448,11 @@ impl WebhookStore for Db {
                 .filter(d::endpoint_id.eq(endpoint_id))
                 .filter(d::owner.eq(&owner))
                 .order((d::created_at.desc(), d::id.desc()))
-                .select(delivery_columns!())
+                .select(DeliveryRow::as_select())
                 .limit(limit)
                 .load(conn)
                 .await?;
-            let ids: Vec<&String> = rows.iter().map(|r| &r.0).collect();
+            let ids: Vec<&String> = rows.iter().map(|r| &r.id).collect();
             let attempts: Vec<AttemptRow> = a::table
                 .filter(a::delivery_id.eq_any(ids))
                 .order((a::delivery_id.asc(), a::attempt.asc()))
@@ -509,7 +466,7 @@ impl WebhookStore for Db {
             .map(|row| {
                 let of_it = attempts
                     .iter()
-                    .filter(|t| t.0 == row.0)
+                    .filter(|t| t.0 == row.id)
                     .map(|t| DeliveryAttempt {
                         attempt: t.1,
                         at: t.2,
@@ -526,12 +483,13 @@ impl WebhookStore for Db {
     async fn redeliver_webhook(
         &self,
         owner: Owner,
+        endpoint_id: &str,
         delivery_id: &str,
         now: Millis,
     ) -> Result<Option<Delivery>, StoreError> {
         let owner = owner.to_string();
         let row: DbResult<Option<DeliveryRow>> = with_tx!(self, |conn| {
-            let this = d::table.find(delivery_id).filter(d::owner.eq(&owner));
+            let this = d::table.find(delivery_id).filter(d::owner.eq(&owner)).filter(d::endpoint_id.eq(endpoint_id));
             let n = diesel::update(this)
                 .set((d::status.eq(PENDING), d::next_attempt_at.eq(now), d::delivered_at.eq(None::<i64>)))
                 .execute(conn)
@@ -539,7 +497,7 @@ impl WebhookStore for Db {
             if n == 0 {
                 return Ok(None);
             }
-            Ok(this.select(delivery_columns!()).get_result(conn).await.optional()?)
+            Ok(this.select(DeliveryRow::as_select()).get_result(conn).await.optional()?)
         });
         row?.map(delivery).transpose()
     }

@@ -106,6 +106,17 @@ impl Receiver {
     }
 }
 
+impl Receiver {
+    /// Registers this receiver for `job.completed` on a replica, and trusts its secret.
+    async fn register_on(&self, replica: &Replica, key: &str) -> Value {
+        let body = json!({"url": self.url(), "events": ["job.completed"]});
+        let (s, created) = replica.call(reqwest::Method::POST, "/v1/webhooks", key, Some(body)).await;
+        assert_eq!(s, 201, "{created}");
+        self.trust(&[created["secret"].as_str().unwrap()]);
+        created
+    }
+}
+
 impl Drop for Receiver {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -335,16 +346,7 @@ async fn a_message_queued_before_a_kill_dash_nine_arrives_after_the_restart() {
     let port = free_port();
     let mut first = replica(dir.path(), port).await;
     let key = first.key().await;
-    let (s, created) = first
-        .call(
-            reqwest::Method::POST,
-            "/v1/webhooks",
-            &key,
-            Some(json!({"url": receiver.url(), "events": ["job.completed"]})),
-        )
-        .await;
-    assert_eq!(s, 201, "{created}");
-    receiver.trust(&[created["secret"].as_str().unwrap()]);
+    let created = receiver.register_on(&first, &key).await;
     let id = created["id"].as_str().unwrap().to_owned();
     assert_eq!(
         first.call(reqwest::Method::PUT, "/v1/documents/k", &key, Some(json!({"html": "<p>alpha</p>"}))).await.0,
@@ -393,16 +395,7 @@ async fn two_replicas_on_postgres_deliver_each_message_once() {
     let a = Replica::start_on(&dir.path().join("a"), free_port(), &env).await;
     let b = Replica::start_on(&dir.path().join("b"), free_port(), &env).await;
     let key = a.key().await;
-    let (s, created) = a
-        .call(
-            reqwest::Method::POST,
-            "/v1/webhooks",
-            &key,
-            Some(json!({"url": receiver.url(), "events": ["job.completed"]})),
-        )
-        .await;
-    assert_eq!(s, 201, "{created}");
-    receiver.trust(&[created["secret"].as_str().unwrap()]);
+    receiver.register_on(&a, &key).await;
     let mut jobs = Vec::new();
     for i in 0..12 {
         let target = if i % 2 == 0 { &a } else { &b };

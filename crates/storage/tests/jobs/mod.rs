@@ -20,7 +20,7 @@ fn sid(s: &str) -> SessionId {
     SessionId::parse(s).expect("session id")
 }
 
-fn job(owner: Owner, id: &str, session: &str, created_at: Millis) -> JobRecord {
+pub fn job(owner: Owner, id: &str, session: &str, created_at: Millis) -> JobRecord {
     JobRecord {
         job_id: id.to_owned(),
         owner,

@@ -4,10 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use redline_domain::job::{JobStatus, JobType};
+use redline_domain::job::JobStatus;
 use redline_domain::webhook::EventType;
-use redline_domain::SessionId;
-use redline_ports::jobs::{JobRecord, JobUpdate};
+use redline_ports::jobs::JobUpdate;
 use redline_ports::{
     AttemptOutcome, DeliveryAttempt, DeliveryStatus, JobStore, WebhookEndpoint, WebhookMessage, WebhookStore,
 };
@@ -32,27 +31,6 @@ fn endpoint(owner: Owner, id: &str, events: &[EventType]) -> WebhookEndpoint {
     }
 }
 
-fn chat_job(owner: Owner, id: &str) -> JobRecord {
-    JobRecord {
-        job_id: id.to_owned(),
-        owner,
-        session_id: SessionId::parse("s").unwrap(),
-        job_type: JobType::Chat,
-        status: JobStatus::Pending,
-        progress: 0,
-        attempts: 0,
-        request: json!({"message": id}),
-        result: None,
-        error: None,
-        metadata: json!({}),
-        state: json!({}),
-        created_at: T0,
-        updated_at: T0,
-        finished_at: None,
-        lease_until: None,
-    }
-}
-
 pub async fn a_job_status_queues_its_message_for_the_endpoints_that_asked(db: &Db) {
     let ann = Owner::User(new_user(db, web_user("hooks@example.com", T0)).await.id);
     let bob = Owner::User(new_user(db, web_user("other@example.com", T0)).await.id);
@@ -63,7 +41,7 @@ pub async fn a_job_status_queues_its_message_for_the_endpoints_that_asked(db: &D
         db.create_webhook_endpoint(&endpoint(ann, "we_third", &[EventType::JobFailed]), 2).await,
         Err(StoreError::LimitReached)
     ));
-    db.insert_job(&chat_job(ann, "j1")).await.unwrap();
+    db.insert_job(&super::jobs::job(ann, "j1", "s", T0)).await.unwrap();
     db.claim_job(T0 + 1, T0 + 1_000).await.unwrap().expect("claimed");
     // Progress alone queues nothing; the move to completed queues one message.
     let progress = JobUpdate { progress: Some(50), ..Default::default() };
