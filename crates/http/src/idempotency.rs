@@ -34,9 +34,14 @@ pub const HONOURED: &[(Method, &str)] = &[
     (Method::POST, "/v1/chat/{session_id}/approve"),
     (Method::POST, "/v1/documents/export"),
     (Method::POST, "/v1/documents/export/email-request"),
+    (Method::POST, "/v1/documents/upload"),
+    (Method::POST, "/v1/attachments/upload"),
 ];
 
 pub const HEADER: &str = "idempotency-key";
+
+/// Room for an upload form's fields and part headers beside its file, when it is buffered.
+const MULTIPART_FIELDS_BYTES: u64 = 1024 * 1024;
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
 /// Whether `method` on `pattern` honours the header.
@@ -97,13 +102,38 @@ fn canonical(value: &Value, out: &mut String) {
     }
 }
 
-fn fingerprint(req: &ServiceRequest, body: &[u8]) -> String {
-    let mut text = format!("{} {}?{}\n", req.method(), req.path(), req.query_string());
-    match serde_json::from_slice::<Value>(body) {
-        Ok(value) => canonical(&value, &mut text),
-        Err(_) => text.push_str(&String::from_utf8_lossy(body)),
+/// The boundary of a `multipart/form-data` body, from its `Content-Type`.
+fn boundary(req: &ServiceRequest) -> Option<String> {
+    let content_type = req.headers().get(header::CONTENT_TYPE)?.to_str().ok()?;
+    if !content_type.trim_start().to_ascii_lowercase().starts_with("multipart/") {
+        return None;
     }
-    let digest = redline_core::secrets::sha256(text.as_bytes());
+    content_type.split(';').find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        name.trim().eq_ignore_ascii_case("boundary").then(|| value.trim().trim_matches('"').to_owned())
+    })
+}
+
+/// What identifies a request: its method, path and query, and its body — a JSON body by its
+/// content (the order of its fields does not matter), a multipart body without its boundary
+/// (which a client draws anew for each try), any other byte for byte.
+fn fingerprint(req: &ServiceRequest, body: &[u8]) -> String {
+    let mut head = format!("{} {}?{}\n", req.method(), req.path(), req.query_string());
+    let digest = if let Some(boundary) = boundary(req).filter(|b| !b.is_empty()) {
+        let mut parts: Vec<&[u8]> = vec![head.as_bytes()];
+        let mut start = 0;
+        for at in memchr::memmem::find_iter(body, boundary.as_bytes()) {
+            parts.push(&body[start..at]);
+            start = at + boundary.len();
+        }
+        parts.push(&body[start..]);
+        redline_core::secrets::sha256_of_parts(parts)
+    } else if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        canonical(&value, &mut head);
+        redline_core::secrets::sha256(head.as_bytes())
+    } else {
+        redline_core::secrets::sha256_of_parts([head.as_bytes(), body])
+    };
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -166,11 +196,8 @@ pub async fn middleware<B: MessageBody + 'static>(
     req: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, Error> {
-    // The resource this wraps answers its other methods too (a TRACE's 405): those go by.
+    // Only the operations of HONOURED come here: their resources are guarded by method.
     let here = req.match_pattern().unwrap_or_default();
-    if !honoured(req.method(), &here) {
-        return next.call(req).await.map(ServiceResponse::map_into_left_body);
-    }
     let key = match key_of(&req) {
         Ok(Some(key)) => key,
         Ok(None) => return next.call(req).await.map(ServiceResponse::map_into_left_body),
@@ -206,7 +233,12 @@ async fn run<B: MessageBody + 'static>(
         Err(e) => return Ok(req.into_response(answer(e)).map_into_right_body()),
     };
     req.extensions_mut().insert(principal.clone());
-    let Some(body) = buffer(&mut req, state.config.max_body_bytes).await else {
+    // An upload may be as large as the upload cap (and its form's few fields besides).
+    let cap = match boundary(&req) {
+        Some(_) => state.config.max_upload_bytes.saturating_add(MULTIPART_FIELDS_BYTES),
+        None => state.config.max_body_bytes,
+    };
+    let Some(body) = buffer(&mut req, cap).await else {
         return next.call(req).await.map(ServiceResponse::map_into_left_body);
     };
     let print = fingerprint(&req, &body);

@@ -299,3 +299,44 @@ async fn an_estimate_tells_the_cost_and_admission_without_running_or_charging() 
     assert_eq!(r.json["admitted"], false, "{r:?}");
     assert_eq!(r.json["usage"]["quota_exhausted"], true);
 }
+
+/// An upload retried with its key (a new multipart boundary each time, as clients draw one per
+/// try) is answered again without a second document version or a second attachment; another
+/// file under the same key is refused.
+#[tokio::test]
+async fn uploads_retried_with_a_key_run_once() {
+    use crate::attachments::multipart;
+    let app = spawn_app().await;
+    let key = app.agent_key().await;
+    let send = |path: &'static str, file: &'static [u8], idem: &'static str| {
+        let (content_type, body) = multipart(&[("session_id", "up")], Some(("notes.txt", file)));
+        app.send(
+            app.post(path)
+                .bearer_auth(&key)
+                .header("content-type", content_type)
+                .header("Idempotency-Key", idem)
+                .body(body),
+        )
+    };
+    let first = send("/v1/documents/upload", b"First words.", "doc-1").await;
+    first.expect_status(200);
+    let again = send("/v1/documents/upload", b"First words.", "doc-1").await;
+    again.expect_status(200);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"), "{again:?}");
+    assert_eq!(again.text, first.text);
+    let versions = app.send(app.get("/v1/documents/up/versions").bearer_auth(&key)).await;
+    assert_eq!(versions.json["versions"].as_array().map(Vec::len), Some(1), "{versions:?}");
+    let other = send("/v1/documents/upload", b"Other words.", "doc-1").await;
+    other.expect_422_at(&[json!("header"), json!("Idempotency-Key")]);
+
+    let attached = send("/v1/attachments/upload", b"The harvest came early.", "att-1").await;
+    attached.expect_status(202);
+    let retried = send("/v1/attachments/upload", b"The harvest came early.", "att-1").await;
+    assert_eq!(
+        (retried.status.as_u16(), retried.json["attachment_id"].clone()),
+        (202, attached.json["attachment_id"].clone())
+    );
+    let listed = app.send(app.get("/v1/attachments?session_id=up").bearer_auth(&key)).await;
+    listed.expect_status(200);
+    assert_eq!(listed.json["attachments"].as_array().map(Vec::len), Some(1), "{listed:?}");
+}
