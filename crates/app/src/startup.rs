@@ -77,7 +77,7 @@ impl Services {
         let sender = redline_webhook_sender::HttpSender::new(config.webhooks.allow_private)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let webhooks = Arc::new(Webhooks::new(db.clone(), Arc::new(sender), clock.clone(), config.webhooks));
-        let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock.clone()).with_alerts(webhooks.clone()));
+        let usage = Arc::new(Usage::new(db.clone(), db.clone(), clock.clone()));
         let (blobs, blobs_at) = config.outbound.blob_store(&config.data_dir)?;
         tracing::debug!(blobs = %blobs_at, "blob store opened");
         let attachment_blobs = blobs.clone();

@@ -94,8 +94,6 @@ pub struct Usage {
     accounts: Arc<dyn IdentityStore>,
     ledger: Arc<dyn UsageStore>,
     clock: Arc<dyn Clock>,
-    /// Where `usage.threshold` webhooks go.
-    alerts: Option<Arc<crate::webhooks::Webhooks>>,
 }
 
 fn grants_of(records: &[PromoGrantRecord]) -> Vec<Grant> {
@@ -112,35 +110,7 @@ fn grants_of(records: &[PromoGrantRecord]) -> Vec<Grant> {
 
 impl Usage {
     pub fn new(accounts: Arc<dyn IdentityStore>, ledger: Arc<dyn UsageStore>, clock: Arc<dyn Clock>) -> Self {
-        Self { accounts, ledger, clock, alerts: None }
-    }
-
-    /// Sends `usage.threshold` webhooks when a charge crosses 80 % or 100 % of the month.
-    pub fn with_alerts(mut self, webhooks: Arc<crate::webhooks::Webhooks>) -> Self {
-        self.alerts = Some(webhooks);
-        self
-    }
-
-    /// Queues `usage.threshold` when this charge took the month's use across a threshold.
-    async fn alert(&self, owner: Owner, info: &UsageInfo, now: Millis) {
-        // A charge drawn from a promotion leaves the month's count where it was.
-        let Some(webhooks) = self.alerts.as_ref().filter(|_| info.redemption_id.is_none()) else { return };
-        let before = info.monthly_used - info.ops_charged;
-        let Some(pct) = redline_domain::webhook::threshold_crossed(before, info.monthly_used, info.monthly_limit)
-        else {
-            return;
-        };
-        let data = serde_json::json!({
-            "threshold_percent": pct,
-            "monthly_used": info.monthly_used,
-            "monthly_limit": info.monthly_limit,
-            "resets_at": redline_domain::time_util::iso8601(info.resets_at),
-        });
-        let message =
-            redline_ports::WebhookMessage::new(owner, redline_domain::webhook::EventType::UsageThreshold, now, data);
-        if let Err(e) = webhooks.publish(&message).await {
-            tracing::warn!(error = %e, "could not queue a usage.threshold webhook");
-        }
+        Self { accounts, ledger, clock }
     }
 
     async fn plan(&self, owner: Owner) -> UsageResult<PlanSettings> {
@@ -233,7 +203,6 @@ impl Usage {
         let (bucket, redemption) = bucket_of(&entry);
         info.bucket_used = Some(bucket);
         info.redemption_id = redemption;
-        self.alert(admission.owner, &info, now).await;
         Ok(info)
     }
 

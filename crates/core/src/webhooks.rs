@@ -15,7 +15,7 @@ use redline_domain::Owner;
 use redline_ports::jobs::Signal;
 use redline_ports::{
     AttemptOutcome, ClaimedDelivery, Clock, Delivery, DeliveryAttempt, DeliveryStatus, EndpointChanges, EventBus,
-    OutgoingWebhook, SendOutcome, StoreError, WebhookEndpoint, WebhookMessage, WebhookSender, WebhookStore,
+    OutgoingWebhook, SendOutcome, StoreError, WebhookEndpoint, WebhookSender, WebhookStore,
 };
 use sha2::Sha256;
 
@@ -198,11 +198,6 @@ impl Webhooks {
             .redeliver_webhook(owner, id, delivery_id, self.clock.now_ms())
             .await?
             .ok_or(WebhookError::DeliveryNotFound)
-    }
-
-    /// Queues a message outside a job's transaction (the usage thresholds).
-    pub async fn publish(&self, message: &WebhookMessage) -> Result<usize, StoreError> {
-        self.store.enqueue_webhook(message, self.clock.now_ms()).await
     }
 
     /// Sends what is due until `draining` turns true: at once after every job change (whose

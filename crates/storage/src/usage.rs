@@ -5,11 +5,12 @@
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use redline_domain::time_util::Millis;
-use redline_domain::usage::{allocate, can_admit};
+use redline_domain::usage::{allocate, can_admit, Cycle};
+use redline_domain::webhook::{threshold_crossed, EventType};
 use redline_domain::Owner;
 use redline_ports::records::PromoGrantRecord;
 use redline_ports::usage::{HoldOutcome, LedgerEntry, LedgerStatus, UsageSnapshot};
-use redline_ports::{StoreError, UsageStore};
+use redline_ports::{StoreError, UsageStore, WebhookMessage};
 
 use crate::db::{BackendOps, Db};
 use crate::error::DbResult;
@@ -75,6 +76,34 @@ macro_rules! read_state {
     }};
 }
 
+/// The `usage.threshold` message of a move of the month's operations (its tier count) from
+/// `before` to `after`, when the move reaches 80 % or 100 % of `limit` (docs/api.md,
+/// "Webhooks"). It is queued in the transaction of the move: a hold at admission or the
+/// charge beyond it.
+fn threshold_message(
+    owner: Owner,
+    cycle: &str,
+    before: u64,
+    after: u64,
+    limit: Option<u64>,
+    now: Millis,
+) -> Option<WebhookMessage> {
+    let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let limit = limit?;
+    let pct = threshold_crossed(as_i64(before), as_i64(after), as_i64(limit))?;
+    let mut data = serde_json::json!({
+        "threshold_percent": pct,
+        "monthly_used": after,
+        "monthly_limit": limit,
+        "cycle": cycle,
+    });
+    let current = Cycle::containing(now);
+    if current.id == cycle {
+        data["resets_at"] = serde_json::Value::from(redline_domain::time_util::iso8601(current.end_ms));
+    }
+    Some(WebhookMessage::new(owner, EventType::UsageThreshold, now, data))
+}
+
 #[async_trait::async_trait]
 impl UsageStore for Db {
     async fn snapshot(&self, owner: Owner, cycle: &str) -> Result<UsageSnapshot, StoreError> {
@@ -125,6 +154,9 @@ impl UsageStore for Db {
             };
             diesel::insert_into(usage_ledger::table).values(&row).execute(conn).await?;
             apply_draw!(conn, &owner_s, cycle, request_id, draw);
+            if let Some(message) = threshold_message(owner, cycle, used, used + draw.tier, limit, now) {
+                queue_webhooks!(conn, &message, now);
+            }
             Ok(Some(row))
         });
         match r? {
@@ -167,6 +199,11 @@ impl UsageStore for Db {
             let draw = allocate(u64::try_from(extra).unwrap_or(0), limit, used, &grants, now);
             if extra > 0 {
                 apply_draw!(conn, &row.owner, &row.cycle, request_id, draw);
+                let owner = Owner::parse(&row.owner);
+                let message = owner.and_then(|o| threshold_message(o, &row.cycle, used, used + draw.tier, limit, now));
+                if let Some(message) = message {
+                    queue_webhooks!(conn, &message, now);
+                }
             }
             let settled = LedgerRow {
                 status: LedgerStatus::Charged.as_str().to_owned(),

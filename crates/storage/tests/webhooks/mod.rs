@@ -109,3 +109,24 @@ pub async fn deliveries_are_held_by_one_sender_at_a_time(db: &Db) {
     assert!(db.delete_webhook_endpoint(ann, "we_1").await.unwrap());
     assert!(db.webhook_deliveries(ann, "we_1", 100).await.unwrap().is_empty());
 }
+
+pub async fn a_hold_reaching_80_percent_queues_usage_threshold_with_it(db: &Db) {
+    use redline_ports::UsageStore;
+    let ann = Owner::User(new_user(db, web_user("usage-hooks@example.com", T0)).await.id);
+    db.create_webhook_endpoint(&endpoint(ann, "we_usage", &[EventType::UsageThreshold]), 20).await.unwrap();
+    let cycle = redline_domain::usage::Cycle::containing(T0).id;
+    for i in 0..4 {
+        db.hold(ann, &format!("r{i}"), &cycle, Some(5), T0).await.unwrap();
+    }
+    let claimed = db.claim_webhook_deliveries(T0 + 1, T0 + 100, 50).await.unwrap();
+    assert_eq!(claimed.len(), 1, "{claimed:?}");
+    let payload: serde_json::Value = serde_json::from_str(&claimed[0].delivery.payload).unwrap();
+    assert_eq!(payload["data"]["threshold_percent"], 80);
+    assert_eq!(payload["data"]["monthly_used"], 4);
+    // Charging what was held moves nothing; the fifth hold reaches 100 %.
+    db.settle("r0", 1, Some(5), T0 + 2).await.unwrap();
+    db.hold(ann, "r4", &cycle, Some(5), T0 + 3).await.unwrap();
+    let claimed = db.claim_webhook_deliveries(T0 + 4, T0 + 100, 50).await.unwrap();
+    let payload: serde_json::Value = serde_json::from_str(&claimed[0].delivery.payload).unwrap();
+    assert_eq!((claimed.len(), payload["data"]["threshold_percent"].clone()), (1, json!(100)));
+}
