@@ -679,6 +679,24 @@ mod tests {
         assert!(defaults["REDLINE_SECRET"].starts_with("(unset: a key kept in"), "{defaults:?}");
     }
 
+    /// Every variable of the README's configuration table is shown by `redline check-config`
+    /// (`cargo xtask check` checks that the table names every variable the binary reads).
+    #[test]
+    fn every_variable_of_the_readme_is_shown() {
+        // The model's variables are shown with the model that reads them.
+        let shown: HashMap<String, String> =
+            [config(&[]), config(&[("REDLINE_LLM_PROVIDER", "openai")])].iter().flat_map(Config::effective).collect();
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"));
+        let names: Vec<&str> =
+            readme.lines().filter_map(|l| l.strip_prefix("| `REDLINE_")?.split('`').next()).collect();
+        assert!(names.len() > 40, "the README's table was not found: {names:?}");
+        // REDLINE_LOG is read by the log filter (`telemetry.rs`) before any configuration.
+        for name in names.into_iter().filter(|n| *n != "LOG") {
+            let name = format!("REDLINE_{name}");
+            assert!(shown.contains_key(&name), "{name} is in README.md but not in Config::effective");
+        }
+    }
+
     #[test]
     fn passwords_in_urls_are_masked() {
         assert_eq!(mask_url_password("postgres://u:p@h/db"), "postgres://u:***@h/db");
