@@ -7,12 +7,35 @@ use std::time::Duration;
 
 use redline_domain::job::{JobStatus, JobType};
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
-use redline_ports::{Clock, EventBus, JobStore};
+use redline_ports::{Clock, EventBus, JobStore, StoreError};
 use tokio::sync::watch;
 
 use crate::chat::Chat;
 
 /// Runs jobs of a type other than chat (attachment processing, e-mailed exports).
+/// Why the run of a background job (an attachment's processing, an e-mailed export) stopped
+/// early, and so what becomes of its job.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The work cannot be done: fail the job with this sentence (and tell whom it concerns).
+    Fail(String),
+    /// Something outside was unavailable: leave the job to its lease, to be retried.
+    Retry(String),
+    /// The job is no longer this worker's (handed back, requeued, cancelled, or deleted with
+    /// its session or attachment): do nothing more.
+    Abandon,
+}
+
+/// A store that could not be reached is retried; any other store failure fails the job.
+impl From<StoreError> for Stop {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unavailable(cause) => Stop::Retry(cause),
+            other => Stop::Fail(format!("Processing failed: {other}.")),
+        }
+    }
+}
+
 #[async_trait::async_trait]
 pub trait JobRunner: Send + Sync {
     async fn run(&self, job: JobRecord);

@@ -16,31 +16,11 @@ use redline_domain::job::JobStatus;
 use redline_ports::attachments::Replaced;
 use redline_ports::blobs::BlobError;
 use redline_ports::jobs::{JobRecord, JobUpdate, Signal};
-use redline_ports::StoreError;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::{extracted_text, Attachments};
-use crate::worker::{keep_lease, JobRunner};
-
-/// Why processing stopped early.
-enum Stop {
-    /// The file is what it is: fail the job (and the attachment) with this message.
-    Fail(String),
-    /// Something outside was unavailable: leave the job to be retried.
-    Retry(String),
-    /// The job is no longer ours (cancelled, or the attachment was deleted): do nothing more.
-    Abandon,
-}
-
-impl From<StoreError> for Stop {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Unavailable(cause) => Stop::Retry(cause),
-            other => Stop::Fail(format!("Processing failed: {other}.")),
-        }
-    }
-}
+use crate::worker::{keep_lease, JobRunner, Stop};
 
 #[async_trait::async_trait]
 impl JobRunner for Attachments {

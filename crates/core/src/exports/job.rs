@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::{export_key, ready_mail, ExportFailure, Exports, ReadyFile};
-use crate::worker::{keep_lease, JobRunner};
+use crate::worker::{keep_lease, JobRunner, Stop};
 
 /// The format of the stored request this build writes; a reader refuses a newer one rather
 /// than misread it (jobs outlive a deploy).
@@ -115,27 +115,6 @@ impl EmailedExport {
             updated_at: now,
             finished_at: None,
             lease_until: None,
-        }
-    }
-}
-
-/// Why a run stopped early.
-#[derive(Debug)]
-enum Stop {
-    /// The export cannot be made: fail the job and tell the recipient.
-    Fail(String),
-    /// Something outside was unavailable: leave the job to its lease, to be retried.
-    Retry(String),
-    /// The job is no longer this worker's (handed back, requeued, or deleted with its
-    /// session): do nothing more.
-    Abandon,
-}
-
-impl From<StoreError> for Stop {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Unavailable(cause) => Stop::Retry(cause),
-            other => Stop::Fail(other.to_string()),
         }
     }
 }
