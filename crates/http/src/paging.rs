@@ -4,8 +4,12 @@
 //! it is.
 
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponseBuilder};
-use redline_domain::page::Cursor;
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use redline_domain::page::{Cursor, Page, PageRequest};
+use serde::Serialize;
+
+use crate::error::ApiResult;
+use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 
 /// The address of the page after this one: the request's path and query with `cursor`
 /// replaced, on `base_url`.
@@ -24,6 +28,43 @@ pub(crate) fn link_next(builder: &mut HttpResponseBuilder, req: &HttpRequest, ba
     if let Some(next) = next {
         builder.insert_header((header::LINK, format!("<{}>; rel=\"next\"", next_url(req, base_url, next))));
     }
+}
+
+/// The `limit` and `cursor` of a listing of [`DEFAULT_PAGE`] items a page, at most
+/// [`MAX_PAGE`]: the OpenAPI document's one description of them (`params(PageParams)`).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(dead_code, reason = "describes the query in the OpenAPI document only; page_of reads it")]
+pub struct PageParams {
+    /// Most items returned (default 100; above 1000 counts as 1000)
+    #[param(minimum = 1)]
+    limit: Option<i64>,
+    /// Where the page starts: `next_cursor` of the page before (the cursor of the `Link`
+    /// header's address)
+    #[param(pattern = "^[A-Za-z0-9_-]*$", max_length = 1024)]
+    cursor: Option<String>,
+}
+
+/// The page a listing's query asks for (`limit`, `cursor`), the listings' defaults; 422 for a
+/// bad one.
+pub(crate) fn page_of(req: &HttpRequest) -> ApiResult<PageRequest> {
+    let mut q = Query::parse(req);
+    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
+    q.finish()?;
+    Ok(page)
+}
+
+/// A page's JSON answer: `body` made of its items and its `next_cursor`, with `Link` when
+/// another page follows.
+pub(crate) fn paged_json<T, B: Serialize>(
+    req: &HttpRequest,
+    base_url: &str,
+    page: Page<T>,
+    body: impl FnOnce(Vec<T>, Option<String>) -> B,
+) -> HttpResponse {
+    let mut res = HttpResponse::Ok();
+    link_next(&mut res, req, base_url, page.next.as_ref());
+    res.json(body(page.items, page.next.as_ref().map(Cursor::encode)))
 }
 
 #[cfg(test)]

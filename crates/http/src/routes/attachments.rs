@@ -6,7 +6,6 @@
 use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::attachments::{AttachmentError, AttachmentView, ProcessingStatus, Submitted};
-use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use redline_ports::attachments::Passage;
 use serde::Serialize;
@@ -17,7 +16,7 @@ use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::{content_length, pump, stream_form, too_large, FormRefused};
-use crate::paging::link_next;
+use crate::paging::paged_json;
 use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
@@ -353,8 +352,7 @@ fn query_session(q: &mut Query) -> Option<redline_domain::SessionId> {
 #[utoipa::path(get, path = "/v1/attachments", tag = "attachments", security(("bearer" = ["read"])),
     operation_id = "list_attachments",
     params(("session_id" = String, Query),
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most attachments returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses((status = 200, description = "The attachments, oldest first", body = AttachmentList,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -368,17 +366,13 @@ pub async fn list(state: web::Data<AppState>, principal: ApiPrincipal, req: Http
     let Some(session) = session else {
         return Err(ApiError::Internal("validated session_id missing".to_owned()));
     };
-    let page = state.attachments.list(principal.0.owner, &session, &page).await?;
-    let attachments: Vec<AttachmentBody> = page.items.into_iter().map(|v| attachment_body(v, false)).collect();
-    let body = AttachmentList {
+    let page = state.attachments.list(principal.0.owner, &session, &page).await?.map(|v| attachment_body(v, false));
+    Ok(paged_json(&req, &state.config.public_base_url, page, |attachments, next_cursor| AttachmentList {
         session_id: session.to_string(),
         total: attachments.len(),
         attachments,
-        next_cursor: page.next.as_ref().map(Cursor::encode),
-    };
-    let mut res = HttpResponse::Ok();
-    link_next(&mut res, &req, &state.config.public_base_url, page.next.as_ref());
-    Ok(res.json(body))
+        next_cursor,
+    }))
 }
 
 /// One attachment: its metadata, processing status and a preview of its text.

@@ -436,8 +436,7 @@ pub async fn approve(
 /// The session's active chat history, oldest first, a page at a time.
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/history", tag = "sessions", security(("bearer" = ["read"])),
     params(("session_id" = String, Path),
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most messages returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses(
         (status = 200, description = "The active history, oldest first", body = HistoryBody,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),

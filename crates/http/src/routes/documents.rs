@@ -4,7 +4,6 @@ use super::Routes;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::documents::{DocumentError, OpenMode, TrackedChoice, UploadOptions};
-use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use redline_domain::title::{self, TITLE_MAX_CHARS};
 use redline_domain::SessionId;
@@ -17,9 +16,8 @@ use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
 use crate::multipart::read_form;
-use crate::paging::link_next;
+use crate::paging::{page_of, paged_json};
 use crate::public_html;
-use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::state::AppState;
 use crate::validation::{session_id_at, Fields, ValidationItem};
 
@@ -659,8 +657,7 @@ pub async fn save_document(
 /// Versions of the document, newest first, a page at a time.
 #[utoipa::path(get, path = "/v1/documents/{session_id}/versions", tag = "documents", security(("bearer" = ["read"])),
     params(("session_id" = String, Path),
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most versions returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses((status = 200, description = "The versions, newest first", body = VersionList,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -672,29 +669,18 @@ pub async fn list_versions(
     req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
-    let mut q = Query::parse(&req);
-    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
-    q.finish()?;
-    let page = state.documents.versions(principal.0.owner, &session, &page).await?;
-    let versions: Vec<VersionInfo> = page
-        .items
-        .into_iter()
-        .map(|v| VersionInfo {
-            version_id: v.version_id,
-            created_at: iso8601(v.created_at),
-            section_count: v.section_count,
-            source: v.source,
-        })
-        .collect();
-    let body = VersionList {
+    let page = state.documents.versions(principal.0.owner, &session, &page_of(&req)?).await?.map(|v| VersionInfo {
+        version_id: v.version_id,
+        created_at: iso8601(v.created_at),
+        section_count: v.section_count,
+        source: v.source,
+    });
+    Ok(paged_json(&req, &state.config.public_base_url, page, |versions, next_cursor| VersionList {
         session_id: session.to_string(),
         total: versions.len(),
         versions,
-        next_cursor: page.next.as_ref().map(Cursor::encode),
-    };
-    let mut res = HttpResponse::Ok();
-    link_next(&mut res, &req, &state.config.public_base_url, page.next.as_ref());
-    Ok(res.json(body))
+        next_cursor,
+    }))
 }
 
 /// One version with its HTML.

@@ -69,8 +69,7 @@ pub const MAX_LIMIT: usize = 1000;
     tag = "sessions",
     security(("bearer" = ["read"])),
     params(
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most sessions returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: the cursor of the `Link` header of the page before"),
+        crate::paging::PageParams,
     ),
     responses(
         (status = 200, description = "The caller's sessions, most recently updated first", body = Vec<SessionInfo>,

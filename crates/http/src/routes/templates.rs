@@ -4,7 +4,6 @@
 use super::Routes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::templates::{Template, TemplateSummary as Summary};
-use redline_domain::page::Cursor;
 use redline_domain::time_util::iso8601;
 use serde::Serialize;
 use serde_json::json;
@@ -13,9 +12,8 @@ use utoipa::ToSchema;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::link_next;
+use crate::paging::{page_of, paged_json};
 use crate::public_html;
-use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
 use crate::routes::documents::{document_body, DocumentBody};
 use crate::state::AppState;
 use crate::validation::Fields;
@@ -123,8 +121,7 @@ fn body(t: Template, state: &AppState) -> TemplateBody {
 /// at a time.
 #[utoipa::path(get, path = "/v1/templates", tag = "templates", security(("bearer" = ["read"])),
     params(
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most templates returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses((status = 200, description = "The built-in templates, then the caller's own, newest first", body = TemplateList,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -134,15 +131,12 @@ pub async fn list_templates(
     principal: ApiPrincipal,
     req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
-    let mut q = Query::parse(&req);
-    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
-    q.finish()?;
-    let page = state.templates.list(principal.0.owner, &page).await?;
-    let templates: Vec<TemplateSummary> = page.items.into_iter().map(summary).collect();
-    let body = TemplateList { total: templates.len(), templates, next_cursor: page.next.as_ref().map(Cursor::encode) };
-    let mut res = HttpResponse::Ok();
-    link_next(&mut res, &req, &state.config.public_base_url, page.next.as_ref());
-    Ok(res.json(body))
+    let page = state.templates.list(principal.0.owner, &page_of(&req)?).await?.map(summary);
+    Ok(paged_json(&req, &state.config.public_base_url, page, |templates, next_cursor| TemplateList {
+        total: templates.len(),
+        templates,
+        next_cursor,
+    }))
 }
 
 /// Saves a template (`{name, html, description?}`), sanitized and sectioned like a save.

@@ -6,7 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::identity::KeyTerms;
 use redline_core::identity::MemberListing;
 use redline_domain::keys::redact_prefix;
-use redline_domain::page::{Cursor, Page, PageRequest};
+use redline_domain::page::PageRequest;
 use redline_domain::time_util::{iso8601, parse_iso8601, Millis};
 use redline_domain::{Email, KeyId, OrgId, Owner, Scope, Scopes, UserId};
 use redline_ports::records::{KeyRecord, OrgRecord};
@@ -17,8 +17,8 @@ use utoipa::ToSchema;
 use crate::auth::WebUser;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::link_next;
-use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
+use crate::paging::{page_of, paged_json};
+use crate::query::Query;
 use crate::state::AppState;
 use crate::validation::Fields;
 
@@ -333,27 +333,6 @@ pub async fn me(state: web::Data<AppState>, web_user: WebUser) -> ApiResult<Http
     }))
 }
 
-/// The page a listing's query asks for (`limit`, `cursor`).
-fn page_of(req: &HttpRequest) -> ApiResult<PageRequest> {
-    let mut q = Query::parse(req);
-    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
-    q.finish()?;
-    Ok(page)
-}
-
-/// A page's answer: `body` made of its items and its `next_cursor`, with `Link` when another
-/// page follows.
-fn page_response<T, B: Serialize>(
-    state: &AppState,
-    req: &HttpRequest,
-    page: Page<T>,
-    body: impl FnOnce(Vec<T>, Option<String>) -> B,
-) -> HttpResponse {
-    let mut res = HttpResponse::Ok();
-    link_next(&mut res, req, &state.config.public_base_url, page.next.as_ref());
-    res.json(body(page.items, page.next.as_ref().map(Cursor::encode)))
-}
-
 async fn keys_response(
     state: &AppState,
     req: &HttpRequest,
@@ -367,7 +346,11 @@ async fn keys_response(
     let emails = state.identity.emails_of(&creators).await?;
     let now = state.identity.now();
     let page = page.map(|k| key_info(k, &emails, now));
-    Ok(page_response(state, req, page, |keys, next_cursor| KeyList { total: keys.len(), keys, next_cursor }))
+    Ok(paged_json(req, &state.config.public_base_url, page, |keys, next_cursor| KeyList {
+        total: keys.len(),
+        keys,
+        next_cursor,
+    }))
 }
 
 async fn create_key_response(
@@ -392,8 +375,7 @@ async fn create_key_response(
 /// The user's API keys, newest first, revoked ones included (redacted), a page at a time.
 #[utoipa::path(get, path = "/v1/users/me/api-keys", tag = "users", security(("session" = [])),
     params(
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most keys returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses((status = 200, description = "The keys, newest first", body = KeyList,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -433,8 +415,7 @@ pub async fn revoke_key(
 /// The organizations the user belongs to, oldest first, a page at a time.
 #[utoipa::path(get, path = "/v1/users/me/organizations", tag = "organizations", security(("session" = [])),
     params(
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most organizations returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses((status = 200, description = "The organizations, oldest first", body = OrgList,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 401, body = crate::openapi::ErrorBody),
@@ -442,7 +423,7 @@ pub async fn revoke_key(
 pub async fn list_orgs(state: web::Data<AppState>, web_user: WebUser, req: HttpRequest) -> ApiResult<HttpResponse> {
     let page = page_of(&req)?;
     let page = state.identity.orgs_of(web_user.user.id, &page).await?.map(org_info);
-    Ok(page_response(&state, &req, page, |organizations, next_cursor| OrgList {
+    Ok(paged_json(&req, &state.config.public_base_url, page, |organizations, next_cursor| OrgList {
         total: organizations.len(),
         organizations,
         next_cursor,
@@ -488,8 +469,7 @@ pub async fn get_org(
 /// Members of an organization of the user, oldest membership first, a page at a time.
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/members", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path),
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most members returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses((status = 200, description = "The members, oldest membership first", body = MemberList,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 404, body = crate::openapi::ErrorBody),
@@ -502,7 +482,7 @@ pub async fn list_members(
 ) -> ApiResult<HttpResponse> {
     let page = page_of(&req)?;
     let page = state.identity.members(web_user.user.id, parse_org_id(&path)?, &page).await?.map(member_info);
-    Ok(page_response(&state, &req, page, |members, next_cursor| MemberList {
+    Ok(paged_json(&req, &state.config.public_base_url, page, |members, next_cursor| MemberList {
         total: members.len(),
         members,
         next_cursor,
@@ -574,8 +554,7 @@ pub async fn remove_member(
 /// at a time.
 #[utoipa::path(get, path = "/v1/users/me/organizations/{org_id}/api-keys", tag = "organizations", security(("session" = [])),
     params(("org_id" = String, Path),
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most keys returned (default 100; above 1000 counts as 1000)"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: `next_cursor` of the page before")),
+        crate::paging::PageParams),
     responses((status = 200, description = "The keys, newest first", body = KeyList,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
