@@ -539,6 +539,28 @@ macro_rules! with_tx {
     };
 }
 
+/// One page of a boxed query in keyset order (docs/api.md, "Pagination"): the rows after
+/// `$after` (an `&Option<Cursor>`) by (`$number`, `$id`), newest first (`desc`) or oldest
+/// first (`asc`), at most `$fetch` rows (the page's `fetch()`: one more than its limit tells
+/// that a next page exists). The first condition bounds the index range; the second settles
+/// ties. Every listing pages through here.
+macro_rules! keyset {
+    ($q:expr, desc($number:expr, $id:expr), $after:expr, $fetch:expr) => {{
+        let mut q = $q;
+        if let Some(after) = $after {
+            q = q.filter($number.le(after.number)).filter($number.lt(after.number).or($id.lt(&after.id)));
+        }
+        q.order(($number.desc(), $id.desc())).limit($fetch)
+    }};
+    ($q:expr, asc($number:expr, $id:expr), $after:expr, $fetch:expr) => {{
+        let mut q = $q;
+        if let Some(after) = $after {
+            q = q.filter($number.ge(after.number)).filter($number.gt(after.number).or($id.gt(&after.id)));
+        }
+        q.order(($number.asc(), $id.asc())).limit($fetch)
+    }};
+}
+
 /// The statements that differ per backend.
 pub(crate) trait BackendOps {
     /// Serialises transactions that read and then write one owner's rows (key limits,

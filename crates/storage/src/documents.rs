@@ -116,18 +116,11 @@ impl DocumentStore for Db {
         let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
         let after = page.after.clone();
         let rows: DbResult<Vec<(String, i64, String, i64)>> = with_conn!(self, |conn| {
-            let mut q = document_versions::table
+            let q = document_versions::table
                 .filter(document_versions::owner.eq(&owner_s))
                 .filter(document_versions::session_id.eq(sid))
                 .into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q.filter(document_versions::created_at.le(after.number)).filter(
-                    document_versions::created_at.lt(after.number).or(document_versions::version_id.lt(&after.id)),
-                );
-            }
-            Ok(q.order((document_versions::created_at.desc(), document_versions::version_id.desc()))
-                .limit(fetch)
+            Ok(keyset!(q, desc(document_versions::created_at, document_versions::version_id), &after, fetch)
                 .select((
                     document_versions::version_id,
                     document_versions::section_count,

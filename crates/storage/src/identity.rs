@@ -137,16 +137,9 @@ impl IdentityStore for Db {
         // Read through the member's index (user_id, org_created_at, org_id), which holds the
         // whole sort key; each organization is then found by its id.
         let rows: DbResult<Vec<(i64, OrgRow)>> = with_conn!(self, |conn| {
-            let mut q =
+            let q =
                 org_members::table.inner_join(organizations::table).filter(org_members::user_id.eq(&user)).into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(org_members::org_created_at.ge(after.number))
-                    .filter(org_members::org_created_at.gt(after.number).or(org_members::org_id.gt(&after.id)));
-            }
-            Ok(q.order((org_members::org_created_at.asc(), org_members::org_id.asc()))
-                .limit(fetch)
+            Ok(keyset!(q, asc(org_members::org_created_at, org_members::org_id), &after, fetch)
                 .select((org_members::org_created_at, OrgRow::as_select()))
                 .load(conn)
                 .await?)
@@ -274,15 +267,8 @@ impl IdentityStore for Db {
         let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
         let after = page.after.clone();
         let rows: DbResult<Vec<MemberRow>> = with_conn!(self, |conn| {
-            let mut q = org_members::table.filter(org_members::org_id.eq(&org)).into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(org_members::created_at.ge(after.number))
-                    .filter(org_members::created_at.gt(after.number).or(org_members::user_id.gt(&after.id)));
-            }
-            Ok(q.order((org_members::created_at.asc(), org_members::user_id.asc()))
-                .limit(fetch)
+            let q = org_members::table.filter(org_members::org_id.eq(&org)).into_boxed();
+            Ok(keyset!(q, asc(org_members::created_at, org_members::user_id), &after, fetch)
                 .select(MemberRow::as_select())
                 .load(conn)
                 .await?)
@@ -350,15 +336,8 @@ impl IdentityStore for Db {
         let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
         let after = page.after.clone();
         let rows: DbResult<Vec<KeyRow>> = with_conn!(self, |conn| {
-            let mut q = api_keys::table.filter(api_keys::owner.eq(&owner)).into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(api_keys::created_at.le(after.number))
-                    .filter(api_keys::created_at.lt(after.number).or(api_keys::id.lt(&after.id)));
-            }
-            Ok(q.order((api_keys::created_at.desc(), api_keys::id.desc()))
-                .limit(fetch)
+            let q = api_keys::table.filter(api_keys::owner.eq(&owner)).into_boxed();
+            Ok(keyset!(q, desc(api_keys::created_at, api_keys::id), &after, fetch)
                 .select(KeyRow::as_select())
                 .load(conn)
                 .await?)

@@ -40,18 +40,16 @@ impl SessionStore for Db {
         }
         let after = page.after.clone();
         let rows: DbResult<Vec<SessionRow>> = with_read!(self, |conn| {
-            let mut q = sessions::table.filter(sessions::owner.eq(&owner)).into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(sessions::updated_at.le(after.number))
-                    .filter(sessions::updated_at.lt(after.number).or(sessions::session_id.lt(&after.id)));
-            }
-            Ok(q.order((sessions::updated_at.desc(), sessions::session_id.desc()))
-                .limit(i64::try_from(fetch).unwrap_or(i64::MAX))
-                .select(SessionRow::as_select())
-                .load(conn)
-                .await?)
+            let q = sessions::table.filter(sessions::owner.eq(&owner)).into_boxed();
+            Ok(keyset!(
+                q,
+                desc(sessions::updated_at, sessions::session_id),
+                &after,
+                i64::try_from(fetch).unwrap_or(i64::MAX)
+            )
+            .select(SessionRow::as_select())
+            .load(conn)
+            .await?)
         });
         let list: Vec<SessionSummary> = rows?.into_iter().map(summary).collect();
         if let Some((lists, generation, read_at)) = kept {

@@ -84,15 +84,8 @@ impl TemplateStore for Db {
         // The summary's columns only: a listing never reads the templates' HTML.
         type Summary = (String, String, Option<String>, i64, i64, i64);
         let rows: DbResult<Vec<Summary>> = with_conn!(self, |conn| {
-            let mut q = templates::table.filter(templates::owner.eq(&owner_s)).into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(templates::created_at.le(after.number))
-                    .filter(templates::created_at.lt(after.number).or(templates::template_id.lt(&after.id)));
-            }
-            Ok(q.order((templates::created_at.desc(), templates::template_id.desc()))
-                .limit(fetch)
+            let q = templates::table.filter(templates::owner.eq(&owner_s)).into_boxed();
+            Ok(keyset!(q, desc(templates::created_at, templates::template_id), &after, fetch)
                 .select((
                     templates::template_id,
                     templates::name,

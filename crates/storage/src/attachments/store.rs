@@ -77,20 +77,13 @@ impl AttachmentStore for Db {
             let expired = attachments::state
                 .eq(AttachmentState::AwaitingUpload.as_str())
                 .and(attachments::upload_expires_at.lt(now));
-            let mut q = attachments::table
+            let q = attachments::table
                 .filter(attachments::owner.eq(&owner_s))
                 .filter(attachments::session_id.eq(sid))
                 .filter(diesel::dsl::not(expired))
                 .into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(attachments::created_at.ge(after.number))
-                    .filter(attachments::created_at.gt(after.number).or(attachments::attachment_id.gt(&after.id)));
-            }
             Ok(Some(
-                q.order((attachments::created_at.asc(), attachments::attachment_id.asc()))
-                    .limit(fetch)
+                keyset!(q, asc(attachments::created_at, attachments::attachment_id), &after, fetch)
                     .select(AttachmentRow::as_select())
                     .load(conn)
                     .await?,

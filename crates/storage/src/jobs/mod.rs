@@ -256,14 +256,7 @@ impl JobStore for Db {
                 // the index finds, which keeps the owner's index and its order.
                 None => q = q.filter(jobs::job_type.ne_all(internal_types())),
             }
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(jobs::created_at.le(after.number))
-                    .filter(jobs::created_at.lt(after.number).or(jobs::job_id.lt(&after.id)));
-            }
-            Ok(q.order((jobs::created_at.desc(), jobs::job_id.desc()))
-                .limit(fetch)
+            Ok(keyset!(q, desc(jobs::created_at, jobs::job_id), &after, fetch)
                 .select(JobRow::as_select())
                 .load(conn)
                 .await?)
@@ -755,19 +748,12 @@ impl HistoryStore for Db {
         let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
         let after = page.after.clone();
         let rows: DbResult<Vec<(i64, MessageRow)>> = with_conn!(self, |conn| {
-            let mut q = chat_messages::table
+            let q = chat_messages::table
                 .filter(chat_messages::owner.eq(&owner))
                 .filter(chat_messages::session_id.eq(sid))
                 .filter(chat_messages::active.eq(true))
                 .into_boxed();
-            if let Some(after) = &after {
-                // The first condition bounds the index range; the second settles ties.
-                q = q
-                    .filter(chat_messages::position.ge(after.number))
-                    .filter(chat_messages::position.gt(after.number).or(chat_messages::message_id.gt(&after.id)));
-            }
-            Ok(q.order((chat_messages::position.asc(), chat_messages::message_id.asc()))
-                .limit(fetch)
+            Ok(keyset!(q, asc(chat_messages::position, chat_messages::message_id), &after, fetch)
                 .select((chat_messages::position, MESSAGE_COLUMNS))
                 .load(conn)
                 .await?)
