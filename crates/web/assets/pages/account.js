@@ -9,28 +9,38 @@ import { Field, Notice, useAction } from '../lib/ui.js';
 
 export const PASSWORD_HINT = 'At least 8 characters. Common passwords and ones made from your e-mail address are refused.';
 
-/** @param {{onSignedIn: () => Promise<void>}} props */
-export function SignIn({ onSignedIn }) {
+/**
+ * The e-mail and password form of signing in and signing up: one state, one submit.
+ * @param {{submit: (email: string, password: string) => Promise<void>, newPassword: boolean, label: string, busyLabel: string}} props
+ */
+function CredentialsForm({ submit, newPassword, label, busyLabel }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const action = useAction();
   /** @param {Event} e */
-  const submit = (e) => {
+  const onSubmit = (e) => {
     e.preventDefault();
-    action.run(async () => {
-      await api('POST', '/v1/auth/login', { email, password });
-      await onSignedIn();
-    });
+    action.run(() => submit(email, password));
+  };
+  return html`<form onSubmit=${onSubmit} noValidate>
+      <${Notice} message=${action.error} />
+      <${Field} label="E-mail" name="email" type="email" autocomplete="username" value=${email} onInput=${setEmail} error=${action.fields.email} required autofocus />
+      <${Field} label="Password" name="password" type="password" autocomplete=${newPassword ? 'new-password' : 'current-password'} hint=${newPassword ? PASSWORD_HINT : undefined} value=${password} onInput=${setPassword} error=${action.fields.password} required />
+      <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? busyLabel : label}</button>
+    </form>`;
+}
+
+/** @param {{onSignedIn: () => Promise<void>}} props */
+export function SignIn({ onSignedIn }) {
+  /** @type {(email: string, password: string) => Promise<void>} */
+  const submit = async (email, password) => {
+    await api('POST', '/v1/auth/login', { email, password });
+    await onSignedIn();
   };
   return html`<section class="narrow">
     <h1>Sign in to Redline</h1>
     <p class="intro">Redline keeps your documents and lets an AI edit them in chat. You see each change it proposes as a redline, accept or reject it, and export to Word, PDF, HTML, Markdown or text.</p>
-    <form onSubmit=${submit} noValidate>
-      <${Notice} message=${action.error} />
-      <${Field} label="E-mail" name="email" type="email" autocomplete="username" value=${email} onInput=${setEmail} error=${action.fields.email} required autofocus />
-      <${Field} label="Password" name="password" type="password" autocomplete="current-password" value=${password} onInput=${setPassword} error=${action.fields.password} required />
-      <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? 'Signing in…' : 'Sign in'}</button>
-    </form>
+    <${CredentialsForm} submit=${submit} newPassword=${false} label="Sign in" busyLabel="Signing in…" />
     <p><${Link} href="/forgot-password">Forgot your password?<//></p>
     <p>New to Redline? <${Link} href="/signup">Create an account<//>.</p>
   </section>`;
@@ -38,33 +48,22 @@ export function SignIn({ onSignedIn }) {
 
 /** @param {{onSignedIn: () => Promise<void>}} props */
 export function SignUp({ onSignedIn }) {
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const action = useAction();
-  /** @param {Event} e */
-  const submit = (e) => {
-    e.preventDefault();
-    action.run(async () => {
-      try {
-        await api('POST', '/v1/auth/signup', { email, password });
-      } catch (e) {
-        // A taken address is a problem of the e-mail field.
-        if (e instanceof ApiError && e.status === 409) throw new ApiError(409, e.message, { email: e.message });
-        throw e;
-      }
-      await api('POST', '/v1/auth/login', { email, password });
-      await onSignedIn();
-    });
+  /** @type {(email: string, password: string) => Promise<void>} */
+  const submit = async (email, password) => {
+    try {
+      await api('POST', '/v1/auth/signup', { email, password });
+    } catch (e) {
+      // A taken address is a problem of the e-mail field.
+      if (e instanceof ApiError && e.status === 409) throw new ApiError(409, e.message, { email: e.message });
+      throw e;
+    }
+    await api('POST', '/v1/auth/login', { email, password });
+    await onSignedIn();
   };
   return html`<section class="narrow">
     <h1>Create your Redline account</h1>
     <p>The free plan includes 500 operations a month.</p>
-    <form onSubmit=${submit} noValidate>
-      <${Notice} message=${action.error} />
-      <${Field} label="E-mail" name="email" type="email" autocomplete="username" value=${email} onInput=${setEmail} error=${action.fields.email} required autofocus />
-      <${Field} label="Password" name="password" type="password" autocomplete="new-password" hint=${PASSWORD_HINT} value=${password} onInput=${setPassword} error=${action.fields.password} required />
-      <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? 'Creating the account…' : 'Create account'}</button>
-    </form>
+    <${CredentialsForm} submit=${submit} newPassword=${true} label="Create account" busyLabel="Creating the account…" />
     <p>Already have an account? <${Link} href="/signin">Sign in<//>.</p>
   </section>`;
 }
