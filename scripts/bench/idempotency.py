@@ -13,76 +13,50 @@ Usage: scripts/bench/idempotency.py path/to/redline [rounds]
 """
 import http.client
 import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from serving import serve
 
 
 def main():
     binary, rounds = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    port = free_port()
-    with tempfile.TemporaryDirectory() as data:
-        env = {"PATH": os.environ["PATH"], "REDLINE_DATA_DIR": data, "REDLINE_BIND": f"127.0.0.1:{port}"}
-        server = subprocess.Popen([binary, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            conn = None
-            for _ in range(300):
-                try:
-                    conn = http.client.HTTPConnection("127.0.0.1", port)
-                    conn.request("GET", "/healthz")
-                    conn.getresponse().read()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+    with serve(binary) as base:
+        conn = http.client.HTTPConnection(*base.removeprefix("http://").split(":"))
+        def call(method, path, body, headers=None):
+            h = {"content-type": "application/json", **(headers or {})}
+            if key:
+                h["authorization"] = "Bearer " + key
+            started = time.perf_counter()
+            conn.request(method, path, json.dumps(body), h)
+            r = conn.getresponse()
+            payload = r.read()
+            assert r.status < 300, (r.status, payload[:200])
+            return time.perf_counter() - started, payload
 
-            def call(method, path, body, headers=None):
-                h = {"content-type": "application/json", **(headers or {})}
-                if key:
-                    h["authorization"] = "Bearer " + key
-                started = time.perf_counter()
-                conn.request(method, path, json.dumps(body), h)
-                r = conn.getresponse()
-                payload = r.read()
-                assert r.status < 300, (r.status, payload[:200])
-                return time.perf_counter() - started, payload
-
-            key = None
-            _, signup = call("POST", "/v1/agents/signup", {})
-            key = json.loads(signup)["api_key"]
-            html = "".join(f"<p>paragraph {i} with w0 in it</p>" for i in range(20))
-            call("PUT", "/v1/documents/bench", {"html": html})
-            cases = {
-                "export": lambda n: ("/v1/documents/export", {"session_id": "bench", "format": "txt"}),
-                "chat": lambda n: ("/v1/chat", {"session_id": "bench", "message": f'replace "w{n}" with "w{n + 1}"'}),
-            }
-            times = {(c, k): [] for c in cases for k in (False, True)}
-            n = 0
-            for _ in range(rounds):
-                for case, make in cases.items():
-                    for with_key in (False, True):
-                        for _ in range(10):
-                            path, body = make(n)
-                            if case == "chat":
-                                n += 1
-                            headers = {"idempotency-key": str(uuid.uuid4())} if with_key else {}
-                            took, _ = call("POST", path, body, headers)
-                            times[(case, with_key)].append(took)
-        finally:
-            server.terminate()
-            server.wait()
+        key = None
+        _, signup = call("POST", "/v1/agents/signup", {})
+        key = json.loads(signup)["api_key"]
+        html = "".join(f"<p>paragraph {i} with w0 in it</p>" for i in range(20))
+        call("PUT", "/v1/documents/bench", {"html": html})
+        cases = {
+            "export": lambda n: ("/v1/documents/export", {"session_id": "bench", "format": "txt"}),
+            "chat": lambda n: ("/v1/chat", {"session_id": "bench", "message": f'replace "w{n}" with "w{n + 1}"'}),
+        }
+        times = {(c, k): [] for c in cases for k in (False, True)}
+        n = 0
+        for _ in range(rounds):
+            for case, make in cases.items():
+                for with_key in (False, True):
+                    for _ in range(10):
+                        path, body = make(n)
+                        if case == "chat":
+                            n += 1
+                        headers = {"idempotency-key": str(uuid.uuid4())} if with_key else {}
+                        took, _ = call("POST", path, body, headers)
+                        times[(case, with_key)].append(took)
     for case in cases:
         plain = statistics.median(times[(case, False)]) * 1000
         keyed = statistics.median(times[(case, True)]) * 1000

@@ -11,24 +11,14 @@ Usage: scripts/bench/webhooks.py path/to/redline [N]
 """
 import datetime
 import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from serving import free_port, serve
 
 
 arrivals = []
@@ -59,31 +49,16 @@ def main():
     binary, n = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 200
     receiver = ThreadingHTTPServer(("127.0.0.1", free_port()), Receiver)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
-    port = free_port()
-    with tempfile.TemporaryDirectory() as data:
-        env = {"PATH": os.environ["PATH"], "REDLINE_DATA_DIR": data, "REDLINE_BIND": f"127.0.0.1:{port}",
-               "REDLINE_WEBHOOK_ALLOW_PRIVATE": "on", "REDLINE_LOG_LEVEL": "warn"}
-        server = subprocess.Popen([binary, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(300):
-                try:
-                    call(base, "GET", "/healthz")
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            key = call(base, "POST", "/v1/agents/signup", body={})["api_key"]
-            url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
-            call(base, "POST", "/v1/webhooks", key, {"url": url, "events": ["job.completed"]})
-            call(base, "PUT", "/v1/documents/b", key, {"html": "<p>w0</p>"})
-            for i in range(n):
-                call(base, "POST", "/v1/chat", key, {"session_id": "b", "message": f'replace "w{i}" with "w{i + 1}"'})
-            deadline = time.time() + 30
-            while len(arrivals) < n and time.time() < deadline:
-                time.sleep(0.05)
-        finally:
-            server.terminate()
-            server.wait()
+    with serve(binary, REDLINE_WEBHOOK_ALLOW_PRIVATE="on") as base:
+        key = call(base, "POST", "/v1/agents/signup", body={})["api_key"]
+        url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+        call(base, "POST", "/v1/webhooks", key, {"url": url, "events": ["job.completed"]})
+        call(base, "PUT", "/v1/documents/b", key, {"html": "<p>w0</p>"})
+        for i in range(n):
+            call(base, "POST", "/v1/chat", key, {"session_id": "b", "message": f'replace "w{i}" with "w{i + 1}"'})
+        deadline = time.time() + 30
+        while len(arrivals) < n and time.time() < deadline:
+            time.sleep(0.05)
     latencies = []
     for at, body in arrivals:
         ended = datetime.datetime.fromisoformat(body["timestamp"].replace("Z", "+00:00")).timestamp()
