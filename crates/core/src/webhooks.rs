@@ -226,17 +226,30 @@ impl Webhooks {
             if sent > 0 {
                 continue;
             }
-            tokio::select! {
-                () = tokio::time::sleep(IDLE_POLL) => {}
-                signal = signals.recv() => match signal {
-                    // A job's row changed: its transaction may have queued messages.
-                    Ok(Signal::Job(_)) => {}
-                    Ok(_) => continue,
-                    // A lagging receiver only missed hints: look now.
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => signals = bus.subscribe(),
-                },
-                _ = draining.wait_for(|d| *d) => return,
+            // Waits for a job change (its transaction may have queued messages) or the next
+            // look; other signals (a stream's events) do not make it look sooner.
+            let next_look = tokio::time::Instant::now() + IDLE_POLL;
+            let mut closed = false;
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep_until(next_look) => break,
+                    signal = signals.recv() => match signal {
+                        Ok(Signal::Job(_)) => break,
+                        Ok(_) => {}
+                        // A lagging receiver only missed hints: look now.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => break,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            closed = true;
+                            break;
+                        }
+                    },
+                    _ = draining.wait_for(|d| *d) => return,
+                }
+            }
+            // No bus any more (shutting down): look once a second.
+            if closed {
+                tokio::time::sleep_until(next_look).await;
+                signals = bus.subscribe();
             }
         }
     }

@@ -111,6 +111,18 @@ fn endpoint(row: EndpointRow) -> Result<WebhookEndpoint, StoreError> {
     })
 }
 
+/// What an update of an endpoint writes: `None` leaves a column as it is.
+#[derive(AsChangeset)]
+#[diesel(table_name = e)]
+struct EndpointChangeset<'a> {
+    url: Option<&'a str>,
+    description: Option<&'a str>,
+    events: Option<String>,
+    disabled_reason: Option<Option<&'a str>>,
+    failing_since: Option<Option<i64>>,
+    updated_at: i64,
+}
+
 fn event_names(events: &[EventType]) -> String {
     serde_json::Value::from(events.iter().map(|e| e.as_str()).collect::<Vec<_>>()).to_string()
 }
@@ -231,34 +243,23 @@ impl WebhookStore for Db {
         now: Millis,
     ) -> Result<Option<WebhookEndpoint>, StoreError> {
         let owner = owner.to_string();
-        let events = changes.events.as_deref().map(event_names);
+        let reason = changes.disabled_reason.as_ref().map(Option::as_deref);
+        let set = EndpointChangeset {
+            url: changes.url.as_deref(),
+            description: changes.description.as_deref(),
+            events: changes.events.as_deref().map(event_names),
+            disabled_reason: reason,
+            // Enabled again: its failures are forgotten.
+            failing_since: matches!(reason, Some(None)).then_some(None),
+            updated_at: now,
+        };
         let row: DbResult<Option<EndpointRow>> = with_tx!(self, |conn| {
             let this = e::table.find(id).filter(e::owner.eq(&owner));
-            let n = diesel::update(this).set(e::updated_at.eq(now)).execute(conn).await?;
-            if n == 0 {
+            if diesel::update(this).set(&set).execute(conn).await? == 0 {
                 return Ok(None);
             }
-            if let Some(url) = &changes.url {
-                diesel::update(this).set(e::url.eq(url)).execute(conn).await?;
-            }
-            if let Some(description) = &changes.description {
-                diesel::update(this).set(e::description.eq(description)).execute(conn).await?;
-            }
-            if let Some(events) = &events {
-                diesel::update(this).set(e::events.eq(events)).execute(conn).await?;
-            }
-            match &changes.disabled_reason {
-                None => {}
-                Some(None) => {
-                    diesel::update(this)
-                        .set((e::disabled_reason.eq(None::<String>), e::failing_since.eq(None::<i64>)))
-                        .execute(conn)
-                        .await?;
-                }
-                Some(Some(reason)) => {
-                    diesel::update(this).set(e::disabled_reason.eq(reason)).execute(conn).await?;
-                    give_up_pending!(conn, id, reason);
-                }
+            if let Some(Some(reason)) = reason {
+                give_up_pending!(conn, id, reason);
             }
             Ok(this.select(EndpointRow::as_select()).get_result(conn).await.optional()?)
         });
