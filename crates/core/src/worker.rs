@@ -59,15 +59,18 @@ impl LeaseKeeper {
     pub(crate) fn end(self) {}
 }
 
+/// What keeping a lease needs: the job store, the bus that tells of the job's changes, and the
+/// clock.
+pub(crate) type LeasePorts<'a> = (&'a Arc<dyn JobStore>, &'a Arc<dyn EventBus>, &'a Arc<dyn Clock>);
+
 /// Renews the job's lease every third of it; turns `true` when the job is no longer in
 /// progress (cancelled, or taken back after a lease ran out).
 pub(crate) fn keep_lease(
-    jobs: Arc<dyn JobStore>,
-    bus: Arc<dyn EventBus>,
-    clock: Arc<dyn Clock>,
-    job_id: String,
+    (jobs, bus, clock): LeasePorts<'_>,
+    job_id: &str,
     lease: Duration,
 ) -> (watch::Receiver<bool>, LeaseKeeper) {
+    let (jobs, bus, clock, job_id) = (jobs.clone(), bus.clone(), clock.clone(), job_id.to_owned());
     let (tx, rx) = watch::channel(false);
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {

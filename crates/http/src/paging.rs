@@ -4,6 +4,7 @@
 //! it is.
 
 use actix_web::http::header;
+use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use redline_domain::page::{Cursor, Page, PageRequest};
 use serde::Serialize;
@@ -24,7 +25,7 @@ pub(crate) fn next_url(req: &HttpRequest, base_url: &str, next: &Cursor) -> Stri
 }
 
 /// Sets `Link: <next>; rel="next"` when another page follows.
-pub(crate) fn link_next(builder: &mut HttpResponseBuilder, req: &HttpRequest, base_url: &str, next: Option<&Cursor>) {
+fn link_next(builder: &mut HttpResponseBuilder, req: &HttpRequest, base_url: &str, next: Option<&Cursor>) {
     if let Some(next) = next {
         builder.insert_header((header::LINK, format!("<{}>; rel=\"next\"", next_url(req, base_url, next))));
     }
@@ -62,9 +63,16 @@ pub(crate) fn paged_json<T, B: Serialize>(
     page: Page<T>,
     body: impl FnOnce(Vec<T>, Option<String>) -> B,
 ) -> HttpResponse {
+    let json = serde_json::to_vec(&body(page.items, page.next.as_ref().map(Cursor::encode))).unwrap_or_default();
+    paged(req, base_url, page.next.as_ref(), json)
+}
+
+/// A page's answer already written as JSON (`json`), with `Link` when a page follows it
+/// (`next`): what [`paged_json`] answers, for listings that write their own bytes.
+pub(crate) fn paged(req: &HttpRequest, base_url: &str, next: Option<&Cursor>, json: impl Into<Bytes>) -> HttpResponse {
     let mut res = HttpResponse::Ok();
-    link_next(&mut res, req, base_url, page.next.as_ref());
-    res.json(body(page.items, page.next.as_ref().map(Cursor::encode)))
+    link_next(&mut res, req, base_url, next);
+    res.content_type("application/json").body(json.into())
 }
 
 #[cfg(test)]

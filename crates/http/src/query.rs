@@ -35,6 +35,17 @@ impl Query {
         self.errors.push(ValidationItem::new(kind, vec![json!("query"), json!(name)], msg, json!(input)));
     }
 
+    /// An optional literal parameter: `None` when absent or empty, else what `parse` makes of
+    /// it; a value it refuses is a `literal_error` with `msg`.
+    pub(crate) fn literal<T>(&mut self, name: &str, parse: impl Fn(&str) -> Option<T>, msg: &str) -> Option<T> {
+        let value = self.get(name).filter(|s| !s.is_empty())?.to_owned();
+        let parsed = parse(&value);
+        if parsed.is_none() {
+            self.problem(name, "literal_error", msg, &value);
+        }
+        parsed
+    }
+
     pub(crate) fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
         let Some(raw) = self.get(name).map(str::to_owned) else {
             return default;

@@ -112,7 +112,6 @@ struct Model {
 
 impl Model {
     async fn start() -> Self {
-        use tokio::io::AsyncWriteExt;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let model = Model {
             base: format!("http://{}", listener.local_addr().expect("addr")),
@@ -133,29 +132,7 @@ impl Model {
                     while model.hold.load(Ordering::SeqCst) {
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
-                    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-                    let answered =
-                        request["messages"].as_array().is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
-                    let answer = if answered {
-                        json!({"choices": [{"message": {"role": "assistant", "content": "Edited."}}]})
-                    } else {
-                        let system = request["messages"][0]["content"].as_str().unwrap_or_default();
-                        let id = system
-                            .split("\"first_chunk_id\":\"")
-                            .nth(1)
-                            .and_then(|s| s.split('"').next())
-                            .unwrap_or("x");
-                        json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{
-                            "id": "call_1", "type": "function",
-                            "function": {"name": "edit_section", "arguments": json!({"chunk_id": id, "new_html": "<p>edited by the model</p>", "explanation": "x"}).to_string()}
-                        }]}}]})
-                    };
-                    let text = answer.to_string();
-                    let reply = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                        text.len()
-                    );
-                    let _ = sock.write_all(reply.as_bytes()).await;
+                    crate::helpers::answer_with_an_edit(&mut sock, &body, "<p>edited by the model</p>").await;
                 });
             }
         });

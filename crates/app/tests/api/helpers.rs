@@ -477,3 +477,28 @@ pub async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(String, S
         }
     }
 }
+
+/// Answers one chat call of the fake OpenAI-wire models the replica tests run: an edit of the
+/// first section the outline in `body` names (its HTML `new_html`), or, once the call carries
+/// the tool's result, the text "Edited.".
+pub async fn answer_with_an_edit(sock: &mut tokio::net::TcpStream, body: &str, new_html: &str) {
+    use tokio::io::AsyncWriteExt;
+    let request: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let answered = request["messages"].as_array().is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+    let answer = if answered {
+        json!({"choices": [{"message": {"role": "assistant", "content": "Edited."}}]})
+    } else {
+        let system = request["messages"][0]["content"].as_str().unwrap_or_default();
+        let id = system.split("\"first_chunk_id\":\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or("x");
+        let arguments = json!({"chunk_id": id, "new_html": new_html, "explanation": "x"}).to_string();
+        json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{
+            "id": "call_1", "type": "function", "function": {"name": "edit_section", "arguments": arguments}
+        }]}}]})
+    };
+    let text = answer.to_string();
+    let reply = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = sock.write_all(reply.as_bytes()).await;
+}

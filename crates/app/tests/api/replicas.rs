@@ -118,7 +118,6 @@ impl Drop for Replica {
 /// A model that holds every request while `hold` is set, then answers: an edit of the first
 /// section the outline names, then a text answer. `seen` counts the requests.
 async fn slow_model(hold: Arc<AtomicBool>, seen: Arc<AtomicUsize>) -> String {
-    use tokio::io::AsyncWriteExt;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -132,25 +131,7 @@ async fn slow_model(hold: Arc<AtomicBool>, seen: Arc<AtomicUsize>) -> String {
                 while hold.load(Ordering::SeqCst) {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
-                let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-                let answered = request["messages"].as_array().is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
-                let answer = if answered {
-                    json!({"choices": [{"message": {"role": "assistant", "content": "Edited."}}]})
-                } else {
-                    let system = request["messages"][0]["content"].as_str().unwrap_or_default();
-                    let id =
-                        system.split("\"first_chunk_id\":\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or("x");
-                    json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{
-                        "id": "call_1", "type": "function",
-                        "function": {"name": "edit_section", "arguments": json!({"chunk_id": id, "new_html": "<p>after the crash</p>", "explanation": "x"}).to_string()}
-                    }]}}]})
-                };
-                let text = answer.to_string();
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-                let _ = sock.write_all(reply.as_bytes()).await;
+                crate::helpers::answer_with_an_edit(&mut sock, &body, "<p>after the crash</p>").await;
             });
         }
     });

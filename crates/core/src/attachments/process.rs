@@ -25,13 +25,8 @@ use crate::worker::{keep_lease, JobRunner, Stop};
 #[async_trait::async_trait]
 impl JobRunner for Attachments {
     async fn run(&self, job: JobRecord) {
-        let (stopped, renewer) = keep_lease(
-            self.ports.jobs.clone(),
-            self.ports.bus.clone(),
-            self.ports.clock.clone(),
-            job.job_id.clone(),
-            self.config.lease,
-        );
+        let (stopped, renewer) =
+            keep_lease((&self.ports.jobs, &self.ports.bus, &self.ports.clock), &job.job_id, self.config.lease);
         let outcome = self.process(&job, &stopped).await;
         renewer.end();
         match outcome {

@@ -94,10 +94,8 @@ impl Chat {
     /// Runs a claimed chat job to its end.
     pub async fn run_job(&self, job: JobRecord) {
         let (mut cancel, watcher) = crate::worker::keep_lease(
-            self.ports.jobs.clone(),
-            self.ports.bus.clone(),
-            self.ports.clock.clone(),
-            job.job_id.clone(),
+            (&self.ports.jobs, &self.ports.bus, &self.ports.clock),
+            &job.job_id,
             self.config.lease,
         );
         match Turn::read(&job) {

@@ -156,13 +156,8 @@ impl JobRunner for Exports {
                 return;
             }
         };
-        let (stopped, renewer) = keep_lease(
-            self.ports.jobs.clone(),
-            self.ports.bus.clone(),
-            self.ports.clock.clone(),
-            job.job_id.clone(),
-            self.config.lease,
-        );
+        let (stopped, renewer) =
+            keep_lease((&self.ports.jobs, &self.ports.bus, &self.ports.clock), &job.job_id, self.config.lease);
         self.purge_expired().await;
         let outcome = self.deliver(&request, &stopped).await;
         renewer.end();

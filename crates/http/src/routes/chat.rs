@@ -17,8 +17,7 @@ use utoipa::ToSchema;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::link_next;
-use crate::query::{Query, DEFAULT_PAGE, MAX_PAGE};
+use crate::paging::{page_of, paged};
 use crate::routes::documents::path_session;
 use crate::routes::job_body::{self, render, ChatResultBody, DocumentChangesBody, JobBody, JobResultBody};
 use crate::routes::jobs::{event_stream, stream_slot};
@@ -451,12 +450,7 @@ pub async fn history(
     req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
-    let mut q = Query::parse(&req);
-    let page = q.page(DEFAULT_PAGE, MAX_PAGE);
-    q.finish()?;
-    let h = state.chat.history(principal.0.owner, &session, &page).await?;
-    let mut res = HttpResponse::Ok();
-    link_next(&mut res, &req, &state.config.public_base_url, h.next.as_ref());
+    let h = state.chat.history(principal.0.owner, &session, &page_of(&req)?).await?;
     let body = HistoryBody {
         next_cursor: h.next.as_ref().map(Cursor::encode),
         session_id: h.session_id.as_str().to_owned(),
@@ -474,7 +468,8 @@ pub async fn history(
             })
             .collect(),
     };
-    Ok(json_answer(&state, res, &body, None))
+    let base = &state.config.public_base_url;
+    Ok(paged(&req, base, h.next.as_ref(), render(&body, base)))
 }
 
 /// Restores the document to the version before a message and drops that message and the

@@ -10,14 +10,14 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use redline_core::chat::view::{JobKind, JobView};
 use redline_domain::job::{JobStatus, JobType};
-use redline_domain::page::{Cursor, Page};
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_ports::jobs::{JobFilter, Signal};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::auth::ApiPrincipal;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::link_next;
+use crate::paging::paged;
 use crate::query::Query;
 use crate::routes::documents::path_session;
 use crate::routes::job_body::{self, render, EventBody, JobBody, JobListBody};
@@ -77,22 +77,46 @@ pub(crate) fn page_body(page: Page<JobView>, compact: bool, budget: usize, base:
     (Bytes::from(out), next)
 }
 
+/// The `limit`, `cursor` and `compact` of the two job listings: the OpenAPI document's one
+/// description of them (`params(JobPageParams)`).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(dead_code, reason = "describes the query in the OpenAPI document only; the handlers read it")]
+pub struct JobPageParams {
+    /// Most jobs returned (default 20; above 100 counts as 100)
+    #[param(minimum = 1)]
+    limit: Option<i64>,
+    /// Where the page starts: `next_cursor` of the page before (the cursor of the `Link`
+    /// header's address)
+    #[param(pattern = "^[A-Za-z0-9_-]*$", max_length = 1024)]
+    cursor: Option<String>,
+    /// Omit results and intermediate events
+    compact: Option<bool>,
+}
+
+/// A listing's page of jobs and whether it is compact, from its query; the query's other
+/// fields are left to `read`, which may add problems before the query is finished.
+fn job_page(req: &HttpRequest, read: impl FnOnce(&mut Query)) -> ApiResult<(PageRequest, bool)> {
+    let mut q = Query::parse(req);
+    let page = q.page(DEFAULT_LIMIT, MAX_LIMIT);
+    let compact = q.boolean("compact");
+    read(&mut q);
+    q.finish()?;
+    Ok((page, compact))
+}
+
 fn listing(req: &HttpRequest, state: &AppState, page: Page<JobView>, compact: bool) -> HttpResponse {
     let (body, next) = page_body(page, compact, FULL_PAGE_BYTES, &state.config.public_base_url);
-    let mut res = HttpResponse::Ok();
-    link_next(&mut res, req, &state.config.public_base_url, next.as_ref());
-    res.content_type("application/json").body(body)
+    paged(req, &state.config.public_base_url, next.as_ref(), body)
 }
 
 /// The caller's jobs, newest first, a page at a time (`limit`, `cursor`, `status`,
 /// `job_type`, `compact`).
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("bearer" = ["read"])),
     params(
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most jobs returned (default 20; above 100 counts as 100)"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: `next_cursor` of the page before"),
+        JobPageParams,
         ("status" = Option<String>, Query, pattern = "^(pending|in_progress|awaiting_approval|completed|failed|cancelled)?$"),
         ("job_type" = Option<String>, Query, pattern = "^(chat|attachment_processing)?$"),
-        ("compact" = Option<bool>, Query, description = "Omit results and intermediate events"),
     ),
     responses((status = 200, description = "The jobs, newest first", body = JobListBody,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
@@ -102,39 +126,22 @@ pub async fn list_jobs(
     principal: ApiPrincipal,
     req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
-    let mut q = Query::parse(&req);
-    let page = q.page(DEFAULT_LIMIT, MAX_LIMIT);
-    let compact = q.boolean("compact");
-    let status = match q.get("status").filter(|s| !s.is_empty()).map(str::to_owned) {
-        None => None,
-        Some(s) => match JobStatus::parse(&s) {
-            Some(st) => Some(st),
-            None => {
-                q.problem("status", "literal_error", "Input should be 'pending', 'in_progress', 'awaiting_approval', 'completed', 'failed' or 'cancelled'", &s);
-                None
-            }
-        },
-    };
-    let job_type = match q.get("job_type").filter(|s| !s.is_empty()).map(str::to_owned) {
-        None => None,
-        Some(s) => match JobType::parse_public(&s) {
-            Some(t) => Some(t),
-            None => {
-                q.problem("job_type", "literal_error", "Input should be 'chat' or 'attachment_processing'", &s);
-                None
-            }
-        },
-    };
-    q.finish()?;
-    let filter = JobFilter { session_id: None, status, job_type };
+    let mut filter = JobFilter { session_id: None, status: None, job_type: None };
+    let (page, compact) = job_page(&req, |q| {
+        filter.status = q.literal(
+            "status",
+            JobStatus::parse,
+            "Input should be 'pending', 'in_progress', 'awaiting_approval', 'completed', 'failed' or 'cancelled'",
+        );
+        filter.job_type =
+            q.literal("job_type", JobType::parse_public, "Input should be 'chat' or 'attachment_processing'");
+    })?;
     Ok(listing(&req, &state, state.chat.list(principal.0.owner, &filter, &page, compact).await?, compact))
 }
 
 /// The jobs of one session, most recent first (`limit` default 20, `compact`).
 #[utoipa::path(get, path = "/v1/sessions/{session_id}/jobs", tag = "jobs", security(("bearer" = ["read"])),
-    params(("session_id" = String, Path), ("limit" = Option<i64>, Query, minimum = 1),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]*$", max_length = 1024, description = "Where the page starts: `next_cursor` of the page before"),
-        ("compact" = Option<bool>, Query)),
+    params(("session_id" = String, Path), JobPageParams),
     responses((status = 200, description = "The jobs, newest first", body = JobListBody,
             headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
         (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ValidationErrorBody)))]
@@ -145,10 +152,7 @@ pub async fn session_jobs(
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let session = path_session(&path)?;
-    let mut q = Query::parse(&req);
-    let page = q.page(DEFAULT_LIMIT, MAX_LIMIT);
-    let compact = q.boolean("compact");
-    q.finish()?;
+    let (page, compact) = job_page(&req, |_| {})?;
     let filter = JobFilter { session_id: Some(session), status: None, job_type: None };
     Ok(listing(&req, &state, state.chat.list(principal.0.owner, &filter, &page, compact).await?, compact))
 }

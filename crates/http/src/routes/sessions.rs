@@ -13,8 +13,7 @@ use super::documents::path_session;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::link_next;
-use crate::query::Query;
+use crate::paging::{page_of, paged_json};
 use crate::state::AppState;
 use crate::validation::Fields;
 
@@ -56,11 +55,6 @@ pub struct SessionUpdate {
     title: String,
 }
 
-/// Sessions a page holds when the caller does not say.
-pub const DEFAULT_LIMIT: usize = 100;
-/// Most sessions a page holds.
-pub const MAX_LIMIT: usize = 1000;
-
 /// Lists the caller's sessions, most recently updated first, a page at a time. Consumes no
 /// operations; a 200 also proves the key is valid.
 #[utoipa::path(
@@ -83,14 +77,8 @@ pub async fn list_sessions(
     principal: ApiPrincipal,
     req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
-    let mut q = Query::parse(&req);
-    let page = q.page(DEFAULT_LIMIT, MAX_LIMIT);
-    q.finish()?;
-    let sessions = state.sessions.list(principal.0.owner, &page).await?;
-    let body: Vec<SessionInfo> = sessions.items.into_iter().map(SessionInfo::from).collect();
-    let mut res = HttpResponse::Ok();
-    link_next(&mut res, &req, &state.config.public_base_url, sessions.next.as_ref());
-    Ok(res.json(body))
+    let sessions = state.sessions.list(principal.0.owner, &page_of(&req)?).await?.map(SessionInfo::from);
+    Ok(paged_json(&req, &state.config.public_base_url, sessions, |sessions, _| sessions))
 }
 
 /// Renames a session's document. The title names its exports and shows in listings; the
