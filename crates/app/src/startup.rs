@@ -383,9 +383,10 @@ impl Application {
         };
         tracing::info!("stopping: draining requests, event streams and running jobs");
         let _ = self.draining.send(true);
-        // Workers need the shutdown timeout, plus the moment a run handed back takes to stop.
+        // Workers need the shutdown timeout, plus the moment a run handed back takes to stop
+        // (5 s at most) and the retried writes of the hand-back or of a lease given up.
         let workers = tokio::time::timeout(
-            self.shutdown_timeout + std::time::Duration::from_secs(6),
+            self.shutdown_timeout + std::time::Duration::from_secs(10),
             futures_util::future::join_all(self.workers),
         );
         let served = match served {

@@ -238,10 +238,15 @@ impl Workers {
                 tokio::select! {
                     () = &mut run => {}
                     () = drained(&mut stop, drain) => {
-                        // The run in hand stops as soon as it sees its job taken away.
-                        self.chat.hand_back(&job_id).await;
+                        // The run in hand stops as soon as it sees its job taken away; one
+                        // past its commit (not handed back) gets the moment it needs to end
+                        // the job, and else gives its lease up for another replica.
+                        let handed_back = self.chat.hand_back(&job_id).await;
                         if tokio::time::timeout(RUN_STOPS_WITHIN, &mut run).await.is_err() {
-                            tracing::warn!(worker, %job_id, "a job handed back did not stop in time");
+                            tracing::warn!(worker, %job_id, handed_back, "a stopping run did not end in time");
+                            if !handed_back {
+                                self.chat.give_up_lease(&job_id).await;
+                            }
                         }
                     }
                 }

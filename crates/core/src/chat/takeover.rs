@@ -3,10 +3,19 @@
 //! stopped run had written stay in the job's stream, so the run that starts again names, in
 //! its first event, the events it supersedes (docs/api.md, "Chat and jobs").
 
-use redline_ports::jobs::{JobEvent, Signal};
+use std::time::Duration;
+
+use redline_domain::job::JobStatus;
+use redline_ports::jobs::{JobEvent, JobUpdate, Signal};
+use redline_ports::StoreError;
 use serde_json::{json, Value};
 
 use super::Chat;
+
+/// How many times a write of a stopping replica (hand-back, lease given up) is tried, with
+/// pauses growing by [`STOP_WRITE_PAUSE`].
+const STOP_WRITE_TRIES: u32 = 4;
+const STOP_WRITE_PAUSE: Duration = Duration::from_millis(250);
 
 /// The message of the status event that starts every run of a turn.
 pub const RUN_START: &str = "Reading the document";
@@ -43,6 +52,26 @@ pub(super) fn superseded(events: &[JobEvent]) -> Option<Superseded> {
     Some(Superseded { from: events[start].sequence, through: events.last().map_or(0, |e| e.sequence) })
 }
 
+/// A write of a stopping replica, tried [`STOP_WRITE_TRIES`] times with growing pauses while
+/// it fails; its last error after that.
+async fn retried<T, F, Fut>(job_id: &str, what: &str, mut write: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut tries = 1;
+    loop {
+        match write().await {
+            Err(e) if tries < STOP_WRITE_TRIES => {
+                tracing::warn!(job_id, error = %e, "could not {what} yet; trying again");
+                tokio::time::sleep(STOP_WRITE_PAUSE * tries).await;
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
 impl Chat {
     /// Hands a running job back to the queue at once (this replica is shutting down and
     /// cannot finish it): another replica takes it up without waiting for the lease. The
@@ -50,7 +79,9 @@ impl Chat {
     /// handed back (false when it had committed its document and must finish here, or had
     /// ended).
     pub async fn hand_back(&self, job_id: &str) -> bool {
-        match self.ports.jobs.release_job(job_id, self.now()).await {
+        // A replica stopping under load may find its pool busy: a turn left in progress would
+        // wait out its whole lease.
+        match retried(job_id, "hand a job back", || self.ports.jobs.release_job(job_id, self.now())).await {
             Ok(true) => {
                 tracing::info!(job_id, "handed a running job back to the queue: this replica is shutting down");
                 self.ports.bus.publish(Signal::Job(job_id.to_owned())).await;
@@ -62,6 +93,22 @@ impl Chat {
                 tracing::warn!(job_id, error = %e, "could not hand a job back; it is taken up when its lease runs out");
                 false
             }
+        }
+    }
+
+    /// Ends the lease of a running job this replica could neither finish nor hand back before
+    /// it stops (its run was past its commit and still writing): another replica's sweep takes
+    /// it up at once, as it would after a crash, instead of when the lease would have run
+    /// out. The run, if it finishes meanwhile, still ends the job.
+    pub async fn give_up_lease(&self, job_id: &str) {
+        let update = JobUpdate { lease_until: Some(Some(self.now())), ..Default::default() };
+        let give_up = || self.ports.jobs.update_job(job_id, &[JobStatus::InProgress], &update, self.now());
+        match retried(job_id, "give up a job's lease", give_up).await {
+            Ok(_) => {
+                tracing::warn!(job_id, "gave up the lease of a job this replica could not finish as it stopped");
+                self.ports.bus.publish(Signal::Job(job_id.to_owned())).await;
+            }
+            Err(e) => tracing::warn!(job_id, error = %e, "could not give up a job's lease; it runs out in time"),
         }
     }
 
@@ -81,6 +128,31 @@ impl Chat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_stopping_write_is_tried_again_while_it_fails() {
+        let calls = std::cell::Cell::new(0);
+        let flaky = || {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move {
+                if n < 3 {
+                    Err(StoreError::Other("pool busy".into()))
+                } else {
+                    Ok(n)
+                }
+            }
+        };
+        assert_eq!(retried("j", "test", flaky).await.unwrap(), 3, "the third try succeeded");
+
+        calls.set(0);
+        let broken = || {
+            calls.set(calls.get() + 1);
+            async { Err::<(), _>(StoreError::Other("down".into())) }
+        };
+        assert!(retried("j", "test", broken).await.is_err());
+        assert_eq!(calls.get(), STOP_WRITE_TRIES, "given up after its tries");
+    }
 
     fn event(sequence: i64, kind: &str, content: Value) -> JobEvent {
         JobEvent { sequence, kind: kind.to_owned(), content, at: 0 }
