@@ -9,7 +9,7 @@ use redline_domain::keys::max_keys;
 use redline_domain::page::{Page, PageRequest};
 use redline_domain::throttle::{self, ThrottlePolicy};
 use redline_domain::time_util::Millis;
-use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, Scopes, UserId};
+use redline_domain::{ApiKey, Email, KeyId, KeyKind, OrgId, Owner, Password, Plan, Scope, Scopes, UserId};
 use redline_ports::jobs::Signal;
 use redline_ports::records::*;
 use redline_ports::{Clock, IdentityStore, StoreError};
@@ -580,10 +580,11 @@ impl Identity {
             )
         };
         let org = OrgId::parse(raw.trim()).ok_or_else(not_member)?;
-        if self.store.member(org, user.id).await?.is_none() {
-            return Err(not_member());
-        }
-        Ok(Principal { owner: Owner::Org(org), key_id: None, scopes: Scopes::FULL })
+        let member = self.store.member(org, user.id).await?.ok_or_else(not_member)?;
+        // A member who does not manage the organization reads and edits its documents; its
+        // webhooks and hand-offs are its owners' and admins'.
+        let scopes = if member.manages() { Scopes::FULL } else { Scopes::of([Scope::Edit]) };
+        Ok(Principal { owner: Owner::Org(org), key_id: None, scopes })
     }
 
     /// Ends a session at once.
@@ -693,7 +694,7 @@ impl Identity {
         if target.role == "owner" {
             return Err(IdentityError::Conflict("the owner of an organization cannot be removed"));
         }
-        if actor != user && me.role != "owner" && me.role != "admin" {
+        if actor != user && !me.manages() {
             return Err(IdentityError::Forbidden(
                 "only an owner or admin of the organization can remove other members",
             ));
@@ -735,7 +736,7 @@ impl Identity {
     /// Org keys managed from the web app: owners and admins only.
     pub async fn org_admin(&self, actor: UserId, org: OrgId) -> IdentityResult<Owner> {
         let (_, me) = self.org_for_member(actor, org).await?;
-        if me.role != "owner" && me.role != "admin" {
+        if !me.manages() {
             return Err(IdentityError::Forbidden(
                 "only an owner or admin of the organization can manage its keys and invitations",
             ));

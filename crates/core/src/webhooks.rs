@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use rand::{Rng, RngCore};
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::webhook::{self, EventType, RetrySchedule, UrlProblem};
 use redline_domain::Owner;
@@ -179,15 +180,15 @@ impl Webhooks {
         }
     }
 
-    /// The endpoint's delivery log: its newest `limit` deliveries with their attempts.
+    /// A page of the endpoint's delivery log, newest first, with each delivery's attempts.
     pub async fn deliveries(
         &self,
         owner: Owner,
         id: &str,
-        limit: i64,
-    ) -> WebhookResult<Vec<(Delivery, Vec<DeliveryAttempt>)>> {
+        page: &PageRequest,
+    ) -> WebhookResult<Page<(Delivery, Vec<DeliveryAttempt>)>> {
         self.get(owner, id).await?;
-        Ok(self.store.webhook_deliveries(owner, id, limit).await?)
+        Ok(self.store.webhook_deliveries(owner, id, page).await?)
     }
 
     /// "Send again": the delivery is owed again now, under its own id (a receiver that took

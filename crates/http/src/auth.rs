@@ -96,7 +96,15 @@ impl FromRequest for ApiPrincipal {
             })
             .await?;
             let principal = principal?;
-            crate::scopes::check(principal.scopes, &method, &pattern).map_err(ApiError::Forbidden)?;
+            crate::scopes::check(principal.scopes, &method, &pattern).map_err(|detail| match principal.key_id {
+                Some(_) => ApiError::Forbidden(detail),
+                // A web session holds less than every scope only for an organization it does
+                // not manage.
+                None => ApiError::Forbidden(format!(
+                    "Only the organization's owners and admins may call {} {pattern}.",
+                    method.as_str()
+                )),
+            })?;
             Ok(ApiPrincipal(principal))
         })
     }

@@ -66,6 +66,14 @@ pub struct MemberRecord {
     pub created_at: Millis,
 }
 
+impl MemberRecord {
+    /// Whether the member manages the organization (an owner or admin): its keys, invitations,
+    /// members and webhooks.
+    pub fn manages(&self) -> bool {
+        self.role == "owner" || self.role == "admin"
+    }
+}
+
 /// An invitation of an address to an organization, pending until accepted, declined,
 /// withdrawn or expired.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use redline_domain::page::{Page, PageRequest};
 use redline_domain::time_util::{iso8601, Millis};
 use redline_domain::webhook::EventType;
 use redline_domain::Owner;
@@ -216,14 +217,14 @@ pub trait WebhookStore: Send + Sync {
         outcome: &AttemptOutcome,
     ) -> Result<bool, StoreError>;
 
-    /// The endpoint's newest deliveries, at most `limit`, each with its attempts (oldest
-    /// first).
+    /// A page of the endpoint's deliveries, newest first (by `created_at`, then id), each with
+    /// its attempts (oldest first).
     async fn webhook_deliveries(
         &self,
         owner: Owner,
         endpoint_id: &str,
-        limit: i64,
-    ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, StoreError>;
+        page: &PageRequest,
+    ) -> Result<Page<(Delivery, Vec<DeliveryAttempt>)>, StoreError>;
 
     /// Owes a delivery of the owner's endpoint again, due at `now` (its id unchanged); `None`
     /// when the endpoint has no such delivery.

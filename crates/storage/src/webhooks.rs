@@ -9,6 +9,7 @@
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use redline_domain::page::{Cursor, Page, PageRequest};
 use redline_domain::time_util::Millis;
 use redline_domain::webhook::EventType;
 use redline_domain::Owner;
@@ -440,17 +441,16 @@ impl WebhookStore for Db {
         &self,
         owner: Owner,
         endpoint_id: &str,
-        limit: i64,
-    ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, StoreError> {
+        page: &PageRequest,
+    ) -> Result<Page<(Delivery, Vec<DeliveryAttempt>)>, StoreError> {
         let owner = owner.to_string();
+        let fetch = i64::try_from(page.fetch()).unwrap_or(i64::MAX);
+        let after = page.after.clone();
         type AttemptRow = (String, i32, i64, Option<i32>, i64, Option<String>);
         let r: DbResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> = with_conn!(self, |conn| {
-            let rows: Vec<DeliveryRow> = d::table
-                .filter(d::endpoint_id.eq(endpoint_id))
-                .filter(d::owner.eq(&owner))
-                .order((d::created_at.desc(), d::id.desc()))
+            let q = d::table.filter(d::endpoint_id.eq(endpoint_id)).filter(d::owner.eq(&owner)).into_boxed();
+            let rows: Vec<DeliveryRow> = keyset!(q, desc(d::created_at, d::id), &after, fetch)
                 .select(DeliveryRow::as_select())
-                .limit(limit)
                 .load(conn)
                 .await?;
             let ids: Vec<&String> = rows.iter().map(|r| &r.id).collect();
@@ -463,7 +463,8 @@ impl WebhookStore for Db {
             Ok((rows, attempts))
         });
         let (rows, attempts) = r?;
-        rows.into_iter()
+        let log = rows
+            .into_iter()
             .map(|row| {
                 let of_it = attempts
                     .iter()
@@ -478,7 +479,8 @@ impl WebhookStore for Db {
                     .collect();
                 Ok((delivery(row)?, of_it))
             })
-            .collect()
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Page::from_rows(log, page, |(d, _)| Cursor::new(d.created_at, d.id.clone())))
     }
 
     async fn redeliver_webhook(

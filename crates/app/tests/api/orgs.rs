@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-async fn create_org(app: &TestApp, token: &str, name: &str) -> String {
+pub async fn create_org(app: &TestApp, token: &str, name: &str) -> String {
     let r = app.send(app.post("/v1/users/me/organizations").bearer_auth(token).json(&json!({"name": name}))).await;
     r.expect_status(201).expect_json();
     assert_eq!(r.json["name"], name);

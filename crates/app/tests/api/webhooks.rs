@@ -212,6 +212,7 @@ async fn a_failing_receiver_gets_the_message_again_under_the_same_id() {
     let log = app.send(app.get(&format!("/v1/webhooks/{id}/deliveries")).bearer_auth(&key)).await;
     let delivery = &log.json["deliveries"][0];
     assert_eq!(delivery["status"], "delivered", "{log:?}");
+    assert_eq!((log.json["next_cursor"].clone(), log.header("link")), (Value::Null, None), "one page: {log:?}");
     assert_eq!(delivery["attempts"], 3);
     let codes: Vec<&Value> = delivery["attempt_log"].as_array().unwrap().iter().map(|a| &a["status_code"]).collect();
     assert_eq!(codes, [&json!(500), &json!(500), &json!(200)], "{log:?}");
@@ -309,6 +310,41 @@ async fn endpoints_are_checked_owned_and_kept_from_private_addresses() {
 
     app.send(app.delete(&format!("/v1/webhooks/{id}")).bearer_auth(&key)).await.expect_status(204);
     app.send(app.get(&format!("/v1/webhooks/{id}")).bearer_auth(&key)).await.expect_status(404);
+}
+
+/// An organization's webhooks are its owners' and admins': a member acting for it in the web
+/// app reads and edits its documents but cannot see or change where its events go.
+#[tokio::test]
+async fn only_an_organizations_owners_and_admins_manage_its_webhooks() {
+    let app = spawn_app().await;
+    let (_, _, owner) = app.web_user().await;
+    let org = crate::orgs::create_org(&app, &owner, "Hooked").await;
+    let (member_email, _, member) = app.web_user().await;
+    app.join_org(&owner, &org, &member_email, "member", &member).await;
+    let (admin_email, _, admin) = app.web_user().await;
+    app.join_org(&owner, &org, &admin_email, "admin", &admin).await;
+    let body = json!({"url": "https://hooks.example.com/redline", "events": ["job.completed"]});
+
+    let refused =
+        app.send(app.post("/v1/webhooks").bearer_auth(&member).header("Redline-Organization", &org).json(&body)).await;
+    refused.expect_status(403);
+    assert_eq!(refused.detail(), "Only the organization's owners and admins may call POST /v1/webhooks.");
+    let listed = app.send(app.get("/v1/webhooks").bearer_auth(&member).header("Redline-Organization", &org)).await;
+    listed.expect_status(403);
+    // The member still works on the organization's documents.
+    let docs = app.send(app.get("/v1/sessions").bearer_auth(&member).header("Redline-Organization", &org)).await;
+    docs.expect_status(200);
+
+    let made =
+        app.send(app.post("/v1/webhooks").bearer_auth(&admin).header("Redline-Organization", &org).json(&body)).await;
+    made.expect_status(201);
+    let seen = app.send(app.get("/v1/webhooks").bearer_auth(&owner).header("Redline-Organization", &org)).await;
+    assert_eq!(seen.expect_status(200).json["endpoints"][0]["id"], made.json["id"]);
+    // The member's own account is theirs to manage.
+    let own = app.send(app.post("/v1/webhooks").bearer_auth(&member).json(&body)).await;
+    own.expect_status(201);
+    let owners = app.send(app.get("/v1/webhooks").bearer_auth(&owner)).await;
+    assert_eq!(owners.json["endpoints"], json!([]), "the owner's own endpoints are not the organization's");
 }
 
 #[tokio::test]
@@ -422,7 +458,7 @@ async fn two_replicas_on_postgres_deliver_each_message_once() {
 }
 
 #[tokio::test]
-async fn a_processed_attachment_is_told_with_its_id() {
+async fn processed_and_failed_attachments_are_told_with_their_ids() {
     let Some(python) = python() else { return };
     let receiver = Receiver::started(python, 0).await;
     let app = spawn_app_with(&[ALLOW]).await;
@@ -437,4 +473,15 @@ async fn a_processed_attachment_is_told_with_its_id() {
     assert_eq!(line["verified"], true, "{line}");
     assert_eq!(line["data"]["attachment_id"], attachment_id.as_str(), "{line}");
     assert_eq!(line["data"]["session_id"], "a");
+
+    // A file that cannot be read: `attachment.failed`, with the job's error.
+    let bad = crate::attachments::attach(&app, &key, "a", "report.pdf", b"this is not a PDF at all").await;
+    bad.expect_status(202);
+    let bad_id = bad.json["attachment_id"].as_str().unwrap().to_owned();
+    let failed = receiver.wait_for("attachment.failed", |l| l["type"] == "attachment.failed").await;
+    assert_eq!(failed["verified"], true, "{failed}");
+    assert_eq!(failed["data"]["attachment_id"], bad_id.as_str(), "{failed}");
+    assert_eq!(failed["data"]["status"], "failed", "{failed}");
+    let error = failed["data"]["error"].as_str().unwrap_or_else(|| panic!("no error in {failed}"));
+    assert!(error.starts_with("Could not extract text from report.pdf:"), "{error}");
 }

@@ -31,7 +31,7 @@ impl Identity {
         role: &str,
     ) -> IdentityResult<InvitationRecord> {
         let (org_record, me) = self.org_for_member(actor, org).await?;
-        if me.role != "owner" && me.role != "admin" {
+        if !me.manages() {
             return Err(IdentityError::Forbidden("only an owner or admin of the organization can invite members"));
         }
         if let Some(user) = self.store.user_by_email(email).await? {

@@ -15,6 +15,7 @@ use super::Routes;
 use crate::auth::ApiPrincipal;
 use crate::body::BodyOf;
 use crate::error::{ApiError, ApiResult};
+use crate::paging::{page_of, paged_json};
 use crate::state::AppState;
 use crate::validation::{Fields, ValidationItem};
 
@@ -32,8 +33,6 @@ pub fn configure(routes: &mut Routes<'_>) {
 
 /// The longest description kept.
 const DESCRIPTION_MAX: usize = 200;
-/// The most deliveries one log answer lists.
-const LOG_MAX: i64 = 100;
 
 impl From<WebhookError> for ApiError {
     fn from(e: WebhookError) -> Self {
@@ -175,6 +174,8 @@ fn delivery_body(d: Delivery, attempts: Vec<DeliveryAttempt>) -> DeliveryBody {
 #[derive(Serialize, ToSchema)]
 pub struct DeliveryList {
     pub deliveries: Vec<DeliveryBody>,
+    /// The `cursor` of the next page; null on the last.
+    pub next_cursor: Option<String>,
 }
 
 /// The fields of a create (`all_required`) or an update.
@@ -318,12 +319,13 @@ pub async fn rotate(
     Ok(HttpResponse::Ok().json(CreatedEndpoint { endpoint: endpoint_body(&endpoint), secret: endpoint.secret.clone() }))
 }
 
-/// The endpoint's delivery log: its newest deliveries (at most `limit`, default and most
-/// 100), each with its attempts.
+/// The endpoint's delivery log, newest first, a page at a time, each delivery with its
+/// attempts.
 #[utoipa::path(get, path = "/v1/webhooks/{endpoint_id}/deliveries", operation_id = "list_webhook_deliveries", tag = "webhooks", security(("bearer" = ["admin"])),
-    params(("endpoint_id" = String, Path),
-        ("limit" = Option<i64>, Query, minimum = 1, description = "Most deliveries returned (default 100; above 100 counts as 100)")),
-    responses((status = 200, body = DeliveryList), (status = 401, body = crate::openapi::ErrorBody),
+    params(("endpoint_id" = String, Path), crate::paging::PageParams),
+    responses((status = 200, body = DeliveryList,
+            headers(("Link" = String, description = "`<url>; rel=\"next\"` when another page follows"))),
+        (status = 401, body = crate::openapi::ErrorBody),
         (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ValidationErrorBody)))]
 pub async fn deliveries(
@@ -332,12 +334,12 @@ pub async fn deliveries(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> ApiResult<HttpResponse> {
-    let mut q = crate::query::Query::parse(&req);
-    let limit = q.int("limit", LOG_MAX, 1, i64::MAX).min(LOG_MAX);
-    q.finish()?;
-    let log = state.webhooks.deliveries(principal.0.owner, &path, limit).await?;
-    Ok(HttpResponse::Ok()
-        .json(DeliveryList { deliveries: log.into_iter().map(|(d, a)| delivery_body(d, a)).collect() }))
+    let page = state.webhooks.deliveries(principal.0.owner, &path, &page_of(&req)?).await?;
+    let page = page.map(|(d, a)| delivery_body(d, a));
+    Ok(paged_json(&req, &state.config.public_base_url, page, |deliveries, next_cursor| DeliveryList {
+        deliveries,
+        next_cursor,
+    }))
 }
 
 /// "Send again": the delivery is owed again now, under the same `webhook-id`.

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use redline_domain::job::JobStatus;
+use redline_domain::page::PageRequest;
 use redline_domain::webhook::EventType;
 use redline_ports::jobs::JobUpdate;
 use redline_ports::{
@@ -55,7 +56,7 @@ pub async fn a_job_status_queues_its_message_for_the_endpoints_that_asked(db: &D
     let payload: serde_json::Value = serde_json::from_str(&d.delivery.payload).unwrap();
     assert_eq!(payload["type"], "job.completed");
     assert_eq!(payload["data"]["job_id"], "j1");
-    assert!(db.webhook_deliveries(bob, "we_bob", 10).await.unwrap().is_empty());
+    assert!(db.webhook_deliveries(bob, "we_bob", &PageRequest::first(10)).await.unwrap().items.is_empty());
 }
 
 pub async fn deliveries_are_held_by_one_sender_at_a_time(db: &Db) {
@@ -103,11 +104,26 @@ pub async fn deliveries_are_held_by_one_sender_at_a_time(db: &Db) {
     assert_eq!(again[0].delivery.attempts, 1);
     // Leases that lapsed (their sender died) are free again.
     assert_eq!(db.claim_webhook_deliveries(T0 + 1_001, T0 + 3_000, 50).await.unwrap().len(), 19);
-    let log = db.webhook_deliveries(ann, "we_1", 100).await.unwrap();
+    let log = db.webhook_deliveries(ann, "we_1", &PageRequest::first(100)).await.unwrap().items;
     let (logged, attempts) = log.iter().find(|(d, _)| d.id == id).unwrap();
     assert_eq!((logged.status, attempts.len(), attempts[0].status_code), (DeliveryStatus::Pending, 1, Some(500)));
+    // The log pages newest first: pages of 7 hold all 20 deliveries once, in the order of one
+    // long page.
+    let (mut paged, mut after) = (Vec::new(), None);
+    loop {
+        let page = db.webhook_deliveries(ann, "we_1", &PageRequest { limit: 7, after }).await.unwrap();
+        assert!(page.items.len() <= 7);
+        paged.extend(page.items.iter().map(|(d, _)| d.id.clone()));
+        after = page.next;
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(paged, log.iter().map(|(d, _)| d.id.clone()).collect::<Vec<_>>());
+    assert_eq!(paged.len(), 20);
+    assert!(log.windows(2).all(|w| (w[0].0.created_at, &w[0].0.id) > (w[1].0.created_at, &w[1].0.id)), "newest first");
     assert!(db.delete_webhook_endpoint(ann, "we_1").await.unwrap());
-    assert!(db.webhook_deliveries(ann, "we_1", 100).await.unwrap().is_empty());
+    assert!(db.webhook_deliveries(ann, "we_1", &PageRequest::first(100)).await.unwrap().items.is_empty());
 }
 
 pub async fn a_hold_reaching_80_percent_queues_usage_threshold_with_it(db: &Db) {
