@@ -12,6 +12,7 @@ import { Security } from './pages/security.js';
 import { Invitation } from './pages/invitation.js';
 import { Claim } from './pages/claim.js';
 import { Keys } from './pages/keys.js';
+import { Webhooks } from './pages/webhooks.js';
 import { Organizations, Organization } from './pages/organizations.js';
 import { Usage } from './pages/usage.js';
 import { Documents } from './pages/documents.js';
@@ -130,6 +131,10 @@ function page(path, me, org, refresh, signedOut) {
   if ((m = /^\/documents\/(.+)$/.exec(path))) return html`<${Editor} key=${`${org || 'me'}/${m[1]}`} sessionId=${decodeURIComponent(m[1])} me=${me} org=${org} />`;
   if (path === '/usage') return html`<${Usage} key=${org || 'me'} me=${me} org=${org} />`;
   if (path === '/settings' || path === '/settings/keys') return html`<${Keys} />`;
+  if (path === '/settings/webhooks') {
+    const name = org ? me.organizations.find((o) => o.org_id === org)?.name : null;
+    return html`<${Webhooks} key=${org || 'me'} owner=${name ? `the organization ${name}` : 'your account'} />`;
+  }
   if (path === '/invitations') return html`<${Invitation} me=${me} onChanged=${refresh} />`;
   if (path === '/settings/security') return html`<${Security} onSignedOut=${() => { setActingFor(null); clearAllDrafts(); signedOut(); }} />`;
   if (path === '/settings/organizations') return html`<${Organizations} me=${me} onChanged=${refresh} />`;
@@ -167,6 +172,7 @@ function Shell({ me, path, org, onChoose, onSignedOut, children }) {
     ['/documents', 'Documents'],
     ['/usage', 'Usage'],
     ['/settings/keys', 'API keys'],
+    ['/settings/webhooks', 'Webhooks'],
     ['/settings/organizations', 'Organizations'],
     ['/settings/security', 'Security'],
   ];

@@ -46,6 +46,7 @@ pub const PAGES: &[&str] = &[
     "/settings/organizations",
     "/settings/organizations/{org_id}",
     "/settings/security",
+    "/settings/webhooks",
     "/invitations",
     "/claim/{token}",
 ];

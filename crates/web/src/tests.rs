@@ -34,6 +34,23 @@ async fn every_page_is_the_app_with_the_security_headers() {
     }
 }
 
+/// Every page the app's router names (`path === '/…'` and `href` of its navigation in
+/// `app.js`) is served, so that a link opened in a new tab or a reload finds the app.
+#[actix_web::test]
+async fn every_path_the_router_names_is_a_served_page() {
+    let svc = app().await;
+    let js = ASSETS.iter().find(|(n, _)| *n == "app.js").map(|(_, b)| String::from_utf8_lossy(b).into_owned()).expect("app.js");
+    let named: Vec<&str> = js
+        .split(['\'', '`'])
+        .filter(|s| s.starts_with('/') && !s.starts_with("/v1/") && !s.ends_with('/') && !s.contains(['$', ' ', '(']))
+        .collect();
+    assert!(named.contains(&"/settings/webhooks") && named.contains(&"/usage"), "{named:?}");
+    for path in named {
+        let res = web_test::call_service(&svc, web_test::TestRequest::get().uri(path).to_request()).await;
+        assert_eq!(res.status(), StatusCode::OK, "{path} is named by app.js and not served");
+    }
+}
+
 #[actix_web::test]
 async fn the_import_map_is_the_only_inline_script_and_its_hash_is_allowed() {
     let web = WebApp::new();

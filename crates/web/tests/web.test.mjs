@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Service, assertAccessible, email, launch, mailedLink, openPage, repo, screenshot, watchOrigins } from './support.mjs';
 
@@ -335,6 +336,91 @@ describe('API keys', () => {
     assert.match((await alert.textContent()) || '', /your plan allows 5 active keys/);
     guard.check();
     await context.close();
+  });
+});
+
+describe('webhooks', () => {
+  test('an endpoint is added with its secret shown once, its deliveries listed and sent again', async () => {
+    // A receiver that fails the first message once, then takes everything.
+    /** @type {{id: string, type: string}[]} */
+    const received = [];
+    let calls = 0;
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; });
+      req.on('end', () => {
+        calls += 1;
+        if (calls === 1) { res.writeHead(500).end(); return; }
+        received.push({ id: String(req.headers['webhook-id']), type: JSON.parse(body).type });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((r) => receiver.listen(0, '127.0.0.1', () => r(undefined)));
+    const address = /** @type {import('node:net').AddressInfo} */ (receiver.address());
+    const hooked = await Service.start({ REDLINE_WEBHOOK_ALLOW_PRIVATE: 'on', REDLINE_WEBHOOK_FIRST_RETRY_MS: '200' });
+    const { page, context, guard } = await openPage(browser);
+    try {
+      await page.goto(`${hooked.base}/signup`);
+      await page.getByLabel('E-mail').fill(email('hooks'));
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.getByRole('heading', { name: 'Documents', level: 1 }).waitFor();
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+
+      // A URL that is not one is refused at the field, in words.
+      await page.getByLabel('URL that receives the messages').fill('not a url');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByText('Some fields need attention').waitFor();
+      assert.match((await page.locator('.field-error').first().textContent()) || '', /^The URL /);
+
+      const url = `http://127.0.0.1:${address.port}/hook`;
+      await page.getByLabel('URL that receives the messages').fill(url);
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const secret = page.getByLabel('The signing secret');
+      await secret.waitFor();
+      assert.match((await secret.textContent()) || '', /^whsec_[A-Za-z0-9+/=]+$/);
+      await assertAccessible(page, 'webhooks with a new endpoint');
+      await screenshot(page, 'webhooks-created');
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+
+      // A chat turn of this account completes: its message arrives on the second attempt.
+      await page.goto(`${hooked.base}/settings/keys`);
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const key = (await page.getByLabel('The new API key').textContent()) || '';
+      const auth = { Authorization: `Bearer ${key}` };
+      assert.equal((await hooked.call('PUT', '/v1/documents/w1', { json: { html: '<p>alpha</p>' }, headers: auth })).status, 200);
+      const turn = await hooked.call('POST', '/v1/chat', { json: { session_id: 'w1', message: 'replace "alpha" with "beta"' }, headers: auth });
+      assert.equal(turn.status, 200);
+      for (let i = 0; i < 300 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(received.map((m) => m.type), ['job.completed']);
+
+      await page.goto(`${hooked.base}/settings/webhooks`);
+      const card = page.getByRole('listitem').filter({ hasText: url });
+      await card.getByRole('button', { name: 'Deliveries' }).click();
+      const row = card.getByRole('row', { name: /job\.completed/ });
+      await row.getByText('Delivered').waitFor();
+      assert.match((await row.textContent()) || '', /HTTP 204/);
+      await row.getByRole('button', { name: 'Send again' }).click();
+      for (let i = 0; i < 300 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(received.length, 2);
+      assert.equal(received[1].id, received[0].id, 'sent again under the same webhook-id');
+
+      // A new secret is shown once; disabled, then deleted after a confirmation.
+      await card.getByRole('button', { name: 'New secret' }).click();
+      await page.getByText('keeps signing for 24 hours').waitFor();
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      await card.getByRole('button', { name: 'Disable' }).click();
+      await card.getByText('Disabled: disabled by its owner').waitFor();
+      await card.getByRole('button', { name: `Delete ${url}` }).click();
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByText('No endpoints yet.').waitFor();
+      guard.check();
+    } finally {
+      await context.close();
+      await hooked.stop();
+      receiver.close();
+    }
   });
 });
 
