@@ -351,28 +351,3 @@ async fn an_export_whose_worker_died_is_retried_by_another_replica_and_mailed_on
     let listed = a.send(a.get("/v1/jobs").bearer_auth(&key)).await;
     assert_eq!(listed.expect_status(200).json["jobs"], json!([]));
 }
-
-/// The web app's Export panel offers exactly the formats the API takes (its one list,
-/// `ExportFormat::API_NAMES`, less the legacy alias), read from the served OpenAPI document:
-/// a format added to the API and not to the panel (or the other way) fails here.
-#[tokio::test]
-async fn the_web_apps_export_formats_are_the_apis() {
-    let app = spawn_app().await;
-    let doc = app.send(app.get("/openapi.json")).await;
-    doc.expect_status(200);
-    let api: Vec<String> = doc.json["components"]["schemas"]["FormatField"]["enum"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no FormatField enum"))
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .filter(|f| f != redline_domain::export::ExportFormat::LEGACY_ALIAS)
-        .collect();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/assets/editor/export.js");
-    let js = std::fs::read_to_string(path).expect("the export panel");
-    let list = js.split("export const FORMATS = [").nth(1).and_then(|r| r.split("];").next()).expect("FORMATS");
-    let web: Vec<String> = list
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("['").and_then(|r| r.split('\'').next()).map(str::to_owned))
-        .collect();
-    assert_eq!(web, api);
-}

@@ -38,6 +38,7 @@ mod titles;
 mod transport;
 mod untrusted;
 mod upload_pictures;
+mod web_lists;
 mod web_sessions;
 mod web_users;
 mod webhooks;

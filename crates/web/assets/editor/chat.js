@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { formatDate } from '../lib/api.js';
 import { Notice, Progress } from '../lib/ui.js';
+import { FINISHED } from './job.js';
 
 /**
  * @typedef {{message_id: string, role: string, content: string, created_at: string, job_id: string | null,
@@ -38,7 +39,7 @@ export function ChatPanel({ messages, job, error, notice, busy, onSend, onCancel
     if (list.current) list.current.scrollTop = list.current.scrollHeight;
   }, [messages && messages.length, job && job.steps.length, job && job.status]);
 
-  const running = job && !['completed', 'failed', 'cancelled'].includes(job.status);
+  const running = job && !FINISHED.includes(job.status);
   // Proposed changes wait for the person: nothing is working, so no progress is shown.
   const waiting = job && job.status === 'awaiting_approval';
   /** @param {Event} e */

@@ -9,6 +9,11 @@ import { describe, editSummary } from './describe.js';
 
 const PROGRESS_MS = 700;
 
+/** A job's statuses while it is not over (the API's job statuses, less the finished ones). */
+export const ACTIVE = ['pending', 'in_progress', 'awaiting_approval'];
+/** A job's statuses once it is over: nothing more happens to it. */
+export const FINISHED = ['completed', 'failed', 'cancelled'];
+
 /**
  * @typedef {{
  *   jobId: string, message: string, status: string, progress: number, steps: string[],

@@ -12,7 +12,7 @@ import { joinSections, splitSections } from '../lib/sections.js';
 import { TitleEditor } from '../lib/title.js';
 import { DocumentPane, reviewOrder } from '../editor/document.js';
 import { loadDecisions, loadDraft, storeDecisions, storeDraft } from '../editor/drafts.js';
-import { useJob } from '../editor/job.js';
+import { ACTIVE, useJob } from '../editor/job.js';
 import { ChatPanel, opensTurn } from '../editor/chat.js';
 import { ReviewBar, approval, staleIn, useReviewKeys } from '../editor/review.js';
 import { VersionsPanel } from '../editor/versions.js';
@@ -30,7 +30,6 @@ import { ConflictBox, LinkDialog } from '../editor/dialogs.js';
  * @typedef {{theirs: Doc, ids: string[]}} Conflict
  */
 
-const ACTIVE = ['pending', 'in_progress', 'awaiting_approval'];
 const TABS = [
   ['chat', 'Chat'],
   ['versions', 'Versions'],
