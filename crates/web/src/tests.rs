@@ -39,7 +39,11 @@ async fn every_page_is_the_app_with_the_security_headers() {
 #[actix_web::test]
 async fn every_path_the_router_names_is_a_served_page() {
     let svc = app().await;
-    let js = ASSETS.iter().find(|(n, _)| *n == "app.js").map(|(_, b)| String::from_utf8_lossy(b).into_owned()).expect("app.js");
+    let js = ASSETS
+        .iter()
+        .find(|(n, _)| *n == "app.js")
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .expect("app.js");
     let named: Vec<&str> = js
         .split(['\'', '`'])
         .filter(|s| s.starts_with('/') && !s.starts_with("/v1/") && !s.ends_with('/') && !s.contains(['$', ' ', '(']))
