@@ -99,6 +99,12 @@ describe('the editor with the builtin model', () => {
     // Edit section 2; the edit is kept in the tab until it is saved.
     await page.getByRole('button', { name: 'Edit section 2' }).click();
     const box = page.getByRole('textbox', { name: 'Section 2' });
+    await box.waitFor();
+    // The toolbar holds its controls only: never a copy of the section's text left over from
+    // the section as it was shown before Edit.
+    const toolbar = page.getByRole('toolbar', { name: 'Formatting of section 2' });
+    assert.doesNotMatch((await toolbar.textContent()) || '', /first line/, 'no stale copy of the text in the toolbar');
+    assert.equal(await page.locator('.section.editing .section-body').count(), 1, 'one body being edited');
     await box.click();
     await page.keyboard.press('End');
     await page.keyboard.type(' Mine, unsaved.');

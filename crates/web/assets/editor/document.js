@@ -167,11 +167,13 @@ function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, o
   }, [section.html, editing]);
 
   if (!editing) {
-    // The number review cards and the AI name a section by, in the margin.
+    // The number review cards and the AI name a section by, in the margin. The keys pair the
+    // body with the body of the editing view below: unkeyed, Preact reuses the body's element
+    // (and the text `mount` put in it) for the toolbar when Edit opens the section.
     return html`<div class="section" data-section=${section.id}>
-      <span class="section-number" aria-hidden="true" title=${`Section ${number}`}>${number}</span>
-      <div class="section-body" ref=${box}></div>
-      ${editable(section.id) && html`<button type="button" class="section-edit" id=${`edit-${section.id}`} aria-label=${`Edit section ${number}`} title="Edit this section" onClick=${() => onOpen(section.id)}>Edit</button>`}
+      <span key="number" class="section-number" aria-hidden="true" title=${`Section ${number}`}>${number}</span>
+      <div key="body" class="section-body" ref=${box}></div>
+      ${editable(section.id) && html`<button key="edit" type="button" class="section-edit" id=${`edit-${section.id}`} aria-label=${`Edit section ${number}`} title="Edit this section" onClick=${() => onOpen(section.id)}>Edit</button>`}
     </div>`;
   }
 
@@ -210,7 +212,7 @@ function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, o
     });
   };
   return html`<div class="section editing" data-section=${section.id}>
-    <div class="section-toolbar" role="toolbar" aria-label=${`Formatting of section ${number}`}>
+    <div key="toolbar" class="section-toolbar" role="toolbar" aria-label=${`Formatting of section ${number}`}>
       <button type="button" onMouseDown=${keep} onClick=${() => format('bold')} title="Bold (Ctrl+B)"><b>B</b><span class="visually-hidden"> Bold</span></button>
       <button type="button" onMouseDown=${keep} onClick=${() => format('italic')} title="Italic (Ctrl+I)"><i>I</i><span class="visually-hidden"> Italic</span></button>
       <button type="button" onMouseDown=${keep} onClick=${() => format('underline')} title="Underline (Ctrl+U)"><u>U</u><span class="visually-hidden"> Underline</span></button>
@@ -219,8 +221,8 @@ function SectionView({ section, number, editing, draft, busy, onOpen, onDraft, o
       <button type="button" class="primary" disabled=${busy} onClick=${onSave} title="Save (Ctrl+S)">Save</button>
       <button type="button" onClick=${() => onDiscard(section.id)}>${draft ? 'Discard my edit' : 'Close'}</button>
     </div>
-    ${told && html`<p class="notice notice-info" role="status">${told}</p>`}
-    <div class="section-body" ref=${box} onInput=${onInput} onKeyDown=${onKeyDown} onPaste=${onPaste}></div>
+    ${told && html`<p key="told" class="notice notice-info" role="status">${told}</p>`}
+    <div key="body" class="section-body" ref=${box} onInput=${onInput} onKeyDown=${onKeyDown} onPaste=${onPaste}></div>
   </div>`;
 }
 
