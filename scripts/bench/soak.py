@@ -387,13 +387,11 @@ def main():
                    "rss_mib": round(rss, 1), "fds": fds, "db_bytes": size, "tables": tables,
                    "kinds": {k: {"n": len(v), "p50": pct(v, 50), "p99": pct(v, 99), "errors": errors[k]}
                              for k, v in sorted(lat.items())}}
-            if minute <= args.warmup_minutes:
-                row["warmup"] = True
-                report.setdefault("warmup", []).append(row)
-            else:
-                report["minutes"].append(row)
+            warm = minute <= args.warmup_minutes
+            report.setdefault("warmup" if warm else "minutes", []).append(row)
             kinds = " ".join(f"{k}={v['p50']}/{v['p99']}" for k, v in row["kinds"].items())
-            print(f"min {minute}{' (warm-up)' if row.get('warmup') else ''}: {row['requests_per_s']} req/s, rss {row['rss_mib']} MiB, fds {fds}, "
+            print(f"min {minute}{' (warm-up)' if warm else ''}: {row['requests_per_s']} req/s, "
+                  f"rss {row['rss_mib']} MiB, fds {fds}, "
                   f"db {size / 2**20:.1f} MiB (wal {tables.get('file:-wal', 0) / 2**20:.1f}) | p50/p99 ms {kinds}",
                   flush=True)
         stop.set()
